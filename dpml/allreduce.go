@@ -1,0 +1,88 @@
+package dpml
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/dpmlgo/dpml/mpi"
+)
+
+// Allreduce combines send of every rank with op and leaves the result in
+// recv on every rank. send and recv must have equal lengths and must not
+// overlap (use AllreduceInPlace). The plan is chosen by the engine.
+func Allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op) error {
+	return AllreduceWith(c, send, recv, op, Override{})
+}
+
+// AllreduceInPlace is Allreduce with buf as both input and output.
+func AllreduceInPlace[T mpi.Number](c *Comm, buf []T, op mpi.Op) error {
+	return allreduce(c, buf, buf, op, Override{})
+}
+
+// AllreduceInPlaceWith is AllreduceInPlace with a forced plan.
+func AllreduceInPlaceWith[T mpi.Number](c *Comm, buf []T, op mpi.Op, o Override) error {
+	return allreduce(c, buf, buf, op, o)
+}
+
+// AllreduceWith is Allreduce with parts of the plan forced by o, which must
+// be the same on all ranks.
+func AllreduceWith[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) error {
+	if len(send) != len(recv) {
+		return fmt.Errorf("dpml: allreduce: send has %d elements, recv %d", len(send), len(recv))
+	}
+	if overlaps(send, recv) {
+		return errors.New("dpml: allreduce: send and recv overlap; use AllreduceInPlace")
+	}
+	return allreduce(c, send, recv, op, o)
+}
+
+func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) error {
+	if c == nil {
+		return errors.New("dpml: allreduce on a nil Comm")
+	}
+	if c.closed {
+		return ErrClosed
+	}
+	if c.err != nil {
+		return fmt.Errorf("dpml: communicator unusable after an earlier failure: %w", c.err)
+	}
+	kind := mpi.KindOf[T]()
+	kern, err := kernelFor(kind, op)
+	if err != nil {
+		return err
+	}
+	p, err := c.plan(len(send), kind.Size(), o)
+	if err != nil {
+		return err
+	}
+	if err := execute(c, &p, send, recv, op, kern); err != nil {
+		// Wake local peers blocked on this rank, and refuse further calls:
+		// the node's flags no longer agree.
+		if c.abort != nil {
+			c.abort.Store(1)
+		}
+		c.err = err
+		return err
+	}
+	return nil
+}
+
+// Plan returns the plan a call of count elements of elemSize bytes would
+// run with override o.
+func (c *Comm) Plan(count, elemSize int, o Override) (Plan, error) {
+	if c == nil || c.closed {
+		return Plan{}, ErrClosed
+	}
+	return c.plan(count, elemSize, o)
+}
+
+func overlaps[T any](a, b []T) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	var z T
+	sz := unsafe.Sizeof(z)
+	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return a0 < b0+uintptr(len(b))*sz && b0 < a0+uintptr(len(a))*sz
+}

@@ -1,0 +1,92 @@
+package dpml
+
+import "fmt"
+
+// Static phase lists: plans share them instead of allocating.
+var (
+	phasesNative    = []Phase{PhaseNative}
+	phasesNode      = []Phase{PhaseCopyIn, PhaseReduce, PhaseCopyOut}
+	phasesMultiNode = []Phase{PhaseCopyIn, PhaseReduce, PhaseInter, PhaseCopyOut}
+)
+
+// plan resolves an override into a complete plan. Precedence: the per-call
+// override, then DPML_LEADERS / DPML_PIPELINE, then the default policy.
+// Preconditions that the multi-leader plans need (more than one rank on a
+// node) fall back to the native plan, as in coll/han.
+func (c *Comm) plan(count, es int, o Override) (Plan, error) {
+	if count < 0 || es <= 0 {
+		return Plan{}, fmt.Errorf("dpml: plan for %d elements of %d bytes", count, es)
+	}
+	p := Plan{Count: count, ElemSize: es, Nodes: c.nodes, PPN: c.minPPN, Align: max(1, alignBytes/es)}
+	if o.Leaders == 0 {
+		o.Leaders = c.env.Leaders
+	}
+	if o.Pipeline == 0 {
+		o.Pipeline = c.env.Pipeline
+	}
+	v := o.Variant
+	if c.nodes == c.size {
+		v = Native // one rank per node everywhere: DPML degenerates
+	}
+	if c.size == 1 || v == Native {
+		p.Variant, p.Phases, p.Leaders, p.Pipeline = Native, phasesNative, 1, 1
+		return p, nil
+	}
+	def := c.defaultPlan(count * es)
+	if v == Auto {
+		v = def.Variant
+		if o.Pipeline > 1 {
+			v = Pipelined
+		}
+	}
+	l, k := o.Leaders, o.Pipeline
+	if l <= 0 {
+		l = def.Leaders
+	}
+	if k <= 0 {
+		k = def.Pipeline
+	}
+	if v == DPML {
+		k = 1
+	}
+	p.Variant, p.Leaders, p.Pipeline = v, min(max(l, 1), c.minPPN), max(k, 1)
+	p.Phases = phasesMultiNode
+	if c.nodes == 1 {
+		p.Phases = phasesNode
+	}
+	segBytes := c.segBudget
+	if o.SegmentBytes > 0 {
+		segBytes = min(segBytes, max(o.SegmentBytes, alignBytes))
+	} else if def.SegElems > 0 {
+		segBytes = min(segBytes, def.SegElems)
+	}
+	p.SegElems = max(p.Align, segBytes/es/p.Align*p.Align)
+	if count > 0 {
+		p.Segments = ceilDiv(count, p.SegElems)
+	}
+	if p.Segments <= 1 {
+		p.SegElems = max(count, 1)
+	}
+	return p, nil
+}
+
+// defaultPlan is the built-in policy used until the tuner chooses: about
+// 4 KiB per leader, all leaders for large messages, pipelining once the
+// per-leader share passes 256 KiB, and segments sized so both buffer sets of
+// a node (2 x (ppn+1) slots) stay near 16 MiB, inside a server's last-level
+// cache. Its SegElems field carries bytes.
+func (c *Comm) defaultPlan(bytes int) Plan {
+	l := 1
+	for l*2 <= c.minPPN && bytes/(l*2) >= 4<<10 {
+		l *= 2
+	}
+	if bytes >= 64<<10*c.minPPN {
+		l = c.minPPN
+	}
+	p := Plan{Variant: DPML, Leaders: l, Pipeline: 1}
+	if c.nodes > 1 && bytes/l >= 256<<10 {
+		p.Variant, p.Pipeline = Pipelined, 2
+	}
+	p.SegElems = max(64<<10, (16<<20)/(2*(c.minPPN+1))/alignBytes*alignBytes)
+	return p
+}

@@ -1,0 +1,420 @@
+package dpml
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/dpmlgo/dpml/config"
+	"github.com/dpmlgo/dpml/leaders"
+	"github.com/dpmlgo/dpml/mpi"
+	"github.com/dpmlgo/dpml/shm"
+)
+
+// Comm is a communicator prepared for DPML allreduces: the node split, the
+// leader communicators and the node's shared-memory segment, built once by
+// New and reused by every call. A Comm is used by one goroutine at a time
+// (the one that makes MPI calls) and by all ranks of its communicator in the
+// same order of calls, like any MPI communicator.
+type Comm struct {
+	world *mpi.Comm // private duplicate of the user's communicator
+	node  *mpi.Comm // ranks sharing this node's memory
+
+	rank, size   int
+	local, ppn   int // this rank on its node, and the node's size
+	nodeIdx      int
+	nodes        int // h
+	minPPN       int // smallest ppn over nodes: bound of l
+	pos          int // this rank's place in the leader order; leader j = pos j
+	leaderComm   *mpi.Comm
+	leaderOrder  []int // local ranks by leader position
+	segBudget    int   // bytes per input slot
+	seg          *shm.Segment
+	abort        *atomic.Uint64
+	inFlag       []*atomic.Uint64 // by local rank
+	outFlag      []*atomic.Uint64 // by leader position
+	data         unsafe.Pointer   // start of the data area
+	slotStride   int              // bytes between input slots
+	bufStride    int              // bytes between the two buffer sets
+	gen          uint64           // segments completed on this communicator
+	wait         shm.Waiter
+	env          Override // forced by DPML_LEADERS / DPML_PIPELINE
+	timing       bool
+	times        PhaseTimes
+	err          error // sticky: a failed call leaves the communicator unusable
+	closed       bool
+	scratchSrcs  []unsafe.Pointer
+	pending      [2][]*mpi.Request
+	pendingRange [2]flagPost
+	verbose      int
+}
+
+// flagPost remembers which out-flag to raise when a segment's pending
+// inter-node requests complete.
+type flagPost struct {
+	valid bool
+	gen   uint64
+}
+
+// PhaseTimes accumulates the time this rank spent in each phase since the
+// last ResetPhaseTimes (only when phase timing is on: WithPhaseTiming).
+// Waits for peers are counted apart from the phases' own work.
+type PhaseTimes struct {
+	Calls                          int
+	CopyIn, Reduce, Inter, CopyOut time.Duration
+	WaitIn, WaitOut, Native, Setup time.Duration
+	Total                          time.Duration
+}
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	segBudget int
+	timeout   time.Duration
+	timing    bool
+	shmDir    string
+}
+
+// WithSegmentBytes sets the per-rank shared-memory slot size (the largest
+// segment a call moves at once); it must be equal on all ranks.
+func WithSegmentBytes(n int) Option { return func(o *options) { o.segBudget = n } }
+
+// WithTimeout bounds every wait for a peer (negative: wait forever).
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// WithPhaseTiming turns on the per-phase timers read by PhaseTimes.
+func WithPhaseTiming(on bool) Option { return func(o *options) { o.timing = on } }
+
+// ErrClosed is returned by calls on a closed Comm.
+var ErrClosed = errors.New("dpml: communicator is closed")
+
+const (
+	alignBytes  = 64   // partition and slot alignment: one cache line
+	pageBytes   = 4096 // data area alignment
+	minSegBytes = 4096
+)
+
+// New builds a DPML communicator over c. It is collective over c: every rank
+// must call it, and every rank gets an error if any rank fails (so no rank is
+// left waiting for the others). Settings come from the environment
+// (config.Vars) and opts.
+func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
+	if c == nil {
+		return nil, errors.New("dpml: New on a nil communicator")
+	}
+	o, err := defaultOptions()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range opts {
+		f(&o)
+	}
+	o.segBudget = max(minSegBytes, o.segBudget/alignBytes*alignBytes)
+
+	d := &Comm{segBudget: o.segBudget, timing: o.timing}
+	d.wait = shm.Waiter{Timeout: o.timeout}
+	if n, err := config.Int(config.Spin); err == nil {
+		d.wait.Spin = n
+	}
+	if d.env.Leaders, err = config.IntOrAuto(config.Leaders); err != nil {
+		return nil, err
+	}
+	if d.env.Pipeline, err = config.IntOrAuto(config.Pipeline); err != nil {
+		return nil, err
+	}
+	d.verbose, _ = config.Int(config.Verbose)
+
+	if d.world, err = c.Dup(); err != nil {
+		return nil, fmt.Errorf("dpml: duplicate communicator: %w", err)
+	}
+	d.rank, d.size = d.world.Rank(), d.world.Size()
+	// From here on every rank takes every collective step even after a
+	// local failure, then all agree on the outcome: a rank that bailed out
+	// early would leave the others blocked in the next collective.
+	setupErr := d.setup(o)
+	if err := d.agree(setupErr); err != nil {
+		d.release()
+		return nil, err
+	}
+	return d, nil
+}
+
+func defaultOptions() (options, error) {
+	var o options
+	b, err := config.Bytes(config.SegmentBytes)
+	if err != nil {
+		return o, err
+	}
+	o.segBudget = int(b)
+	if o.timeout, err = config.Duration(config.Timeout); err != nil {
+		return o, err
+	}
+	if o.shmDir, err = config.Get(config.ShmDir); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// agree turns a local error into a job-wide one: the call fails on every rank
+// if it failed on any.
+func (d *Comm) agree(local error) error {
+	bad := []int32{0}
+	if local != nil {
+		bad[0] = 1
+	}
+	if err := mpi.AllreduceInPlace(d.world, bad, mpi.OpMax); err != nil {
+		return fmt.Errorf("dpml: setup: agree: %w", err)
+	}
+	if local != nil {
+		return fmt.Errorf("dpml: setup: %w", local)
+	}
+	if bad[0] != 0 {
+		return errors.New("dpml: setup failed on another rank")
+	}
+	return nil
+}
+
+// setup performs the collective construction. It runs every collective step
+// on every rank and records the first local error.
+func (d *Comm) setup(o options) error {
+	var err error
+	if d.node, err = d.world.SplitShared(d.rank); err != nil {
+		return fmt.Errorf("node split: %w", err)
+	}
+	d.local, d.ppn = d.node.Rank(), d.node.Size()
+
+	// Node index and node count: number the node heads.
+	color := mpi.Undefined
+	if d.local == 0 {
+		color = 0
+	}
+	heads, err := d.world.Split(color, d.rank)
+	if err != nil {
+		return fmt.Errorf("node heads split: %w", err)
+	}
+	info := []int64{0, 0}
+	if heads != nil {
+		info[0], info[1] = int64(heads.Rank()), int64(heads.Size())
+		if err := heads.Free(); err != nil {
+			return err
+		}
+	}
+	if err := mpi.Bcast(d.node, info, 0); err != nil {
+		return fmt.Errorf("broadcast node index: %w", err)
+	}
+	d.nodeIdx, d.nodes = int(info[0]), int(info[1])
+	mm := []int64{int64(d.ppn)}
+	if err := mpi.AllreduceInPlace(d.world, mm, mpi.OpMin); err != nil {
+		return fmt.Errorf("smallest ppn: %w", err)
+	}
+	d.minPPN = int(mm[0])
+
+	if err := d.chooseLeaders(); err != nil {
+		return err
+	}
+	return d.mapSegment(o)
+}
+
+// chooseLeaders orders the local ranks so that every prefix is a good leader
+// set (leaders.Order) and joins leader communicator pos: one split serves
+// every leader count l, because leader j is always the rank at position j.
+func (d *Comm) chooseLeaders() error {
+	me, lerr := leaders.Local()
+	enc := me.Encode()
+	all := make([]int64, len(enc)*d.ppn)
+	if err := mpi.Allgather(d.node, enc[:], all); err != nil {
+		return fmt.Errorf("gather placement: %w", err)
+	}
+	places, err := leaders.DecodePlaces(all)
+	if err != nil {
+		return fmt.Errorf("decode placement: %w", err)
+	}
+	d.leaderOrder = leaders.Order(places)
+	d.pos = -1
+	for p, r := range d.leaderOrder {
+		if r == d.local {
+			d.pos = p
+		}
+	}
+	color := mpi.Undefined
+	if d.pos >= 0 && d.pos < d.minPPN {
+		color = d.pos
+	}
+	if d.leaderComm, err = d.world.Split(color, d.nodeIdx); err != nil {
+		return fmt.Errorf("leader split: %w", err)
+	}
+	if lerr != nil && d.verbose > 0 && d.rank == 0 {
+		fmt.Printf("dpml: placement unknown (%v); leaders spread by local rank\n", lerr)
+	}
+	if d.pos < 0 {
+		return errors.New("leader order misses this rank")
+	}
+	return nil
+}
+
+// Segment layout (one per node, all offsets cache-line aligned):
+//
+//	abort word | in flags (ppn lines) | out flags (ppn lines) | pad to page
+//	buffer set 0: slot 0 | slot 1 | ... | slot ppn-1 | result
+//	buffer set 1: same
+//
+// Each slot and the result hold segBudget bytes. Two buffer sets let
+// segment s+1 fill one while segment s drains the other.
+func (d *Comm) layout() (size, dataOff int) {
+	hdr := alignBytes * (1 + 2*d.ppn)
+	dataOff = shm.PadTo(hdr, pageBytes)
+	d.slotStride = d.segBudget
+	d.bufStride = d.slotStride * (d.ppn + 1)
+	return dataOff + 2*d.bufStride, dataOff
+}
+
+func (d *Comm) mapSegment(o options) error {
+	size, dataOff := d.layout()
+	store := shm.Store{Dir: o.shmDir}
+	// The node head creates the segment and broadcasts its name; a
+	// zero-length name tells the others creation failed.
+	var name []uint8
+	var cerr error
+	if d.local == 0 {
+		job, _ := config.Get(config.Job)
+		var nm string
+		if nm, cerr = shm.Name("dpml-" + job); cerr == nil {
+			d.seg, cerr = store.Create(nm, size)
+		}
+		if cerr == nil {
+			name = []uint8(nm)
+		}
+	}
+	n := []int32{int32(len(name))}
+	if err := mpi.Bcast(d.node, n, 0); err != nil {
+		return fmt.Errorf("broadcast segment name: %w", err)
+	}
+	if n[0] == 0 {
+		if cerr != nil {
+			return fmt.Errorf("create node segment of %d bytes: %w", size, cerr)
+		}
+		return errors.New("the node head could not create the shared-memory segment")
+	}
+	if d.local != 0 {
+		name = make([]uint8, n[0])
+	}
+	if err := mpi.Bcast(d.node, name, 0); err != nil {
+		return fmt.Errorf("broadcast segment name: %w", err)
+	}
+	var oerr error
+	if d.local != 0 {
+		d.seg, oerr = store.Open(string(name), size)
+	}
+	// Everyone has mapped it (or failed): the name can go, so that no
+	// crash from here on can leave the segment behind.
+	if err := d.node.Barrier(); err != nil {
+		return fmt.Errorf("segment barrier: %w", err)
+	}
+	if d.local == 0 && d.seg != nil {
+		if err := d.seg.Unlink(); err != nil && oerr == nil {
+			oerr = err
+		}
+	}
+	if oerr != nil {
+		return fmt.Errorf("map node segment %s: %w", name, oerr)
+	}
+	b := d.seg.Bytes()
+	d.abort = shm.Uint64At(b, 0)
+	var err error
+	if d.inFlag, err = shm.Uint64sAt(b, alignBytes, alignBytes, d.ppn); err != nil {
+		return err
+	}
+	if d.outFlag, err = shm.Uint64sAt(b, alignBytes*(1+d.ppn), alignBytes, d.ppn); err != nil {
+		return err
+	}
+	d.data = unsafe.Pointer(&b[dataOff])
+	d.wait.Abort = d.abort
+	d.scratchSrcs = make([]unsafe.Pointer, d.ppn)
+	return nil
+}
+
+// slot returns the address of local rank i's input slot in buffer set b.
+func (d *Comm) slot(b uint64, i int) unsafe.Pointer {
+	return unsafe.Add(d.data, int(b)*d.bufStride+i*d.slotStride)
+}
+
+// result returns the address of the result area of buffer set b.
+func (d *Comm) result(b uint64) unsafe.Pointer {
+	return d.slot(b, d.ppn)
+}
+
+// Nodes, PPN, MaxLeaders and the other accessors describe the layout.
+func (d *Comm) Nodes() int { return d.nodes }
+
+// PPN is the number of ranks on this rank's node.
+func (d *Comm) PPN() int { return d.ppn }
+
+// MinPPN is the smallest number of ranks on any node.
+func (d *Comm) MinPPN() int { return d.minPPN }
+
+// MaxLeaders is the largest leader count a plan may use (the smallest ppn).
+func (d *Comm) MaxLeaders() int { return d.minPPN }
+
+// Rank and Size are those of the underlying communicator.
+func (d *Comm) Rank() int { return d.rank }
+
+// Size is the number of ranks.
+func (d *Comm) Size() int { return d.size }
+
+// NodeRank is this rank's index on its node.
+func (d *Comm) NodeRank() int { return d.local }
+
+// NodeIndex is this rank's node number, 0..Nodes()-1.
+func (d *Comm) NodeIndex() int { return d.nodeIdx }
+
+// LeaderOrder returns the local ranks in leader order: with l leaders, the
+// leaders are the first l entries.
+func (d *Comm) LeaderOrder() []int { return append([]int(nil), d.leaderOrder...) }
+
+// SegmentBytes is the per-rank slot size of the node segment.
+func (d *Comm) SegmentBytes() int { return d.segBudget }
+
+// PhaseTimes returns the accumulated phase times of this rank.
+func (d *Comm) PhaseTimes() PhaseTimes { return d.times }
+
+// ResetPhaseTimes zeroes the phase timers.
+func (d *Comm) ResetPhaseTimes() { d.times = PhaseTimes{} }
+
+// SetPhaseTiming turns the phase timers on or off (a local setting).
+func (d *Comm) SetPhaseTiming(on bool) { d.timing = on }
+
+// Close releases the communicators and the shared segment. It is collective
+// (it frees MPI communicators). Closing twice is a no-op.
+func (d *Comm) Close() error {
+	if d == nil || d.closed {
+		return nil
+	}
+	return d.release()
+}
+
+func (d *Comm) release() error {
+	d.closed = true
+	var errs []error
+	for i := range d.pending {
+		for _, r := range d.pending[i] {
+			if r != nil {
+				errs = append(errs, r.Wait())
+			}
+		}
+		d.pending[i] = nil
+	}
+	if d.seg != nil {
+		errs = append(errs, d.seg.Close())
+		d.seg = nil
+	}
+	for _, c := range []**mpi.Comm{&d.leaderComm, &d.node, &d.world} {
+		if *c != nil {
+			errs = append(errs, (*c).Free())
+			*c = nil
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,331 @@
+package dpml
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/mpi"
+)
+
+func TestMain(m *testing.M) { mpitest.Main(m) }
+
+// Layouts of the conformance suite: single node, two nodes, one rank per node
+// (the degenerate native plan) and uneven ranks per node.
+var layouts = []struct {
+	name string
+	ppn  []int
+}{
+	{"1x4", []int{4}},
+	{"2x2", []int{2, 2}},
+	{"4x1", []int{1, 1, 1, 1}},
+	{"2+3", []int{3, 2}},
+}
+
+func TestConformance(t *testing.T) {
+	for _, lay := range layouts {
+		t.Run(lay.name, func(t *testing.T) {
+			mpitest.RunLayout(t, mpitest.Layout{PPN: lay.ppn}, conformance)
+		})
+	}
+}
+
+// world describes where every rank sits, so a rank can compute the
+// reference result in the engine's reduction order.
+type world struct {
+	size, rank int
+	nodes      int
+	byNode     [][]int // world ranks of each node, in local-rank order
+	c          *Comm
+}
+
+func describe(t *testing.T, c *Comm, w *mpi.Comm) world {
+	mine := []int64{int64(c.NodeIndex()), int64(c.NodeRank())}
+	all := make([]int64, 2*w.Size())
+	if err := mpi.Allgather(w, mine, all); err != nil {
+		t.Fatal(err)
+	}
+	d := world{size: w.Size(), rank: w.Rank(), nodes: c.Nodes(), c: c}
+	d.byNode = make([][]int, c.Nodes())
+	for r := 0; r < w.Size(); r++ {
+		n, l := int(all[2*r]), int(all[2*r+1])
+		for len(d.byNode[n]) <= l {
+			d.byNode[n] = append(d.byNode[n], -1)
+		}
+		d.byNode[n][l] = r
+	}
+	return d
+}
+
+type testCase struct {
+	count   int
+	op      mpi.Op
+	o       Override
+	inPlace bool
+	exact   bool // small integer values: sums are exact in any order
+	seed    uint64
+}
+
+func (tc testCase) String() string {
+	return fmt.Sprintf("count=%d op=%v variant=%v l=%d k=%d inplace=%v exact=%v",
+		tc.count, tc.op, tc.o.Variant, tc.o.Leaders, tc.o.Pipeline, tc.inPlace, tc.exact)
+}
+
+// input is rank r's element i: small integers (exact) or random floats.
+func input[T mpi.Number](r, i int, seed uint64, exact bool, op mpi.Op) T {
+	h := seed ^ uint64(r)*0x9e3779b97f4a7c15 ^ uint64(i)*0xbf58476d1ce4e5b9
+	h ^= h >> 31
+	h *= 0x94d049bb133111eb
+	h ^= h >> 29
+	v := int64(h%7) - 3 // -3..3
+	if op == mpi.OpProd {
+		v = int64(h%3) - 1 // keep products small
+		if v == 0 {
+			v = 2
+		}
+	}
+	var z T
+	switch p := any(&z).(type) {
+	case *float32:
+		*p = float32(v)
+		if !exact {
+			*p = float32(math.Ldexp(float64(int64(h>>11)%1000003), -int(h%20)))
+		}
+	case *float64:
+		*p = float64(v)
+		if !exact {
+			*p = math.Ldexp(float64(int64(h>>11)), -40-int(h%20))
+		}
+	case *complex64:
+		*p = complex(float32(v), float32(v%2))
+	case *complex128:
+		*p = complex(float64(v), float64(v%2))
+	case *uint8, *uint16, *uint32, *uint64:
+		// unsigned: map to 0..6 (prod: 1..3)
+		u := uint64(v + 3)
+		if op == mpi.OpProd {
+			u = uint64(v + 2)
+		}
+		setUint(p, u)
+	default:
+		setInt(p, v)
+	}
+	return z
+}
+
+func setUint(p any, u uint64) {
+	switch q := p.(type) {
+	case *uint8:
+		*q = uint8(u)
+	case *uint16:
+		*q = uint16(u)
+	case *uint32:
+		*q = uint32(u)
+	case *uint64:
+		*q = u
+	}
+}
+
+func setInt(p any, v int64) {
+	switch q := p.(type) {
+	case *int8:
+		*q = int8(v)
+	case *int16:
+		*q = int16(v)
+	case *int32:
+		*q = int32(v)
+	case *int64:
+		*q = v
+	}
+}
+
+// reference folds every rank's input in the engine's order: ranks of a node
+// in local-rank order, then the node results in node order.
+func reference[T mpi.Number](d world, tc testCase) []T {
+	kern, err := kernelFor(mpi.KindOf[T](), tc.op)
+	if err != nil {
+		panic(err)
+	}
+	nodeRes := make([][]T, d.nodes)
+	for n, ranks := range d.byNode {
+		srcs := make([]unsafe.Pointer, len(ranks))
+		for i, r := range ranks {
+			v := make([]T, tc.count)
+			for e := range v {
+				v[e] = input[T](r, e, tc.seed, tc.exact, tc.op)
+			}
+			srcs[i] = unsafe.Pointer(unsafe.SliceData(v))
+		}
+		nodeRes[n] = make([]T, tc.count)
+		if tc.count > 0 {
+			kern(unsafe.Pointer(&nodeRes[n][0]), srcs, tc.count)
+		}
+	}
+	out := make([]T, tc.count)
+	srcs := make([]unsafe.Pointer, d.nodes)
+	for n := range nodeRes {
+		srcs[n] = unsafe.Pointer(unsafe.SliceData(nodeRes[n]))
+	}
+	if tc.count > 0 {
+		kern(unsafe.Pointer(&out[0]), srcs, tc.count)
+	}
+	return out
+}
+
+// check runs one case on every rank and verifies the result against the
+// reference and against every other rank's bits.
+func check[T mpi.Number](t *testing.T, d world, w *mpi.Comm, tc testCase) {
+	t.Helper()
+	send := make([]T, tc.count)
+	for i := range send {
+		send[i] = input[T](d.rank, i, tc.seed, tc.exact, tc.op)
+	}
+	recv := make([]T, tc.count)
+	var err error
+	if tc.inPlace {
+		recv = send
+		err = AllreduceInPlaceWith(d.c, recv, tc.op, tc.o)
+	} else {
+		err = AllreduceWith(d.c, send, recv, tc.op, tc.o)
+	}
+	if err != nil {
+		t.Fatalf("%T %v: %v", *new(T), tc, err)
+	}
+	want := reference[T](d, tc)
+	// Exact cases compare values (the MPI library may produce -0 where Go
+	// produces +0, e.g. in complex products); order-checked cases compare bits.
+	for i := range want {
+		if tc.exact && recv[i] != want[i] || !tc.exact && !sameBits(recv[i], want[i]) {
+			t.Fatalf("%T %v: element %d = %v, want %v", *new(T), tc, i, recv[i], want[i])
+		}
+	}
+	sameOnAllRanks(t, w, recv, tc)
+}
+
+func sameBits[T mpi.Number](a, b T) bool {
+	return string(unsafe.Slice((*byte)(unsafe.Pointer(&a)), unsafe.Sizeof(a))) ==
+		string(unsafe.Slice((*byte)(unsafe.Pointer(&b)), unsafe.Sizeof(b)))
+}
+
+func sameOnAllRanks[T mpi.Number](t *testing.T, w *mpi.Comm, v []T, tc testCase) {
+	t.Helper()
+	h := fnv.New64a()
+	if len(v) > 0 {
+		var z T
+		h.Write(unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(unsafe.Sizeof(z))))
+	}
+	mine := []uint64{h.Sum64()}
+	all := make([]uint64, w.Size())
+	if err := mpi.Allgather(w, mine, all); err != nil {
+		t.Fatal(err)
+	}
+	for r, x := range all {
+		if x != all[0] {
+			t.Fatalf("%T %v: rank %d's result differs from rank 0's", *new(T), tc, r)
+		}
+	}
+}
+
+// allOps runs every valid op on type T for a few counts and plans.
+func allOps[T mpi.Number](t *testing.T, d world, w *mpi.Comm) {
+	maxL := d.c.MaxLeaders()
+	for _, op := range mpi.Ops() {
+		if mpi.CheckOp[T](op) != nil {
+			continue
+		}
+		for _, n := range []int{1, 97} {
+			for _, o := range []Override{{}, {Leaders: maxL, Pipeline: 2}, {Variant: DPML, Leaders: 2}} {
+				check[T](t, d, w, testCase{count: n, op: op, o: o, exact: true, seed: uint64(n)})
+			}
+		}
+	}
+}
+
+func conformance(t *testing.T, w *mpi.Comm) {
+	const seg = 16 << 10
+	c, err := New(w, WithSegmentBytes(seg), WithTimeout(2*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := c.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	d := describe(t, c, w)
+
+	// Every type x op.
+	allOps[int8](t, d, w)
+	allOps[int16](t, d, w)
+	allOps[int32](t, d, w)
+	allOps[int64](t, d, w)
+	allOps[uint8](t, d, w)
+	allOps[uint16](t, d, w)
+	allOps[uint32](t, d, w)
+	allOps[uint64](t, d, w)
+	allOps[float32](t, d, w)
+	allOps[float64](t, d, w)
+	allOps[complex64](t, d, w)
+	allOps[complex128](t, d, w)
+
+	// Every plan shape x count edge, in place and not.
+	maxL := c.MaxLeaders()
+	// Random floats are checked bit-exactly against the engine's order
+	// when the inter-node combination is a single commutative step.
+	exact := d.nodes > 2
+	for _, l := range []int{1, 2, 4, maxL} {
+		counts := []int{0, 1, max(l-1, 1), l + 1, 97, 3*seg/8 + 5}
+		for _, k := range []int{1, 2, 4} {
+			for _, n := range counts {
+				for _, inPlace := range []bool{false, true} {
+					o := Override{Leaders: l, Pipeline: k}
+					check[float64](t, d, w, testCase{count: n, op: mpi.OpSum, o: o, inPlace: inPlace, exact: exact, seed: uint64(l*k + n)})
+					check[int32](t, d, w, testCase{count: n, op: mpi.OpBxor, o: o, inPlace: inPlace, exact: true, seed: 7})
+				}
+			}
+		}
+		check[float32](t, d, w, testCase{count: 1000, op: mpi.OpMax, o: Override{Variant: DPML, Leaders: l}, exact: exact, seed: 3})
+	}
+	// A large message: many segments through both buffer sets.
+	big := 1<<20 + 3
+	check[float64](t, d, w, testCase{count: big, op: mpi.OpSum, o: Override{Leaders: maxL, Pipeline: 2}, exact: exact, seed: 11})
+	check[int64](t, d, w, testCase{count: big, op: mpi.OpSum, o: Override{Variant: DPML, Leaders: 1}, inPlace: true, exact: true, seed: 12})
+	check[float32](t, d, w, testCase{count: big, op: mpi.OpSum, exact: true, seed: 13})
+}
+
+func TestDeterministicAcrossRuns(t *testing.T) {
+	// The same plan and inputs give the same bits call after call.
+	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
+		c, err := New(w, WithSegmentBytes(8<<10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		rng := rand.New(rand.NewPCG(uint64(w.Rank()), 9))
+		send := make([]float64, 5000)
+		for i := range send {
+			send[i] = rng.NormFloat64()
+		}
+		var first []float64
+		for range 5 {
+			out := make([]float64, len(send))
+			if err := AllreduceWith(c, send, out, mpi.OpSum, Override{Leaders: 2, Pipeline: 2}); err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = out
+				continue
+			}
+			for i := range out {
+				if math.Float64bits(out[i]) != math.Float64bits(first[i]) {
+					t.Fatalf("element %d changed between calls: %v vs %v", i, out[i], first[i])
+				}
+			}
+		}
+	})
+}

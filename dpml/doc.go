@@ -1,0 +1,55 @@
+// Package dpml is the DPML allreduce: Data Partitioning-based Multi-Leader
+// allreduce (Bayatpour et al., SC'17) for multi-core nodes, on any MPI.
+//
+// A Comm is built once from an MPI communicator (New) and reused. Each call
+// is described by a Plan — data naming its phases, leaders, partitions and
+// segments — and executed by one engine (execute), whatever the variant:
+//
+//	phase      who                what
+//	copy-in    every rank         copy its slice into its slot of the node's shared segment
+//	reduce     leader j (of l)    fold partition j of every slot, in local-rank order
+//	inter      leader j           allreduce partition j over leader communicator j
+//	                              (one per leader index, h members: l run at once)
+//	copy-out   every rank         copy the l reduced partitions out
+//
+// Variants are plans: DPML (blocking inter-node step), Pipelined (k
+// non-blocking sub-chunk allreduces per leader, and segment s's inter-node
+// step overlapping segment s+1's intra-node phases), the single-node form
+// (no inter phase) and Native (the MPI library's allreduce: ppn = 1 on every
+// node, or forced). Messages larger than one segment (DPML_SEGMENT_BYTES)
+// flow through the two buffer sets of the segment, segment by segment:
+//
+//	step | copy-in | reduce | inter-node | copy-out
+//	  0  | seg 0   | seg 0  | seg 0 x k  |
+//	  1  | seg 1   | seg 1  | seg 1 x k  | seg 0
+//	  2  | seg 2   | seg 2  | seg 2 x k  | seg 1
+//
+// # Shared memory and synchronisation
+//
+// Each node has one segment (package shm), created by the node's first rank
+// under a random name, mapped by all, and unlinked at once, so no crash can
+// leave it in /dev/shm. Ranks synchronise through per-rank "input ready"
+// and per-leader "result ready" words holding generation numbers that only
+// grow, so calls need no reset barrier. Waits spin, then yield, and fail
+// after DPML_TIMEOUT; a failing rank raises the node's abort word so its
+// peers fail fast instead of timing out.
+//
+// # Determinism
+//
+// Every rank gets bit-identical results, and a fixed plan gives the same
+// output for the same inputs run after run. Inside a node, leader j folds the
+// ranks' inputs in local-rank order: r = ((x0 op x1) op x2) op ... . Across
+// nodes, the MPI library's allreduce over the leader communicator combines
+// the node results (in node order for the libraries' usual algorithms on a
+// commutative op). Floating-point sums therefore depend on how ranks are
+// placed on nodes, and can differ in the last bits from the native
+// MPI_Allreduce and between plans whose leader count or segment size
+// changes the inter-node message boundaries; integer results never differ.
+//
+// # Settings
+//
+// DPML_LEADERS, DPML_PIPELINE, DPML_SEGMENT_BYTES, DPML_TIMEOUT and the
+// others are listed once, with their scope, in docs/ENVIRONMENT.md
+// (generated from package config). A per-call Override forces a plan for
+// benchmarks and tests; it must be the same on every rank.
+package dpml

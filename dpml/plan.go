@@ -1,0 +1,211 @@
+package dpml
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Phase is one step of an allreduce plan.
+type Phase uint8
+
+const (
+	// PhaseCopyIn: every rank copies its input slice into its slot of the
+	// node segment (the paper's Phase 1).
+	PhaseCopyIn Phase = iota
+	// PhaseReduce: leader j folds partition j of every slot, in local-rank
+	// order, into the result area (Phase 2).
+	PhaseReduce
+	// PhaseInter: leader j allreduces its partition with leader j of every
+	// other node over leader communicator j (Phase 3); with Pipeline k > 1
+	// as k non-blocking sub-chunk allreduces.
+	PhaseInter
+	// PhaseCopyOut: every rank copies the reduced result out (Phase 4).
+	PhaseCopyOut
+	// PhaseNative: the MPI library's own allreduce over the whole
+	// communicator (the degenerate ppn = 1 form, and the fallback).
+	PhaseNative
+)
+
+var phaseNames = [...]string{"copy-in", "reduce", "inter-node", "copy-out", "native"}
+
+func (p Phase) String() string {
+	if int(p) < len(phaseNames) {
+		return phaseNames[p]
+	}
+	return fmt.Sprintf("Phase(%d)", int(p))
+}
+
+// Variant names a family of plans; Auto lets the engine choose.
+type Variant uint8
+
+const (
+	// Auto: the engine picks the variant, l and k.
+	Auto Variant = iota
+	// DPML: the paper's four phases; the inter-node phase is one blocking
+	// allreduce per leader and segment.
+	DPML
+	// Pipelined: DPML-Pipelined; the inter-node phase of each leader is k
+	// non-blocking sub-chunk allreduces, and segment s's inter-node phase
+	// overlaps segment s+1's intra-node phases.
+	Pipelined
+	// Native: the MPI library's allreduce, unchanged.
+	Native
+)
+
+var variantNames = [...]string{"auto", "dpml", "pipelined", "native"}
+
+func (v Variant) String() string {
+	if int(v) < len(variantNames) {
+		return variantNames[v]
+	}
+	return fmt.Sprintf("Variant(%d)", int(v))
+}
+
+// ParseVariant parses a variant name as printed by String.
+func ParseVariant(s string) (Variant, error) {
+	for i, n := range variantNames {
+		if strings.EqualFold(s, n) {
+			return Variant(i), nil
+		}
+	}
+	return 0, fmt.Errorf("dpml: unknown variant %q (want one of %s)", s, strings.Join(variantNames[:], ", "))
+}
+
+// Override forces parts of a plan. Zero fields are chosen by the engine. The
+// same Override must be passed on every rank of the communicator.
+type Override struct {
+	Variant  Variant
+	Leaders  int // l, leaders per node; clamped to [1, smallest ppn]
+	Pipeline int // k, sub-chunks per leader and segment
+	// SegmentBytes caps the slice of the message moved through shared
+	// memory at once; clamped to the communicator's segment budget.
+	SegmentBytes int
+}
+
+// Plan is the data an allreduce executes: which phases run, with how many
+// leaders, over which partitions and segments. Plans are equal on all ranks
+// of a communicator.
+type Plan struct {
+	Variant  Variant
+	Phases   []Phase
+	Count    int // elements
+	ElemSize int // bytes per element
+	Nodes    int // h
+	PPN      int // smallest ranks-per-node of the communicator
+	Leaders  int // l, active leaders (<= requested when the message is small)
+	Pipeline int // k
+
+	SegElems int // elements per segment (the last may be shorter)
+	Segments int
+	// Align is the partition granularity in elements: partitions start on
+	// cache-line boundaries so leaders never write the same line.
+	Align int
+}
+
+// Has reports whether the plan runs phase ph.
+func (p *Plan) Has(ph Phase) bool {
+	for _, q := range p.Phases {
+		if q == ph {
+			return true
+		}
+	}
+	return false
+}
+
+// segment returns the element range [lo, hi) of segment s.
+func (p *Plan) segment(s int) (lo, hi int) {
+	lo = s * p.SegElems
+	return lo, min(lo+p.SegElems, p.Count)
+}
+
+// partition returns leader j's element range [lo, hi) inside a segment of n
+// elements. Partitions are multiples of Align, so trailing leaders may get
+// an empty range when n is small.
+func (p *Plan) partition(n, j int) (lo, hi int) {
+	per := ceilDiv(ceilDiv(n, p.Leaders), p.Align) * p.Align
+	lo = min(j*per, n)
+	return lo, min(lo+per, n)
+}
+
+// activeLeaders is the number of leaders with a non-empty partition of a
+// segment of n elements.
+func (p *Plan) activeLeaders(n int) int {
+	if n == 0 {
+		return 0
+	}
+	per := ceilDiv(ceilDiv(n, p.Leaders), p.Align) * p.Align
+	return ceilDiv(n, per)
+}
+
+// subchunk returns sub-chunk q of k of a partition [lo, hi).
+func subchunk(lo, hi, k, q, align int) (int, int) {
+	n := hi - lo
+	per := ceilDiv(ceilDiv(n, k), align) * align
+	a := min(lo+q*per, hi)
+	return a, min(a+per, hi)
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// String draws the plan: a summary line, then the per-segment schedule as a
+// table in the style of Open MPI coll/han's pipeline comment. With a
+// pipelined inter-node phase, segment s's inter-node step runs beside
+// segment s+1's copy-in and reduce.
+func (p *Plan) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "plan %s: %d x %dB on %d node(s) x ppn %d; phases %v\n",
+		p.Variant, p.Count, p.ElemSize, p.Nodes, p.PPN, p.Phases)
+	if p.Has(PhaseNative) || p.Count == 0 {
+		return b.String()
+	}
+	fmt.Fprintf(&b, "leaders l=%d, pipeline k=%d, %d segment(s) of %d elements (%s)\n",
+		p.Leaders, p.Pipeline, p.Segments, p.SegElems, human(p.SegElems*p.ElemSize))
+	cols := []Phase{PhaseCopyIn, PhaseReduce, PhaseInter, PhaseCopyOut}
+	fmt.Fprintf(&b, "%6s", "step")
+	for _, c := range cols {
+		fmt.Fprintf(&b, " | %-11s", c)
+	}
+	b.WriteString("\n")
+	lag := 0
+	if p.Variant == Pipelined && p.Has(PhaseInter) {
+		lag = 1 // copy-out of segment s waits for s's inter-node step, done during s+1
+	}
+	steps := p.Segments + lag
+	const maxRows = 6
+	for t := 0; t < steps; t++ {
+		if steps > maxRows && t == maxRows-2 {
+			fmt.Fprintf(&b, "%6s |\n", "...")
+			t = steps - 2
+		}
+		fmt.Fprintf(&b, "%6d", t)
+		for _, c := range cols {
+			s := t
+			if c == PhaseCopyOut || (c == PhaseInter && lag == 1) {
+				s = t - lag
+			}
+			cell := ""
+			switch {
+			case !p.Has(c):
+				cell = "-"
+			case s >= 0 && s < p.Segments:
+				cell = fmt.Sprintf("seg %d", s)
+				if c == PhaseInter && p.Pipeline > 1 {
+					cell += fmt.Sprintf(" x%d", p.Pipeline)
+				}
+			}
+			fmt.Fprintf(&b, " | %-11s", cell)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func human(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
+}

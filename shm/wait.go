@@ -1,0 +1,236 @@
+package shm
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrTimeout is returned (wrapped with the value waited for and the value
+// seen) when a wait runs past its Waiter's Timeout.
+var ErrTimeout = errors.New("shm: wait timed out")
+
+// ErrAborted is returned (wrapped with the abort word's value) when a
+// Waiter's Abort word becomes non-zero during a wait.
+var ErrAborted = errors.New("shm: wait aborted")
+
+// Defaults of the zero Waiter.
+const (
+	DefaultSpin    = 2000             // tight-loop loads before backing off
+	DefaultTimeout = 60 * time.Second // wait limit when Timeout == 0
+)
+
+// Back-off schedule after the spin phase (see Waiter).
+const (
+	yieldRounds = 256                   // rounds of Poll + sched_yield before sleeping
+	minSleep    = 1 * time.Microsecond  // first sleep
+	maxSleep    = 64 * time.Microsecond // sleeps escalate (doubling) up to this
+	sleepEvery  = 32                    // rounds per sleep length before doubling
+	clockEvery  = 64                    // rounds between clock reads while yielding
+	abortEvery  = 256                   // spins between Abort checks while spinning
+)
+
+// Waiter waits for flag words in shared memory to reach a value, with a
+// bounded, backing-off loop. The zero Waiter is ready to use: DefaultSpin
+// spins, then back-off, DefaultTimeout, no Poll, no Abort. A Waiter is not
+// modified by waiting and may be shared by goroutines.
+//
+// A wait proceeds in phases:
+//
+//  1. Spin: up to Spin loads of the flag in a tight loop (Spin == 0 means
+//     DefaultSpin, Spin < 0 none). A flag set by a process running on
+//     another core is seen within ~100 ns.
+//  2. Yield: rounds of Poll (if set) then sched_yield(2). Yielding the OS
+//     thread, not only the goroutine, matters: the engine's callers are
+//     goroutines locked to OS threads, and other MPI processes share the
+//     cores, so on an oversubscribed node the process that will set the flag
+//     may be waiting for this very core.
+//  3. Sleep: after yieldRounds rounds, each round also sleeps (nanosleep, so
+//     the OS thread really blocks), starting at 1 us and doubling every few
+//     rounds up to 64 us (Linux timer slack rounds short sleeps up to about
+//     50 us anyway). Long waits (a slow peer, a leader busy in a network
+//     reduction) then cost almost no CPU, at the price of up to ~100 us of
+//     extra latency on a wait that was already long.
+//
+// The clock is read only every few rounds (and after each sleep), not in the
+// spin loop. Timeout is measured from the end of the spin phase; Timeout ==
+// 0 means DefaultTimeout, Timeout < 0 waits forever. The timeout turns a
+// deadlock (a peer that died or took another code path) into an error
+// instead of a hang.
+//
+// Flags are assumed monotonic (counters or sequence numbers that only grow)
+// while a wait is in progress: UntilAllAtLeast does not re-check a flag once
+// it has seen it ready.
+type Waiter struct {
+	// Spin is the number of tight-loop checks before backing off:
+	// 0 = DefaultSpin, negative = none.
+	Spin int
+	// Timeout bounds a wait: 0 = DefaultTimeout, negative = forever.
+	Timeout time.Duration
+	// Poll, if non-nil, is called once per back-off round; the engine uses
+	// it to progress outstanding MPI requests while it waits. A non-nil
+	// error from Poll ends the wait and is returned unchanged.
+	Poll func() error
+	// Abort, if non-nil, ends the wait with ErrAborted as soon as it is
+	// seen non-zero (checked every round and every abortEvery spins).
+	Abort *atomic.Uint64
+}
+
+// UntilAtLeast waits until f.Load() >= v. It returns nil, ErrTimeout,
+// ErrAborted (both wrapped) or an error from Poll. A flag already ready
+// returns nil at once, whatever Abort says.
+func (w *Waiter) UntilAtLeast(f *atomic.Uint64, v uint64) error {
+	if f.Load() >= v {
+		return nil
+	}
+	for i := w.spins(); i > 0; i-- {
+		if f.Load() >= v {
+			return nil
+		}
+		if i%abortEvery == 0 && w.aborted() {
+			break
+		}
+	}
+	var b backoff
+	b.start(w)
+	for {
+		if f.Load() >= v {
+			return nil
+		}
+		if err := b.round(w); err != nil {
+			if errors.Is(err, ErrTimeout) {
+				if f.Load() >= v { // ready after all: prefer success
+					return nil
+				}
+				return fmt.Errorf("%w after %v: waiting for flag >= %d, saw %d",
+					ErrTimeout, time.Since(b.t0), v, f.Load())
+			}
+			return err
+		}
+	}
+}
+
+// UntilAllAtLeast waits until every flag in flags has Load() >= v: the
+// common case of a leader waiting for all ranks of its node. It remembers
+// the first flag not yet ready and never rescans the ready ones before it.
+// Errors are as for UntilAtLeast; a timeout names the first flag not ready.
+func (w *Waiter) UntilAllAtLeast(flags []*atomic.Uint64, v uint64) error {
+	i := 0
+	advance := func() bool {
+		for i < len(flags) && flags[i].Load() >= v {
+			i++
+		}
+		return i == len(flags)
+	}
+	if advance() {
+		return nil
+	}
+	for n := w.spins(); n > 0; n-- {
+		if advance() {
+			return nil
+		}
+		if n%abortEvery == 0 && w.aborted() {
+			break
+		}
+	}
+	var b backoff
+	b.start(w)
+	for {
+		if advance() {
+			return nil
+		}
+		if err := b.round(w); err != nil {
+			if errors.Is(err, ErrTimeout) {
+				if advance() {
+					return nil
+				}
+				return fmt.Errorf("%w after %v: waiting for flag %d of %d >= %d, saw %d",
+					ErrTimeout, time.Since(b.t0), i, len(flags), v, flags[i].Load())
+			}
+			return err
+		}
+	}
+}
+
+func (w *Waiter) spins() int {
+	switch {
+	case w.Spin == 0:
+		return DefaultSpin
+	case w.Spin < 0:
+		return 0
+	}
+	return w.Spin
+}
+
+func (w *Waiter) aborted() bool { return w.Abort != nil && w.Abort.Load() != 0 }
+
+// backoff is the state of the post-spin phase of one wait.
+type backoff struct {
+	t0       time.Time
+	deadline time.Time // zero: none
+	rounds   int
+	sleep    time.Duration
+}
+
+func (b *backoff) start(w *Waiter) {
+	b.t0 = time.Now()
+	switch {
+	case w.Timeout == 0:
+		b.deadline = b.t0.Add(DefaultTimeout)
+	case w.Timeout > 0:
+		b.deadline = b.t0.Add(w.Timeout)
+	}
+}
+
+// round does one back-off step: abort check, Poll, yield or sleep, and
+// (every few rounds) the deadline check. A nil return means "check again".
+func (b *backoff) round(w *Waiter) error {
+	if w.Abort != nil {
+		if a := w.Abort.Load(); a != 0 {
+			return fmt.Errorf("%w (abort word %d)", ErrAborted, a)
+		}
+	}
+	if w.Poll != nil {
+		if err := w.Poll(); err != nil {
+			return err
+		}
+	}
+	b.rounds++
+	if b.rounds <= yieldRounds {
+		yield()
+		if b.rounds%clockEvery != 0 {
+			return nil
+		}
+	} else {
+		if b.sleep == 0 {
+			b.sleep = minSleep
+		} else if b.rounds%sleepEvery == 0 && b.sleep < maxSleep {
+			b.sleep *= 2
+		}
+		sleep(b.sleep)
+	}
+	if !b.deadline.IsZero() && !time.Now().Before(b.deadline) {
+		return ErrTimeout
+	}
+	return nil
+}
+
+// yield gives up the OS thread's core (sched_yield(2)) so another runnable
+// thread or process, possibly the one that will set the flag, can run.
+// x/sys/unix has no wrapper on Linux; the syscall cannot fail.
+func yield() {
+	_, _, _ = unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+}
+
+// sleep blocks the OS thread (not just the goroutine) for about d.
+func sleep(d time.Duration) {
+	ts := unix.NsecToTimespec(int64(d))
+	_ = unix.Nanosleep(&ts, nil) // EINTR: an early wake-up is harmless
+}
+
+// Yield gives the calling OS thread's core away (sched_yield), for polling
+// loops outside a Waiter, such as the engine's loop on MPI requests.
+func Yield() { yield() }
