@@ -98,6 +98,10 @@ func execute[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op, kern ker
 	return nil
 }
 
+// testHookCopiedIn, when set by a test, runs after each copy-in (to kill a
+// rank mid-call).
+var testHookCopiedIn func(c *Comm, seg int)
+
 // run is the state of one call.
 type run[T mpi.Number] struct {
 	c          *Comm
@@ -130,6 +134,9 @@ func (e *run[T]) copyIn(s int, g uint64) error {
 	dst := unsafe.Slice((*T)(c.slot(g&1, c.local)), hi-lo)
 	copy(dst, e.send[lo:hi])
 	c.inFlag[c.local].Store(g)
+	if testHookCopiedIn != nil {
+		testHookCopiedIn(c, s)
+	}
 	e.tock(&c.times.CopyIn, t)
 	return nil
 }
