@@ -1,0 +1,67 @@
+# DPML-Go. `make test` sets up (deps) and runs every test; `make bench` runs
+# the benchmark driver.
+
+GO       ?= go
+GOFLAGS  ?= -buildvcs=false
+export GOFLAGS
+export CGO_ENABLED := 1
+# Vector reduction kernels (dpml/kernels_simd.go) need Go's simd experiment;
+# without it the portable scalar kernels are built (same results, slower).
+GOEXPERIMENT ?= simd
+export GOEXPERIMENT
+COMMIT   := $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS  := -X main.gitCommit=$(COMMIT)
+# The main job: a short sweep on an emulated 2-node x 2-rank cluster.
+BENCH_ARGS ?= -sizes 8:4M:x8 -leaders 1,2 -pipeline 1,2 -time 50ms -progress
+
+# Debian/Ubuntu packages: Open MPI (mpirun, mpicc, libmpi + pkg-config
+# ompi-c for cgo), gfortran (mpif90, for the Fortran drop-in test), gcc for
+# cgo, util-linux (unshare, taskset) for dpmlrun's fake nodes.
+APT_PKGS := openmpi-bin libopenmpi-dev gfortran gcc pkg-config util-linux
+
+.PHONY: all deps build test lint bench clean
+
+all: build
+
+deps:
+	@command -v $(GO) >/dev/null 2>&1 || { \
+		echo "make deps: no 'go' in PATH: install Go 1.26 (https://go.dev/dl/) and put it in PATH" >&2; exit 1; }
+	@missing=""; \
+	for c in mpirun mpicc mpif90 gcc pkg-config unshare taskset; do \
+		command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; \
+	done; \
+	pkg-config --exists ompi-c 2>/dev/null || missing="$$missing ompi-c.pc"; \
+	if [ -n "$$missing" ]; then \
+		echo "make deps: missing:$$missing; installing $(APT_PKGS)"; \
+		if ! command -v apt-get >/dev/null 2>&1; then \
+			echo "make deps: no apt-get: install Open MPI 4.x (mpirun, mpicc, mpif90, pkg-config ompi-c), gcc, pkg-config and util-linux yourself" >&2; exit 1; \
+		fi; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=""; \
+		elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
+		else echo "make deps: installing packages needs root: run 'sudo make deps' (or as root: apt-get install $(APT_PKGS))" >&2; exit 1; fi; \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(APT_PKGS) || exit 1; \
+	fi
+	@mpirun --version 2>/dev/null | grep -q "Open MPI" || { \
+		echo "make deps: 'mpirun' is not Open MPI's (MPICH first in PATH?): dpmlrun needs Open MPI; run update-alternatives --config mpirun" >&2; exit 1; }
+
+build: deps
+	$(GO) build ./...
+	@mkdir -p bin
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
+
+test: deps
+	$(GO) test ./... -count=1 -timeout 20m
+	@# The portable kernels too (what a build without the simd experiment runs).
+	GOEXPERIMENT= $(GO) test ./dpml -run 'Kernel|Partition' -count=1
+
+lint:
+	@out="$$(gofmt -l .)"; \
+	if [ -n "$$out" ]; then echo "gofmt -l: these files need gofmt -w:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+bench: deps build
+	bin/dpmlrun -nodes 2 -ppn 2 -- bin/dpmlbench $(BENCH_ARGS) -out bench/results/local-$$(date -u +%Y%m%dT%H%M%SZ)
+
+clean:
+	rm -rf bin bench/tmp

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dpmlgo/dpml/internal/bench"
+	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/mpi"
+)
+
+func TestParseRunFlags(t *testing.T) {
+	c, err := parseRunFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.typ != "float32" || c.opName != "sum" || !reflect.DeepEqual(c.variants, bench.AllVariants) ||
+		c.sizes[0] != 4 || c.sizes[len(c.sizes)-1] != 64<<20 || c.out != defaultOut || c.policy != bench.DefaultPolicy {
+		t.Errorf("defaults: %+v", c)
+	}
+	c, err = parseRunFlags(strings.Fields("-sizes 4,1K -type double -op MAX -variants auto,native -leaders 2,max -pipeline 4 -time 5ms -min-iters 2 -max-iters 7 -rotate -rotate-bytes 8M -out none -segment-bytes 64K"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.typ != "float64" || c.opName != "max" || !reflect.DeepEqual(c.variants, []string{"native", "auto"}) ||
+		!reflect.DeepEqual(c.leaders, []int{2, bench.LeadersMax}) || !reflect.DeepEqual(c.pipelines, []int{4}) ||
+		c.policy != (bench.Policy{Target: 5 * time.Millisecond, Min: 2, Max: 7}) || !c.rotate || c.rotateBytes != 8<<20 ||
+		c.out != "" || c.segBytes != 64<<10 {
+		t.Errorf("parsed: %+v", c)
+	}
+	for _, bad := range []string{"-sizes 0", "-type complex64", "-op avg", "-variants nccl", "-leaders 0", "-pipeline x",
+		"-min-iters 0", "-max-iters 1 -min-iters 5", "-warmup 0", "-rotate-bytes x", "-membw-bytes 4", "-nosuchflag", "extra"} {
+		if _, err := parseRunFlags(strings.Fields(bad)); !isUsage(err) {
+			t.Errorf("%q: err = %v, want a usage error", bad, err)
+		}
+	}
+}
+
+func TestMainStatusOffline(t *testing.T) {
+	var stderr bytes.Buffer
+	if code := mainStatus([]string{"nosuch"}, &stderr); code != 2 || !strings.Contains(stderr.String(), "unknown subcommand") {
+		t.Errorf("unknown subcommand: %d %q", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := mainStatus([]string{"calibrate"}, &stderr); code != 1 || !strings.Contains(stderr.String(), "not implemented") {
+		t.Errorf("calibrate: %d %q", code, stderr.String())
+	}
+	if code := mainStatus([]string{"plot"}, &stderr); code != 2 {
+		t.Errorf("plot without -in: %d", code)
+	}
+	if code := mainStatus([]string{"run", "-sizes", "x"}, &stderr); code != 2 {
+		t.Errorf("bad -sizes: %d", code)
+	}
+	// plot and table work from a results.json alone, without MPI.
+	dir := t.TempDir()
+	rep := &bench.Report{Meta: bench.Meta{Tool: "dpmlbench", Format: bench.FormatVersion, Nodes: 2, PPN: 2, Type: "float32", Op: "sum"}}
+	for _, b := range []int{4, 1024} {
+		rep.Results = append(rep.Results,
+			bench.Result{Bytes: b, Count: b / 4, Variant: "native", Iters: 10, US: bench.Summary{N: 10, Min: 1, Median: 2, Mean: 2, Max: 3}},
+			bench.Result{Bytes: b, Count: b / 4, Variant: "dpml", Leaders: 1, Pipeline: 1, Iters: 10, US: bench.Summary{N: 10, Min: 1, Median: 1, Mean: 1, Max: 1}})
+	}
+	in := filepath.Join(dir, "results.json")
+	if _, err := bench.WriteAll(dir, rep, false); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "plots")
+	if code := mainStatus([]string{"plot", "-in", in, "-out", out}, &stderr); code != 0 {
+		t.Fatalf("plot: %d %s", code, stderr.String())
+	}
+	for _, f := range []string{bench.LatencyPNG, bench.SpeedupPNG} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if code := mainStatus([]string{"table", "-in", in}, &stderr); code != 0 {
+		t.Fatalf("table: %d %s", code, stderr.String())
+	}
+}
+
+// The sweep itself, on 2 fake nodes x 2 ranks: every variant, -check,
+// -phases, -membw, -samples.
+func TestSweep2x2(t *testing.T) {
+	mpitest.Run(t, 2, 2, func(t *testing.T, world *mpi.Comm) {
+		cfg, err := parseRunFlags(strings.Fields("-sizes 4,4K,64K -check -phases -membw -membw-bytes 1M -time 2ms -min-iters 3 -max-iters 20 -warmup 2 -leaders 1,2,4,max -pipeline 1,2 -out none -quiet -samples"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := runSweep(cfg, world, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := rep.Meta
+		if m.Nodes != 2 || m.PPN != 2 || m.WorldSize != 4 || len(m.Hosts) != 2 || m.MaxLeaders != 2 || !reflect.DeepEqual(m.Leaders, []int{1, 2}) || m.MPILibrary == "" {
+			t.Errorf("meta: %+v", m)
+		}
+		if rep.MemBW == nil || rep.MemBW.CopyGBs <= 0 || rep.MemBW.TriadGBs <= 0 || len(rep.MemBW.PerNode) != 2 {
+			t.Errorf("membw: %+v", rep.MemBW)
+		}
+		if len(rep.Results) != 3*(1+2*2+1) {
+			t.Fatalf("%d results", len(rep.Results))
+		}
+		phases := 0
+		for _, r := range rep.Results {
+			if r.Skipped != "" {
+				continue
+			}
+			if r.Check != "ok" || r.Mismatches != 0 || r.Iters < 3 || r.Iters > 20 || len(r.SamplesUS) != r.Iters ||
+				r.US.Min <= 0 || r.US.Min > r.US.Median || r.US.Median > r.US.Max || r.FloorUS <= 0 {
+				t.Errorf("result %s %s: %+v", bench.FormatSize(r.Bytes), r.Label(), r)
+			}
+			if r.Variant != bench.VariantNative && r.Plan == nil {
+				t.Errorf("%s: no plan recorded", r.Label())
+			}
+			phases += len(r.Phases)
+		}
+		if phases == 0 {
+			t.Error("-phases: no phase times recorded")
+		}
+	})
+}
+
+// Integer type, another op, rotation through buffer windows.
+func TestSweepRotateInt32Max(t *testing.T) {
+	mpitest.Run(t, 2, 2, func(t *testing.T, world *mpi.Comm) {
+		cfg, err := parseRunFlags(strings.Fields("-type int32 -op max -rotate -rotate-bytes 1M -sizes 4:64K:x16 -check -variants native,dpml,auto -leaders max -pipeline 2 -time 2ms -min-iters 5 -max-iters 40 -out none -quiet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := runSweep(cfg, world, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Results) != 4*3 || rep.Meta.RotateBytes != 1<<20 {
+			t.Fatalf("%d results, rotate %d", len(rep.Results), rep.Meta.RotateBytes)
+		}
+		for _, r := range rep.Results {
+			if r.Skipped == "" && r.Check != "ok" {
+				t.Errorf("%s %s: check %q", bench.FormatSize(r.Bytes), r.Label(), r.Check)
+			}
+		}
+	})
+}
+
+// A corrupted result must fail -check on every variant that is corrupted,
+// and only there.
+func TestCheckDetectsCorruption(t *testing.T) {
+	mpitest.Run(t, 2, 2, func(t *testing.T, world *mpi.Comm) {
+		corruptForTest = true
+		defer func() { corruptForTest = false }()
+		cfg, err := parseRunFlags(strings.Fields("-sizes 64 -check -leaders 1 -pipeline 1 -time 1ms -min-iters 2 -max-iters 4 -out none -quiet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := runSweep(cfg, world, time.Now())
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != 1 {
+			t.Fatalf("err = %v, want a check failure", err)
+		}
+		for _, r := range rep.Results {
+			want := "mismatch"
+			if r.Variant == bench.VariantNative {
+				want = "ok"
+			}
+			if r.Check != want {
+				t.Errorf("%s: check %q, want %q", r.Label(), r.Check, want)
+			}
+		}
+	})
+}
+
+func TestMemBWThreads(t *testing.T) {
+	mpitest.Run(t, 2, 1, func(t *testing.T, world *mpi.Comm) {
+		lay, err := gatherLayout(world)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lay.node.Free()
+		bw, err := probeMemBWThreads(world, lay, 1<<20, 2, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bw.CopyGBs <= 0 || len(bw.PerNode) != 2 || bw.Method != "threads(1)" {
+			t.Errorf("%+v", bw)
+		}
+	})
+}

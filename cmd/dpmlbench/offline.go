@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/dpmlgo/dpml/internal/bench"
+)
+
+// cmdPlot redraws the plots of a results.json (e.g. fetched from the device
+// machine) without MPI.
+func cmdPlot(args []string) error {
+	fs := newFlagSet("plot", "dpmlbench plot -in results.json [-out DIR]")
+	in := fs.String("in", "", "results.json written by `dpmlbench run` (required)")
+	out := fs.String("out", "", "directory for the PNGs (default: the directory of -in)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *in == "" {
+		return usagef("-in is required")
+	}
+	rep, err := bench.ReadJSONFile(*in)
+	if err != nil {
+		return err
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Dir(*in)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	paths, err := bench.WritePlots(dir, rep)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		fmt.Println(p)
+	}
+	return nil
+}
+
+// cmdTable prints the table of a results.json without MPI.
+func cmdTable(args []string) error {
+	fs := newFlagSet("table", "dpmlbench table -in results.json")
+	in := fs.String("in", "", "results.json written by `dpmlbench run` (required)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *in == "" {
+		return usagef("-in is required")
+	}
+	rep, err := bench.ReadJSONFile(*in)
+	if err != nil {
+		return err
+	}
+	printHeader(os.Stdout, rep)
+	bench.WriteTable(os.Stdout, rep)
+	fmt.Println()
+	bench.WriteBest(os.Stdout, rep)
+	return nil
+}
+
+// printHeader writes the run's metadata lines above a table.
+func printHeader(w *os.File, rep *bench.Report) {
+	m := rep.Meta
+	fmt.Fprintf(w, "# dpmlbench %s\n", m.CommandLine)
+	fmt.Fprintf(w, "# %s  %d node(s) x %d ranks (%d ranks), %d CPUs usable by rank 0 (%d on its host), hosts %v\n",
+		m.Date, m.Nodes, m.PPN, m.WorldSize, m.NumCPU, m.HostCPUs, m.Hosts)
+	fmt.Fprintf(w, "# type %s, op %s, rotate %v, check %v, commit %s, %s\n", m.Type, m.Op, m.Rotate, m.Check, orDash(m.GitCommit), m.GoVersion)
+	fmt.Fprintf(w, "# MPI: %s\n", firstLine(m.MPILibrary))
+	if rep.MemBW != nil {
+		fmt.Fprintf(w, "# memory bandwidth per node (%s): copy %.1f GB/s, triad %.1f GB/s\n", rep.MemBW.Method, rep.MemBW.CopyGBs, rep.MemBW.TriadGBs)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' || c == ',' {
+			return s[:i]
+		}
+	}
+	return s
+}

@@ -1,0 +1,369 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/dpmlgo/dpml/dpml"
+	"github.com/dpmlgo/dpml/internal/bench"
+	"github.com/dpmlgo/dpml/mpi"
+)
+
+// runConfig is the parsed command line of the run subcommand.
+type runConfig struct {
+	sizesFlag   string
+	sizes       []int
+	typ         string
+	opName      string
+	variants    []string
+	leaders     []int // may hold bench.LeadersMax
+	pipelines   []int
+	policy      bench.Policy
+	warmup      int
+	rotate      bool
+	rotateBytes int // 0: from the LLC size
+	check       bool
+	phases      bool
+	membw       bool
+	membwBytes  int
+	out         string // "" none
+	plots       bool
+	progress    bool
+	samples     bool
+	quiet       bool
+	segBytes    int
+}
+
+const defaultOut = "bench/results/<timestamp>"
+
+func parseRunFlags(args []string) (*runConfig, error) {
+	fs := newFlagSet("run", "mpirun -np N dpmlbench [run] [flags]")
+	c := &runConfig{}
+	fs.StringVar(&c.sizesFlag, "sizes", bench.DefaultSizes, "message sizes per rank in bytes: a list like 4,1K,64K and/or ranges FROM:TO[:xF|:+S]")
+	typ := fs.String("type", "float32", "element type: int8..int64, uint8..uint64, float32, float64")
+	op := fs.String("op", "sum", "reduction: sum, prod, min, max, land, lor, lxor, band, bor, bxor")
+	variants := fs.String("variants", "native,dpml,auto", "variants to run: native (MPI_Allreduce), dpml (fixed l,k grid), auto (engine's choice)")
+	leaders := fs.String("leaders", "1,2,4,8,max", "leader counts l of the fixed dpml plans (max: the engine's limit; larger values are skipped)")
+	pipes := fs.String("pipeline", "1,2,4", "pipeline depths k of the fixed dpml plans")
+	fs.DurationVar(&c.policy.Target, "time", bench.DefaultPolicy.Target, "timed duration wanted per (size, variant) point")
+	fs.IntVar(&c.policy.Min, "min-iters", bench.DefaultPolicy.Min, "at least this many timed iterations per point")
+	fs.IntVar(&c.policy.Max, "max-iters", bench.DefaultPolicy.Max, "at most this many timed iterations per point")
+	fs.IntVar(&c.warmup, "warmup", 3, "warm-up iterations per point (rank 0 times them to choose the iteration count)")
+	fs.BoolVar(&c.rotate, "rotate", false, "rotate through buffer windows whose total exceeds the last-level cache (cache-cold data)")
+	rot := fs.String("rotate-bytes", "", "total bytes of the rotated send+receive buffers (default: max(64M, 2 x LLC))")
+	fs.BoolVar(&c.check, "check", false, "check every result of every variant bitwise against the native result (exact integer-valued inputs)")
+	fs.BoolVar(&c.phases, "phases", false, "record DPML per-phase times (max over ranks, median over iterations)")
+	fs.BoolVar(&c.membw, "membw", false, "run the memory-bandwidth probe first and report the bandwidth floor")
+	mbw := fs.String("membw-bytes", bench.FormatSize(bench.DefaultMemBWBytes), "membw: bytes per array per rank")
+	fs.StringVar(&c.out, "out", defaultOut, "directory for results.json, results.csv and PNG plots (none: write nothing)")
+	fs.BoolVar(&c.plots, "plots", true, "write PNG plots into -out")
+	fs.BoolVar(&c.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
+	fs.BoolVar(&c.samples, "samples", false, "store every per-iteration sample in results.json")
+	fs.BoolVar(&c.quiet, "quiet", false, "print only the closing summary, not the table rows as they come")
+	seg := fs.String("segment-bytes", "0", "DPML shared-memory slot size per rank (0: engine default)")
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	var err error
+	fail := func(e error) (*runConfig, error) { return nil, usagef("%v", e) }
+	if c.sizes, err = bench.ParseSizes(c.sizesFlag); err != nil {
+		return fail(err)
+	}
+	if c.typ, err = bench.ParseType(*typ); err != nil {
+		return fail(err)
+	}
+	if c.opName, err = bench.ParseOp(*op); err != nil {
+		return fail(err)
+	}
+	if c.variants, err = bench.ParseVariants(*variants); err != nil {
+		return fail(err)
+	}
+	if c.leaders, err = bench.ParseLeaders(*leaders); err != nil {
+		return fail(err)
+	}
+	if c.pipelines, err = bench.ParsePositiveInts("pipeline", *pipes); err != nil {
+		return fail(err)
+	}
+	if err := c.policy.Validate(); err != nil {
+		return fail(err)
+	}
+	if c.warmup < 1 {
+		return fail(fmt.Errorf("warmup %d < 1", c.warmup))
+	}
+	if *rot != "" {
+		if c.rotateBytes, err = bench.ParseSize(*rot); err != nil {
+			return fail(fmt.Errorf("rotate-bytes: %w", err))
+		}
+	}
+	if c.membwBytes, err = bench.ParseSize(*mbw); err != nil || c.membwBytes < 8 {
+		return fail(fmt.Errorf("membw-bytes %q: want a size >= 8", *mbw))
+	}
+	if c.segBytes, err = bench.ParseSize(*seg); err != nil {
+		return fail(fmt.Errorf("segment-bytes: %w", err))
+	}
+	if c.out == "none" {
+		c.out = ""
+	}
+	return c, nil
+}
+
+func has(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// cmdRun is the sweep.
+func cmdRun(args []string) error {
+	cfg, err := parseRunFlags(args)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	world, err := initMPI()
+	if err != nil {
+		return err
+	}
+	defer mpi.Finalize()
+
+	rep, sweepErr := runSweep(cfg, world, start)
+	var writeErr error
+	if world.Rank() == 0 && rep != nil {
+		writeErr = finish(cfg, rep, start)
+	}
+	if sweepErr != nil {
+		return sweepErr
+	}
+	return writeErr
+}
+
+// initMPI initializes MPI and records the rank for error printing.
+func initMPI() (*mpi.Comm, error) {
+	if _, err := mpi.Init(); err != nil {
+		return nil, fmt.Errorf("MPI init: %w", err)
+	}
+	world := mpi.World()
+	worldRank = world.Rank()
+	return world, nil
+}
+
+// abort prints a fatal error of this rank and aborts the MPI job.
+func abort(world *mpi.Comm, err error) {
+	fmt.Fprintf(os.Stderr, "dpmlbench: rank %d: fatal: %v\n", world.Rank(), err)
+	_ = mpi.Abort(world, 1)
+	os.Exit(1)
+}
+
+// runEnv is what a sweep needs besides the element type.
+type runEnv struct {
+	cfg      *runConfig
+	world    *mpi.Comm
+	d        *dpml.Comm // nil when neither dpml nor auto runs
+	op       mpi.Op
+	variants []variantSpec
+	layout   layout
+	membw    *bench.MemBW
+	table    *bench.Table
+	progress *bench.Progress
+}
+
+// variantSpec is one column of the sweep: native, a fixed plan or auto.
+type variantSpec struct {
+	name string        // bench.Variant*
+	o    dpml.Override // fixed plan for dpml
+}
+
+func (v variantSpec) label() string {
+	if v.name == bench.VariantDPML {
+		return fmt.Sprintf("dpml l=%d k=%d", v.o.Leaders, v.o.Pipeline)
+	}
+	return v.name
+}
+
+// runSweep runs everything collective: metadata, the membw probe, the
+// sweep. It returns the report (on every rank; only rank 0's is printed and
+// written). Errors it returns are *exitError values that every rank
+// reports alike (bad -type/-op, failed checks); any other failure aborts
+// the MPI job from the failing rank.
+func runSweep(cfg *runConfig, world *mpi.Comm, start time.Time) (*bench.Report, error) {
+	rank := world.Rank()
+	op, err := mpi.ParseOp(cfg.opName)
+	if err != nil {
+		return nil, &exitError{2, err}
+	}
+	if err := checkOpForType(cfg.typ, op); err != nil {
+		return nil, &exitError{2, fmt.Errorf("-type %s -op %s: %w", cfg.typ, cfg.opName, err)}
+	}
+	lay, err := gatherLayout(world)
+	if err != nil {
+		abort(world, err)
+	}
+	defer lay.node.Free()
+
+	env := &runEnv{cfg: cfg, world: world, op: op, layout: lay}
+	rep := &bench.Report{Meta: baseMeta(cfg, lay, start)}
+	if cfg.rotate {
+		rep.Meta.RotateBytes = cfg.rotateBytes
+		if rep.Meta.RotateBytes == 0 {
+			rep.Meta.RotateBytes = bench.RotateBytes(rep.Meta.LLCBytes)
+		}
+		cfg.rotateBytes = rep.Meta.RotateBytes
+	}
+
+	if cfg.membw {
+		bw, err := probeMemBW(world, lay, cfg.membwBytes, 5)
+		if err != nil {
+			abort(world, err)
+		}
+		env.membw, rep.MemBW = bw, bw
+		if rank == 0 {
+			fmt.Printf("memory bandwidth per node (%d ranks each, %s per array): copy %.1f GB/s, triad %.1f GB/s (read+written bytes; one rank alone: copy %.1f GB/s)\n",
+				lay.ppnMax, bench.FormatSize(cfg.membwBytes), bw.CopyGBs, bw.TriadGBs, bw.SingleCopy)
+		}
+	}
+
+	// The engine, once, if any DPML variant runs.
+	if has(cfg.variants, bench.VariantDPML) || has(cfg.variants, bench.VariantAuto) {
+		opts := phaseOptions(cfg.phases)
+		if cfg.segBytes > 0 {
+			opts = append(opts, dpml.WithSegmentBytes(cfg.segBytes))
+		}
+		d, err := dpml.New(world, opts...)
+		if err != nil {
+			// New fails on every rank when it fails on one.
+			return nil, &exitError{1, fmt.Errorf("dpml.New: %w", err)}
+		}
+		env.d = d
+		defer func() {
+			if err := d.Close(); err != nil && rank == 0 {
+				fmt.Fprintf(os.Stderr, "dpmlbench: dpml Close: %v\n", err)
+			}
+		}()
+		rep.Meta.MaxLeaders = d.MaxLeaders()
+	}
+	for _, v := range cfg.variants {
+		switch v {
+		case bench.VariantNative:
+			env.variants = append(env.variants, variantSpec{name: v})
+		case bench.VariantAuto:
+			env.variants = append(env.variants, variantSpec{name: v})
+		case bench.VariantDPML:
+			ls, dropped := bench.ResolveLeaders(cfg.leaders, env.d.MaxLeaders())
+			if len(dropped) > 0 && rank == 0 {
+				fmt.Fprintf(os.Stderr, "dpmlbench: skipping leader counts %v: more than the engine allows here (%d, the smallest ppn)\n", dropped, env.d.MaxLeaders())
+			}
+			rep.Meta.Leaders, rep.Meta.Pipelines = ls, cfg.pipelines
+			for _, l := range ls {
+				for _, k := range cfg.pipelines {
+					env.variants = append(env.variants, variantSpec{name: v, o: dpml.Override{Leaders: l, Pipeline: k}})
+				}
+			}
+		}
+	}
+	if len(env.variants) == 0 {
+		return nil, &exitError{2, errors.New("no variant left to run")}
+	}
+
+	if rank == 0 {
+		elem := elemSize(cfg.typ)
+		points := len(bench.ElementCounts(cfg.sizes, elem)) * len(env.variants)
+		env.progress = bench.NewProgress(os.Stderr, points, cfg.progress || bench.IsTerminal(os.Stderr))
+		if !cfg.quiet {
+			printHeader(os.Stdout, rep)
+			env.table = bench.NewTable(os.Stdout)
+		}
+	}
+
+	results, err := sweepType(env)
+	env.progress.Done()
+	rep.Results = results
+	if err != nil {
+		// A failure of one rank inside a collective may leave the others
+		// waiting in it: report and take the job down now, before the
+		// deferred collective cleanups (Close, Free) could hang.
+		abort(world, err)
+	}
+	rep.Meta.ElapsedSec = time.Since(start).Seconds()
+	var mism int64
+	for _, r := range results {
+		mism += r.Mismatches
+	}
+	if mism > 0 {
+		return rep, &exitError{1, fmt.Errorf("-check: %d mismatching elements (see the CHECK FAILED rows)", mism)}
+	}
+	return rep, nil
+}
+
+// finish prints the summary and writes the files (rank 0).
+func finish(cfg *runConfig, rep *bench.Report, start time.Time) error {
+	if rep.Meta.ElapsedSec == 0 {
+		rep.Meta.ElapsedSec = time.Since(start).Seconds()
+	}
+	if cfg.quiet {
+		printHeader(os.Stdout, rep)
+		bench.WriteTable(os.Stdout, rep)
+	}
+	fmt.Println()
+	bench.WriteBest(os.Stdout, rep)
+	fmt.Printf("\n%d points in %.1f s\n", len(rep.Results), rep.Meta.ElapsedSec)
+	if cfg.out == "" {
+		return nil
+	}
+	dir := cfg.out
+	if dir == defaultOut {
+		dir = filepath.Join("bench", "results", start.Format("20060102-150405"))
+	}
+	paths, err := bench.WriteAll(dir, rep, cfg.plots)
+	for _, p := range paths {
+		fmt.Printf("wrote %s\n", p)
+	}
+	if err != nil {
+		return fmt.Errorf("writing results: %w", err)
+	}
+	return nil
+}
+
+// baseMeta fills the metadata known before the sweep.
+func baseMeta(cfg *runConfig, lay layout, start time.Time) bench.Meta {
+	commit, dirty := bench.GitCommit(gitCommit)
+	llc, _ := bench.LLCBytes()
+	return bench.Meta{
+		Tool:        "dpmlbench",
+		Format:      bench.FormatVersion,
+		Command:     os.Args,
+		CommandLine: bench.ShellQuote(os.Args),
+		Date:        start.Format(time.RFC3339),
+		GoVersion:   runtime.Version(),
+		GitCommit:   commit,
+		GitDirty:    dirty,
+		MPILibrary:  mpi.LibraryVersion(),
+		Hosts:       bench.DistinctHosts(lay.rankHosts),
+		RankHosts:   lay.rankHosts,
+		Nodes:       lay.nodes,
+		PPN:         lay.ppnMin,
+		PPNMax:      lay.ppnMax,
+		WorldSize:   len(lay.rankHosts),
+		NumCPU:      runtime.NumCPU(),
+		HostCPUs:    bench.HostCPUs(),
+		LLCBytes:    llc,
+		Type:        cfg.typ,
+		ElemSize:    elemSize(cfg.typ),
+		Op:          cfg.opName,
+		Sizes:       cfg.sizesFlag,
+		Variants:    cfg.variants,
+		TargetSec:   cfg.policy.Target.Seconds(),
+		MinIters:    cfg.policy.Min,
+		MaxIters:    cfg.policy.Max,
+		Warmup:      cfg.warmup,
+		Rotate:      cfg.rotate,
+		Check:       cfg.check,
+		Env:         bench.Env(bench.EnvPrefixes),
+	}
+}

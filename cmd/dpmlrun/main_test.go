@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dpmlgo/dpml/internal/launch"
+)
+
+// The test binary doubles as dpmlrun (and as its launch agent): run it
+// with launch.MainArg first.
+func TestMain(m *testing.M) {
+	launch.Dispatch(os.Args)
+	code := m.Run()
+	if probeDir != "" {
+		os.RemoveAll(probeDir)
+	}
+	os.Exit(code)
+}
+
+func dpmlrun(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, append([]string{launch.MainArg}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatal(err)
+		}
+	}
+	return o.String(), e.String(), cmd.ProcessState.ExitCode()
+}
+
+// probe compiles testdata/probe.c with mpicc (once per test process).
+func probe(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("mpicc"); err != nil {
+		t.Skip("no mpicc (make deps)")
+	}
+	if _, err := launch.CheckMpirun(); err != nil {
+		t.Skip(err)
+	}
+	if err := launch.CheckNamespaces(); err != nil {
+		t.Skip(err)
+	}
+	probeOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "dpmlrun-test-")
+		if err != nil {
+			probeErr = err
+			return
+		}
+		probeDir = dir
+		out, err := exec.Command("mpicc", "-O1", "-o", filepath.Join(dir, "probe"), "testdata/probe.c").CombinedOutput()
+		if err != nil {
+			probeErr = fmt.Errorf("mpicc: %v\n%s", err, out)
+		}
+	})
+	if probeErr != nil {
+		t.Fatal(probeErr)
+	}
+	return filepath.Join(probeDir, "probe")
+}
+
+var (
+	probeOnce sync.Once
+	probeDir  string
+	probeErr  error
+)
+
+type rankInfo struct {
+	rank, size, shared int
+	host, allowed      string
+	nodes, ppn, job    string
+}
+
+func parseProbe(t *testing.T, out string) map[int]rankInfo {
+	t.Helper()
+	ranks := map[int]rankInfo{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		kv := map[string]string{}
+		for _, f := range strings.Fields(line) {
+			k, v, _ := strings.Cut(f, "=")
+			kv[k] = v
+		}
+		r, err := strconv.Atoi(kv["rank"])
+		if err != nil {
+			t.Fatalf("bad probe line %q", line)
+		}
+		size, _ := strconv.Atoi(kv["size"])
+		shared, _ := strconv.Atoi(kv["shared"])
+		ranks[r] = rankInfo{r, size, shared, kv["host"], kv["allowed"], kv["nodes"], kv["ppn"], kv["job"]}
+	}
+	return ranks
+}
+
+func TestEmulatedLayouts(t *testing.T) {
+	prog := probe(t)
+	host := launch.HostCPUs()
+	for _, tc := range []struct {
+		args []string
+		ppn  []int
+	}{
+		{[]string{"-nodes", "2", "-ppn", "2"}, []int{2, 2}},
+		{[]string{"-nodes", "4", "-ppn", "1"}, []int{1, 1, 1, 1}},
+		{[]string{"-nodes", "1", "-ppn", "4"}, []int{4}},
+		{[]string{"-nodes", "2", "-ppn", "3,2"}, []int{3, 2}},
+		{[]string{"-ppn", "1,2"}, []int{1, 2}},
+	} {
+		name := strings.Join(tc.args, " ")
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			stdout, stderr, code := dpmlrun(t, nil, append(tc.args, "--", prog)...)
+			if code != 0 {
+				t.Fatalf("exit code %d\n%s%s", code, stdout, stderr)
+			}
+			t.Logf("%v\n%s", time.Since(start), stdout)
+			ranks := parseProbe(t, stdout)
+			n := launch.Sum(tc.ppn)
+			if len(ranks) != n {
+				t.Fatalf("%d ranks answered, want %d", len(ranks), n)
+			}
+			cpus, _, _, err := launch.AssignCPUs(host, tc.ppn, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := 0
+			job := ranks[0].job
+			for node, p := range tc.ppn {
+				for i := 0; i < p; i, r = i+1, r+1 {
+					ri := ranks[r]
+					want := rankInfo{rank: r, size: n, shared: p, host: "node" + strconv.Itoa(node+1),
+						allowed: joinInts(cpus[node]), nodes: strconv.Itoa(len(tc.ppn)), ppn: launch.FormatPPN(tc.ppn), job: job}
+					if !reflect.DeepEqual(ri, want) {
+						t.Errorf("rank %d: got %+v, want %+v", r, ri, want)
+					}
+				}
+			}
+			if len(job) != 12 {
+				t.Errorf("job token %q", job)
+			}
+			checkNoLeftovers(t, job)
+		})
+	}
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+func checkNoLeftovers(t *testing.T, job string) {
+	t.Helper()
+	for _, pat := range []string{"/dev/shm/dpml-" + job + "*", filepath.Join(os.TempDir(), "dpmlrun-"+job+"-*")} {
+		if m, _ := filepath.Glob(pat); len(m) > 0 {
+			t.Errorf("left behind: %v", m)
+		}
+	}
+}
+
+func TestExitCodeAndExtraArgs(t *testing.T) {
+	probe(t)
+	// A non-MPI program: mpirun returns its exit code.
+	_, stderr, code := dpmlrun(t, nil, "-nodes", "1", "-ppn", "1", "-v", "--", "sh", "-c", "exit 3")
+	if code != 3 {
+		t.Errorf("exit code %d, want 3\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "dpmlrun: ") || !strings.Contains(stderr, "--host node1:1") {
+		t.Errorf("-v did not print the command:\n%s", stderr)
+	}
+	// Extra mpirun arguments between two --, and the crash clean-up: the
+	// program leaves a file named after the job in /dev/shm.
+	stdout, stderr, code := dpmlrun(t, nil, "-nodes", "2", "-ppn", "1", "--", "--tag-output", "--",
+		"sh", "-c", `touch /dev/shm/dpml-$DPML_JOB-leak; echo job=$DPML_JOB`)
+	if code != 0 {
+		t.Fatalf("exit code %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "[1,1]<stdout>:job=") {
+		t.Errorf("--tag-output not applied:\n%s", stdout)
+	}
+	_, job, _ := strings.Cut(strings.TrimSpace(strings.Split(stdout, "\n")[0]), "job=")
+	checkNoLeftovers(t, job)
+}
+
+func TestSignalForwarded(t *testing.T) {
+	probe(t)
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, launch.MainArg, "-nodes", "2", "-ppn", "1", "--", "sh", "-c", `echo job=$DPML_JOB; exec sleep 60`)
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.Count(out.String(), "job=") < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	start := time.Now()
+	_ = cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if err == nil {
+		t.Error("dpmlrun exited 0 after SIGINT")
+	}
+	if el := time.Since(start); el > launch.KillGrace+5*time.Second {
+		t.Errorf("stopping took %v", el)
+	}
+	_, job, _ := strings.Cut(strings.Split(out.String(), "\n")[0], "job=")
+	checkNoLeftovers(t, strings.TrimSpace(job))
+}
+
+func TestPrintLayout(t *testing.T) {
+	stdout, stderr, code := dpmlrun(t, nil, "-print-layout", "-nodes", "2", "-ppn", "3,2", "-cores-per-node", "1", "--", "./prog")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"node1    ranks 0-2", "node2    ranks 3-4", "--host node1:3,node2:2", "-x DPML_RUN_PPN=3,2", " ./prog"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("missing %q in\n%s", want, stdout)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{nil, []string{"-nodes", "2"}, "usage:"},
+		{nil, []string{"-nodes", "2", "--", "./prog"}, "-ppn is required"},
+		{nil, []string{"-nodes", "3", "-ppn", "3,2", "--", "./prog"}, "lists 2 nodes but -nodes is 3"},
+		{[]string{"PATH=/nonexistent"}, []string{"-nodes", "1", "-ppn", "1", "--", "./prog"}, "install Open MPI"},
+		{[]string{"PATH=" + fakeMpirun(t)}, []string{"-nodes", "1", "-ppn", "1", "--", "./prog"}, "is not Open MPI's mpirun"},
+	} {
+		_, stderr, code := dpmlrun(t, tc.env, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("dpmlrun %q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// fakeMpirun makes a directory holding an MPICH-like mpirun.
+func fakeMpirun(t *testing.T) string {
+	dir := t.TempDir()
+	script := "#!/bin/sh\necho 'HYDRA build details:'\necho '    Version:                                 4.0.2'\n"
+	if err := os.WriteFile(filepath.Join(dir, "mpirun"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

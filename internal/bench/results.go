@@ -1,0 +1,419 @@
+package bench
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// FormatVersion is the "format" field of the JSON report; bump it on an
+// incompatible change.
+const FormatVersion = 1
+
+// Result is one (size, variant) point of a sweep. Times are microseconds;
+// sample i of the underlying distribution is the maximum over ranks of the
+// time of timed iteration i.
+type Result struct {
+	Bytes    int    `json:"bytes"`    // message size: Count * element size
+	Count    int    `json:"count"`    // elements per rank
+	Variant  string `json:"variant"`  // native, dpml or auto
+	Leaders  int    `json:"leaders"`  // l of a fixed dpml plan; 0 for native and auto
+	Pipeline int    `json:"pipeline"` // k of a fixed dpml plan; 0 for native and auto
+	Warmup   int    `json:"warmup"`   // warm-up iterations
+	Iters    int    `json:"iters"`    // timed iterations (identical on all ranks)
+	// US summarizes the per-iteration maxima over ranks, in microseconds.
+	US Summary `json:"us"`
+	// Check is "" when -check was off, "ok" or "mismatch".
+	Check      string `json:"check,omitempty"`
+	Mismatches int64  `json:"mismatches,omitempty"`  // differing elements, summed over ranks and iterations
+	MismatchAt string `json:"mismatch_at,omitempty"` // first difference seen on rank 0, if any
+	// Phases are the engine's per-phase times (dpml and auto with -phases).
+	Phases []Phase `json:"phases,omitempty"`
+	// Skipped gives the reason when the point was not run (e.g. the
+	// engine rejects the plan for this size); then no times are set.
+	Skipped string `json:"skipped,omitempty"`
+	// Plan is what the engine ran (dpml and auto): for auto the chosen
+	// leaders and pipeline depth; for a fixed plan the active leaders may
+	// be fewer than requested on small messages.
+	Plan *PlanInfo `json:"plan,omitempty"`
+	// FloorUS is the memory-bandwidth lower bound of the call on the
+	// busiest node when -membw ran: every rank's input read once and its
+	// output written once at the node's copy bandwidth.
+	FloorUS float64 `json:"membw_floor_us,omitempty"`
+	// SamplesUS are the per-iteration maxima (only with -samples).
+	SamplesUS []float64 `json:"samples_us,omitempty"`
+}
+
+// PlanInfo is the part of the engine's plan a result records.
+type PlanInfo struct {
+	Variant  string `json:"variant"`
+	Leaders  int    `json:"leaders"`
+	Pipeline int    `json:"pipeline"`
+	Segments int    `json:"segments"`
+}
+
+// FloorUS returns the memory-bandwidth floor in microseconds of an
+// allreduce of bytes per rank on a node of ppn ranks with a copy bandwidth
+// of copyGBs (bytes read plus written per second, 1e9 units): 2*bytes*ppn
+// bytes must cross the memory interface. 0 when the bandwidth is unknown.
+func FloorUS(bytes, ppn int, copyGBs float64) float64 {
+	if copyGBs <= 0 {
+		return 0
+	}
+	return 2 * float64(bytes) * float64(ppn) / (copyGBs * 1e9) * 1e6
+}
+
+// Phase is one DPML phase's time: per iteration the maximum over ranks,
+// then the median and mean over iterations, in microseconds.
+type Phase struct {
+	Name     string  `json:"name"`
+	MedianUS float64 `json:"median_us"`
+	MeanUS   float64 `json:"mean_us"`
+}
+
+// Label names the variant for tables and legends: "native", "auto",
+// "dpml l=2 k=4".
+func (r Result) Label() string {
+	if r.Variant == VariantDPML {
+		return "dpml l=" + itoa(r.Leaders) + " k=" + itoa(r.Pipeline)
+	}
+	return r.Variant
+}
+
+// OK reports whether the point was measured (not skipped).
+func (r Result) OK() bool { return r.Skipped == "" && r.Iters > 0 }
+
+// Meta describes the run: enough to reproduce it and to judge it.
+type Meta struct {
+	Tool        string            `json:"tool"`
+	Format      int               `json:"format"`
+	Command     []string          `json:"command"`      // os.Args
+	CommandLine string            `json:"command_line"` // shell-quoted
+	Date        string            `json:"date"`         // RFC 3339, rank 0's clock at start
+	GoVersion   string            `json:"go_version"`
+	GitCommit   string            `json:"git_commit,omitempty"`
+	GitDirty    bool              `json:"git_dirty,omitempty"`
+	MPILibrary  string            `json:"mpi_library"`
+	Hosts       []string          `json:"hosts"`      // distinct node names, in rank order of first appearance
+	RankHosts   []string          `json:"rank_hosts"` // node name of every rank
+	Nodes       int               `json:"nodes"`
+	PPN         int               `json:"ppn"`     // ranks per node (the smallest node)
+	PPNMax      int               `json:"ppn_max"` // ranks on the largest node
+	WorldSize   int               `json:"world_size"`
+	NumCPU      int               `json:"num_cpu"`             // runtime.NumCPU on rank 0: CPUs it may run on
+	HostCPUs    int               `json:"host_cpus,omitempty"` // CPUs online on rank 0's host
+	LLCBytes    int               `json:"llc_bytes,omitempty"`
+	Type        string            `json:"type"`
+	ElemSize    int               `json:"elem_size"`
+	Op          string            `json:"op"`
+	Sizes       string            `json:"sizes"`
+	Variants    []string          `json:"variants"`
+	Leaders     []int             `json:"leaders,omitempty"`   // fixed l values run (after clamping)
+	Pipelines   []int             `json:"pipelines,omitempty"` // fixed k values run
+	MaxLeaders  int               `json:"max_leaders,omitempty"`
+	TargetSec   float64           `json:"target_s"`
+	MinIters    int               `json:"min_iters"`
+	MaxIters    int               `json:"max_iters"`
+	Warmup      int               `json:"warmup"`
+	Rotate      bool              `json:"rotate"`
+	RotateBytes int               `json:"rotate_bytes,omitempty"`
+	Check       bool              `json:"check"`
+	Env         map[string]string `json:"env,omitempty"` // DPML_* and OMPI_MCA_* variables
+	ElapsedSec  float64           `json:"elapsed_s,omitempty"`
+}
+
+// MemBW is the memory-bandwidth probe's result: every rank of a node runs
+// single-threaded kernels over its own buffers at the same time; a node's
+// bandwidth is the bytes read and written by all its ranks over the time of
+// the slowest, best of the repetitions.
+type MemBW struct {
+	Method       string      `json:"method"`         // "ranks" or "threads"
+	BytesPerRank int         `json:"bytes_per_rank"` // per array
+	Reps         int         `json:"reps"`
+	CopyGBs      float64     `json:"copy_gbs"`                  // per node, the smallest node
+	TriadGBs     float64     `json:"triad_gbs"`                 // per node, the smallest node
+	SingleCopy   float64     `json:"single_copy_gbs,omitempty"` // one rank alone
+	PerNode      []NodeMemBW `json:"per_node,omitempty"`
+}
+
+// NodeMemBW is one node's bandwidth.
+type NodeMemBW struct {
+	Host     string  `json:"host"`
+	Ranks    int     `json:"ranks"`
+	CopyGBs  float64 `json:"copy_gbs"`
+	TriadGBs float64 `json:"triad_gbs"`
+}
+
+// Report is the JSON document dpmlbench writes and `dpmlbench plot` reads.
+type Report struct {
+	Meta    Meta     `json:"meta"`
+	MemBW   *MemBW   `json:"membw,omitempty"`
+	Results []Result `json:"results"`
+	Errors  []string `json:"errors,omitempty"`
+}
+
+// Native returns the native result of the given size, if measured.
+func (rep *Report) Native(bytes int) (Result, bool) {
+	return nativeOf(rep.Results, bytes)
+}
+
+func nativeOf(rs []Result, bytes int) (Result, bool) {
+	for _, r := range rs {
+		if r.Bytes == bytes && r.Variant == VariantNative && r.OK() {
+			return r, true
+		}
+	}
+	return Result{}, false
+}
+
+// Ratio is r's median over the native median of the same size (< 1: r is
+// faster); NaN when either is missing.
+func Ratio(r, native Result) float64 {
+	if !r.OK() || !native.OK() || native.US.Median <= 0 {
+		return math.NaN()
+	}
+	return r.US.Median / native.US.Median
+}
+
+// Speedup is the native median over r's median (> 1: r is faster).
+func Speedup(r, native Result) float64 {
+	if !r.OK() || !native.OK() || r.US.Median <= 0 {
+		return math.NaN()
+	}
+	return native.US.Median / r.US.Median
+}
+
+// Sizes returns the distinct message sizes of the results, ascending.
+func (rep *Report) Sizes() []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, r := range rep.Results {
+		if !seen[r.Bytes] {
+			seen[r.Bytes] = true
+			out = append(out, r.Bytes)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// WriteJSON writes the report, indented.
+func WriteJSON(w io.Writer, rep *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(sanitize(rep)); err != nil {
+		return fmt.Errorf("write JSON report: %w", err)
+	}
+	return nil
+}
+
+// sanitize replaces NaN and Inf (which JSON cannot carry) by 0 in a copy.
+func sanitize(rep *Report) *Report {
+	c := *rep
+	c.Results = make([]Result, len(rep.Results))
+	fix := func(x *float64) {
+		if math.IsNaN(*x) || math.IsInf(*x, 0) {
+			*x = 0
+		}
+	}
+	for i, r := range rep.Results {
+		for _, p := range []*float64{&r.US.Min, &r.US.Max, &r.US.Mean, &r.US.Median, &r.US.P25, &r.US.P75, &r.US.P99, &r.US.Stddev} {
+			fix(p)
+		}
+		c.Results[i] = r
+	}
+	return &c
+}
+
+// ReadJSON reads a report written by WriteJSON.
+func ReadJSON(r io.Reader) (*Report, error) {
+	var rep Report
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&rep); err != nil {
+		return nil, fmt.Errorf("read JSON report: %w", err)
+	}
+	if rep.Meta.Format > FormatVersion {
+		return nil, fmt.Errorf("read JSON report: format %d is newer than this dpmlbench (%d)", rep.Meta.Format, FormatVersion)
+	}
+	return &rep, nil
+}
+
+// ReadJSONFile reads a report from a file.
+func ReadJSONFile(path string) (*Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rep, err := ReadJSON(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rep, nil
+}
+
+// CSVHeader returns the CSV columns for a report: fixed columns, then one
+// median column per DPML phase name that occurs.
+func CSVHeader(rep *Report) []string {
+	h := []string{"bytes", "size", "count", "type", "op", "nodes", "ppn", "variant", "label", "leaders", "pipeline",
+		"warmup", "iters", "min_us", "median_us", "mean_us", "p25_us", "p75_us", "iqr_us", "p99_us", "max_us", "stddev_us",
+		"ratio_vs_native", "speedup_vs_native", "check", "mismatches", "skipped",
+		"plan_variant", "plan_leaders", "plan_pipeline", "plan_segments", "membw_floor_us"}
+	for _, p := range phaseNames(rep.Results) {
+		h = append(h, "phase_"+p+"_median_us")
+	}
+	return h
+}
+
+func phaseNames(rs []Result) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range rs {
+		for _, p := range r.Phases {
+			if !seen[p.Name] {
+				seen[p.Name] = true
+				out = append(out, p.Name)
+			}
+		}
+	}
+	return out
+}
+
+// WriteCSV writes one row per result.
+func WriteCSV(w io.Writer, rep *Report) error {
+	cw := csv.NewWriter(w)
+	header := CSVHeader(rep)
+	if err := cw.Write(header); err != nil {
+		return fmt.Errorf("write CSV: %w", err)
+	}
+	names := phaseNames(rep.Results)
+	f := func(x float64) string {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return ""
+		}
+		return strconv.FormatFloat(x, 'g', 6, 64)
+	}
+	for _, r := range rep.Results {
+		native, _ := rep.Native(r.Bytes)
+		us := r.US
+		row := []string{
+			itoa(r.Bytes), FormatSize(r.Bytes), itoa(r.Count), rep.Meta.Type, rep.Meta.Op,
+			itoa(rep.Meta.Nodes), itoa(rep.Meta.PPN), r.Variant, r.Label(), itoa(r.Leaders), itoa(r.Pipeline),
+			itoa(r.Warmup), itoa(r.Iters),
+		}
+		if r.OK() {
+			row = append(row, f(us.Min), f(us.Median), f(us.Mean), f(us.P25), f(us.P75), f(us.IQR()), f(us.P99), f(us.Max), f(us.Stddev),
+				f(Ratio(r, native)), f(Speedup(r, native)))
+		} else {
+			row = append(row, "", "", "", "", "", "", "", "", "", "", "")
+		}
+		row = append(row, r.Check, strconv.FormatInt(r.Mismatches, 10), r.Skipped)
+		if p := r.Plan; p != nil {
+			row = append(row, p.Variant, itoa(p.Leaders), itoa(p.Pipeline), itoa(p.Segments))
+		} else {
+			row = append(row, "", "", "", "")
+		}
+		if r.FloorUS > 0 {
+			row = append(row, f(r.FloorUS))
+		} else {
+			row = append(row, "")
+		}
+		for _, n := range names {
+			v := ""
+			for _, p := range r.Phases {
+				if p.Name == n {
+					v = f(p.MedianUS)
+				}
+			}
+			row = append(row, v)
+		}
+		if err := cw.Write(row); err != nil {
+			return fmt.Errorf("write CSV: %w", err)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write CSV: %w", err)
+	}
+	return nil
+}
+
+// Files written by WriteAll into the output directory.
+const (
+	JSONFile   = "results.json"
+	CSVFile    = "results.csv"
+	LatencyPNG = "latency.png"
+	SpeedupPNG = "speedup.png"
+)
+
+// WriteAll creates dir and writes results.json, results.csv and (when plots
+// is set) the PNG plots into it. It returns the paths written.
+func WriteAll(dir string, rep *Report, plots bool) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	var written []string
+	for _, out := range []struct {
+		name  string
+		write func(io.Writer, *Report) error
+	}{{JSONFile, WriteJSON}, {CSVFile, WriteCSV}} {
+		p := filepath.Join(dir, out.name)
+		if err := writeFile(p, func(w io.Writer) error { return out.write(w, rep) }); err != nil {
+			return written, err
+		}
+		written = append(written, p)
+	}
+	if plots {
+		ps, err := WritePlots(dir, rep)
+		written = append(written, ps...)
+		if err != nil {
+			return written, err
+		}
+	}
+	return written, nil
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// ShellQuote joins args into a command line a POSIX shell would split back
+// into the same words.
+func ShellQuote(args []string) string {
+	var b strings.Builder
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r))
+		}) < 0 {
+			b.WriteString(a)
+			continue
+		}
+		b.WriteByte('\'')
+		b.WriteString(strings.ReplaceAll(a, "'", `'\''`))
+		b.WriteByte('\'')
+	}
+	return b.String()
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

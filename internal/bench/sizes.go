@@ -1,0 +1,167 @@
+package bench
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// DefaultSizes is the default -sizes value: 4 B to 64 MiB in x4 steps.
+const DefaultSizes = "4:64M:x4"
+
+// MaxSize bounds a message size so that size arithmetic cannot overflow.
+const MaxSize = 1 << 40
+
+// ParseSize parses a byte count: a decimal integer with an optional binary
+// suffix K, M, G (also KB/KiB, MB/MiB, GB/GiB, case-insensitive; all mean
+// powers of 1024) or B.
+func ParseSize(s string) (int, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, fmt.Errorf("size %q: empty", s)
+	}
+	u := strings.ToUpper(t)
+	mult := 1
+	for _, suf := range []struct {
+		s string
+		m int
+	}{
+		{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30},
+		{"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30},
+		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1},
+	} {
+		if strings.HasSuffix(u, suf.s) {
+			u = strings.TrimSpace(strings.TrimSuffix(u, suf.s))
+			mult = suf.m
+			break
+		}
+	}
+	n, err := strconv.ParseUint(u, 10, 63)
+	if err != nil {
+		return 0, fmt.Errorf("size %q: not a byte count (want e.g. 4, 1K, 64KiB, 16M)", s)
+	}
+	if n > MaxSize/uint64(mult) {
+		return 0, fmt.Errorf("size %q: larger than %s", s, FormatSize(MaxSize))
+	}
+	return int(n) * mult, nil
+}
+
+// FormatSize writes a byte count compactly: 4, 1K, 64K, 1M, 1536 (exact
+// multiples only, so FormatSize and ParseSize round-trip).
+func FormatSize(n int) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return strconv.Itoa(n>>30) + "G"
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.Itoa(n>>20) + "M"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.Itoa(n>>10) + "K"
+	}
+	return strconv.Itoa(n)
+}
+
+// ParseSizes parses a -sizes value: a comma-separated list whose items are
+// single sizes ("4", "1K") or ranges "FROM:TO[:STEP]". STEP is "xF" (or
+// "*F") for a geometric range with integer factor F >= 2 (default x2) or
+// "+S" for an arithmetic range with increment S (a size, e.g. +4K). Ranges
+// include FROM and every step up to and including TO. The result is sorted
+// ascending without duplicates. Zero sizes are rejected.
+func ParseSizes(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("sizes: empty list")
+	}
+	seen := map[int]bool{}
+	var out []int
+	add := func(n int) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if !strings.Contains(item, ":") {
+			n, err := ParseSize(item)
+			if err != nil {
+				return nil, fmt.Errorf("sizes: %w", err)
+			}
+			if n == 0 {
+				return nil, fmt.Errorf("sizes: size 0 in %q", item)
+			}
+			add(n)
+			continue
+		}
+		parts := strings.Split(item, ":")
+		if len(parts) > 3 {
+			return nil, fmt.Errorf("sizes: range %q: want FROM:TO[:xF|:+S]", item)
+		}
+		from, err := ParseSize(parts[0])
+		if err != nil {
+			return nil, fmt.Errorf("sizes: range %q: %w", item, err)
+		}
+		to, err := ParseSize(parts[1])
+		if err != nil {
+			return nil, fmt.Errorf("sizes: range %q: %w", item, err)
+		}
+		if from == 0 || to < from {
+			return nil, fmt.Errorf("sizes: range %q: want 0 < FROM <= TO", item)
+		}
+		step := "x2"
+		if len(parts) == 3 {
+			step = strings.TrimSpace(parts[2])
+		}
+		switch {
+		case strings.HasPrefix(step, "x") || strings.HasPrefix(step, "X") || strings.HasPrefix(step, "*"):
+			f, err := strconv.Atoi(step[1:])
+			if err != nil || f < 2 {
+				return nil, fmt.Errorf("sizes: range %q: step %q: want xF with integer F >= 2", item, step)
+			}
+			for n := from; n <= to; n *= f {
+				add(n)
+				if n > to/f {
+					break
+				}
+			}
+		case strings.HasPrefix(step, "+"):
+			inc, err := ParseSize(step[1:])
+			if err != nil || inc == 0 {
+				return nil, fmt.Errorf("sizes: range %q: step %q: want +S with a size S > 0", item, step)
+			}
+			if (to-from)/inc > 100000 {
+				return nil, fmt.Errorf("sizes: range %q: more than 100000 sizes", item)
+			}
+			for n := from; n <= to; n += inc {
+				add(n)
+			}
+		default:
+			return nil, fmt.Errorf("sizes: range %q: step %q: want xF or +S", item, step)
+		}
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// ElementCounts maps byte sizes to element counts for an element size:
+// a size that is not a multiple of elemSize (or smaller than one element)
+// is rounded up to whole elements. The result is ascending and without
+// duplicates; it is what a sweep iterates over (bytes = count*elemSize).
+func ElementCounts(sizes []int, elemSize int) []int {
+	if elemSize <= 0 {
+		panic("bench: ElementCounts: element size must be positive")
+	}
+	seen := map[int]bool{}
+	var out []int
+	for _, s := range sizes {
+		c := (s + elemSize - 1) / elemSize
+		if c < 1 {
+			c = 1
+		}
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	sort.Ints(out)
+	return out
+}

@@ -1,0 +1,160 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Table writes the human-readable result table, size by size, so a long
+// sweep shows its rows as they are measured.
+type Table struct {
+	w      io.Writer
+	header bool
+}
+
+// NewTable returns a table writer on w.
+func NewTable(w io.Writer) *Table { return &Table{w: w} }
+
+const tableFormat = "%8s  %-7s %4s %3s %6s %10s %10s %10s %10s %10s %7s  %s"
+
+func (t *Table) line(args ...any) {
+	fmt.Fprintln(t.w, strings.TrimRight(fmt.Sprintf(tableFormat, args...), " "))
+}
+
+// Header writes the column header (once).
+func (t *Table) Header() {
+	if t.header {
+		return
+	}
+	t.header = true
+	t.line("size", "variant", "l", "k", "iters", "min_us", "median_us", "mean_us", "p99_us", "iqr_us", "ratio", "")
+}
+
+// Rows writes the rows of one size. ratio is the variant's median over the
+// native median of the same size (< 1: faster than native). Failed checks,
+// skipped points and phase times are shown after the numbers.
+func (t *Table) Rows(rs []Result) {
+	t.Header()
+	for _, r := range rs {
+		native, _ := nativeOf(rs, r.Bytes)
+		l, k := "-", "-"
+		if r.Variant == VariantDPML {
+			l, k = itoa(r.Leaders), itoa(r.Pipeline)
+		} else if r.Variant == VariantAuto && r.Plan != nil {
+			l, k = itoa(r.Plan.Leaders), itoa(r.Plan.Pipeline)
+		}
+		if !r.OK() {
+			t.line(FormatSize(r.Bytes), r.Variant, l, k, "-", "-", "-", "-", "-", "-", "-", "skipped: "+r.Skipped)
+			continue
+		}
+		var notes []string
+		if r.Check == "mismatch" {
+			notes = append(notes, fmt.Sprintf("CHECK FAILED (%d elements)", r.Mismatches))
+		}
+		if p := r.Plan; p != nil {
+			switch {
+			case r.Variant == VariantAuto:
+				notes = append(notes, "plan "+p.Variant)
+			case p.Leaders != r.Leaders:
+				notes = append(notes, fmt.Sprintf("active l=%d", p.Leaders))
+			}
+		}
+		t.line(FormatSize(r.Bytes), r.Variant, l, k, itoa(r.Iters),
+			fmtUS(r.US.Min), fmtUS(r.US.Median), fmtUS(r.US.Mean), fmtUS(r.US.P99), fmtUS(r.US.IQR()),
+			fmtRatio(Ratio(r, native)), strings.Join(notes, " "))
+		if len(r.Phases) > 0 {
+			var b strings.Builder
+			b.WriteString("          phases (median us, max over ranks):")
+			for _, p := range r.Phases {
+				fmt.Fprintf(&b, " %s=%s", p.Name, strings.TrimSpace(fmtUS(p.MedianUS)))
+			}
+			fmt.Fprintln(t.w, b.String())
+		}
+	}
+}
+
+// WriteTable writes the whole report as a table, grouped by size.
+func WriteTable(w io.Writer, rep *Report) {
+	t := NewTable(w)
+	t.Header()
+	for _, s := range rep.Sizes() {
+		var rs []Result
+		for _, r := range rep.Results {
+			if r.Bytes == s {
+				rs = append(rs, r)
+			}
+		}
+		t.Rows(rs)
+	}
+}
+
+// fmtUS formats microseconds with precision adapted to the magnitude.
+func fmtUS(x float64) string {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return "-"
+	case math.Abs(x) < 100:
+		return strconv.FormatFloat(x, 'f', 2, 64)
+	case math.Abs(x) < 100000:
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 0, 64)
+}
+
+func fmtRatio(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(x, 'f', 3, 64)
+}
+
+// WriteBest writes the closing summary: per size, the best fixed plan and
+// auto against native, and the memory-bandwidth floor when known.
+func WriteBest(w io.Writer, rep *Report) {
+	fmt.Fprintf(w, "%8s  %-16s %10s %8s  %10s %8s  %10s\n", "size", "best fixed plan", "median_us", "speedup", "auto_us", "speedup", "floor_us")
+	for _, s := range rep.Sizes() {
+		native, ok := rep.Native(s)
+		if !ok {
+			continue
+		}
+		best, okb := BestFixed(rep.Results, s)
+		auto, oka := find(rep.Results, s, VariantAuto)
+		bl, bm, bs := "-", "-", "-"
+		if okb {
+			bl, bm, bs = fmt.Sprintf("l=%d k=%d", best.Leaders, best.Pipeline), fmtUS(best.US.Median), fmtRatio(Speedup(best, native))
+		}
+		am, as := "-", "-"
+		if oka {
+			am, as = fmtUS(auto.US.Median), fmtRatio(Speedup(auto, native))
+		}
+		fl := "-"
+		if native.FloorUS > 0 {
+			fl = fmtUS(native.FloorUS)
+		}
+		fmt.Fprintf(w, "%8s  %-16s %10s %8s  %10s %8s  %10s\n", FormatSize(s), bl, bm, bs, am, as, fl)
+	}
+}
+
+// BestFixed returns the fixed dpml plan with the lowest median at a size.
+func BestFixed(rs []Result, bytes int) (Result, bool) {
+	var best Result
+	found := false
+	for _, r := range rs {
+		if r.Bytes == bytes && r.Variant == VariantDPML && r.OK() && (!found || r.US.Median < best.US.Median) {
+			best, found = r, true
+		}
+	}
+	return best, found
+}
+
+func find(rs []Result, bytes int, variant string) (Result, bool) {
+	for _, r := range rs {
+		if r.Bytes == bytes && r.Variant == variant && r.OK() {
+			return r, true
+		}
+	}
+	return Result{}, false
+}

@@ -1,0 +1,253 @@
+package mpitest
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dpmlgo/dpml/mpi"
+)
+
+func TestMain(m *testing.M) { Main(m) }
+
+// hostnames gathers every rank's hostname.
+func hostnames(t *testing.T, c *mpi.Comm) []string {
+	t.Helper()
+	const w = 64
+	h, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := make([]uint8, w)
+	copy(send, h)
+	recv := make([]uint8, w*c.Size())
+	if err := mpi.Allgather(c, send, recv); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, c.Size())
+	for i := range out {
+		out[i] = string(bytes.TrimRight(recv[i*w:(i+1)*w], "\x00"))
+	}
+	return out
+}
+
+// checkLayout checks World, the SHARED split and the hostnames against l.
+func checkLayout(t *testing.T, world *mpi.Comm, l Layout) {
+	if world.Size() != l.Size() {
+		t.Fatalf("world size %d, want %d", world.Size(), l.Size())
+	}
+	node := l.NodeOf(world.Rank())
+	shared, err := world.SplitShared(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Free()
+	if shared.Size() != l.PPN[node] {
+		t.Errorf("rank %d: shared comm size %d, want %d", world.Rank(), shared.Size(), l.PPN[node])
+	}
+	hosts := hostnames(t, world)
+	for r, h := range hosts {
+		if want := "node" + strconv.Itoa(l.NodeOf(r)+1); h != want {
+			t.Errorf("rank %d runs on host %q, want %q", r, h, want)
+		}
+	}
+	if got, want := os.Getenv("DPML_RUN_NODES"), strconv.Itoa(l.Nodes()); got != want {
+		t.Errorf("DPML_RUN_NODES = %q, want %q", got, want)
+	}
+	if os.Getenv("DPML_JOB") == "" {
+		t.Error("DPML_JOB is not set")
+	}
+	if err := world.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRun2x2(t *testing.T) {
+	Run(t, 2, 2, func(t *testing.T, world *mpi.Comm) {
+		checkLayout(t, world, Even(2, 2))
+		t.Logf("rank %d of %d ok", world.Rank(), world.Size())
+	})
+}
+
+func TestRunUneven(t *testing.T) {
+	l := Layout{PPN: []int{3, 2}}
+	RunLayout(t, l, func(t *testing.T, world *mpi.Comm) {
+		checkLayout(t, world, l)
+		if got := os.Getenv("DPML_RUN_PPN"); got != "3,2" {
+			t.Errorf("DPML_RUN_PPN = %q", got)
+		}
+	})
+}
+
+// TestRunSeveral makes three Run calls in one test, in subtests too: each
+// child must run exactly the body of its own call.
+func TestRunSeveral(t *testing.T) {
+	Run(t, 4, 1, func(t *testing.T, world *mpi.Comm) { checkLayout(t, world, Even(4, 1)) })
+	Run(t, 1, 4, func(t *testing.T, world *mpi.Comm) { checkLayout(t, world, Even(1, 4)) })
+	t.Run("sub test", func(t *testing.T) {
+		Run(t, 2, 1, func(t *testing.T, world *mpi.Comm) { checkLayout(t, world, Even(2, 1)) })
+	})
+}
+
+// selftestEnv selects the misbehaviour of the helper tests below; they
+// skip unless it is set (by the tests that launch them).
+const selftestEnv = "DPML_MPITEST_SELFTEST"
+
+func TestHelperMisbehave(t *testing.T) {
+	mode := os.Getenv(selftestEnv)
+	if mode == "" {
+		t.Skip("helper for TestFailureReported and TestTimeout")
+	}
+	Run(t, 2, 2, func(t *testing.T, world *mpi.Comm) {
+		if world.Rank() == 3 {
+			switch mode {
+			case "fail":
+				t.Fatalf("intentional failure on rank %d", world.Rank())
+			case "panic":
+				panic("intentional panic")
+			case "hang":
+				time.Sleep(time.Hour)
+			}
+		}
+		_ = world.Barrier() // the others wait here for rank 3
+	})
+}
+
+func TestFailureReported(t *testing.T) {
+	for _, mode := range []string{"fail", "panic"} {
+		t.Run(mode, func(t *testing.T) {
+			start := time.Now()
+			rep, err := Exec(Options{Test: "TestHelperMisbehave", Layout: Even(2, 2),
+				Env: []string{selftestEnv + "=" + mode}, Timeout: 60 * time.Second})
+			if err == nil {
+				t.Fatal("no error from a failing rank")
+			}
+			if rep == nil {
+				t.Fatalf("no report: %v", err)
+			}
+			text := rep.FailureText()
+			t.Logf("%v (%v)\n%s", err, time.Since(start), text)
+			if f := rep.Failed(); len(f) != 1 || f[0] != 3 {
+				t.Errorf("failed ranks %v, want [3]", f)
+			}
+			want := "intentional failure on rank 3"
+			if mode == "panic" {
+				want = "intentional panic"
+			}
+			if !strings.Contains(text, "[rank 3] ") || !strings.Contains(text, want) {
+				t.Errorf("report lacks rank 3's %q", want)
+			}
+			if rep.TimedOut || time.Since(start) > 30*time.Second {
+				t.Errorf("the abort took %v; MPI_Abort should stop the job at once", time.Since(start))
+			}
+		})
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	// "rank": the ranks' own go test -timeout fires first and prints their
+	// goroutines; "parent": no rank timeout, Exec's bound stops the job.
+	for name, rankTimeout := range map[string]time.Duration{"rank": 0, "parent": -1} {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			rep, err := Exec(Options{Test: "TestHelperMisbehave", Layout: Even(2, 2),
+				Env: []string{selftestEnv + "=hang"}, Timeout: 6 * time.Second, RankTimeout: rankTimeout})
+			if err == nil || rep == nil {
+				t.Fatalf("want a timeout, got %v", err)
+			}
+			text := rep.FailureText()
+			t.Logf("%v\n%s", err, text)
+			if rankTimeout < 0 && !rep.TimedOut {
+				t.Error("Exec's timeout did not fire")
+			}
+			if rankTimeout == 0 && !strings.Contains(text, "test timed out") {
+				t.Error("no rank reported its go test timeout")
+			}
+			if el := time.Since(start); el > 30*time.Second {
+				t.Errorf("stopping took %v", el)
+			}
+		})
+	}
+}
+
+func TestNoSuchTest(t *testing.T) {
+	_, err := Exec(Options{Test: "TestDoesNotExist", Layout: Even(1, 1), Timeout: 60 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "no result") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestRunPattern(t *testing.T) {
+	for in, want := range map[string]string{
+		"TestX":          "^TestX$",
+		"TestX/sub_test": "^TestX$/^sub_test$",
+		"TestX/a.b(1)":   `^TestX$/^a\.b\(1\)$`,
+	} {
+		if got := RunPattern(in); got != want {
+			t.Errorf("RunPattern(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLayout(t *testing.T) {
+	if s := Even(2, 2).String(); s != "2x2" {
+		t.Errorf("Even(2,2) = %s", s)
+	}
+	l := Layout{PPN: []int{3, 2}}
+	if l.String() != "3,2" || l.Size() != 5 || l.Nodes() != 2 {
+		t.Errorf("uneven: %s %d %d", l, l.Size(), l.Nodes())
+	}
+	for r, n := range []int{0, 0, 0, 1, 1, -1} {
+		if got := l.NodeOf(r); got != n {
+			t.Errorf("NodeOf(%d) = %d, want %d", r, got, n)
+		}
+	}
+	k := Key(l, 2, "TestX/a#b")
+	if k != "3,2#2#TestX/a#b" {
+		t.Errorf("Key = %s", k)
+	}
+	if ls, n, name, ok := parseKey(k); !ok || ls != "3,2" || n != 2 || name != "TestX/a#b" {
+		t.Errorf("parseKey(%q) = %q %d %q %v", k, ls, n, name, ok)
+	}
+	if _, _, _, ok := parseKey("2x2"); ok {
+		t.Error("parseKey accepted 2x2")
+	}
+	if (Layout{}).validate() == nil || (Layout{PPN: []int{1, 0}}).validate() == nil {
+		t.Error("bad layouts accepted")
+	}
+}
+
+func TestTimeoutEnv(t *testing.T) {
+	for v, want := range map[string]time.Duration{"": DefaultTimeout, "30": 30 * time.Second, "2m": 2 * time.Minute, "bad": DefaultTimeout} {
+		t.Setenv(EnvTimeout, v)
+		if got := Timeout(); got != want {
+			t.Errorf("%s=%q: %v, want %v", EnvTimeout, v, got, want)
+		}
+	}
+}
+
+func TestReportParse(t *testing.T) {
+	out := "[1,0]<stdout>:=== RUN   TestX\n" +
+		"[1,1]<stderr>:oops\n" +
+		"[1,1]<stdout>:mpitest-result rank=1 size=2 host=node1 status=fail\n" +
+		"[1,0]<stdout>:mpitest-result rank=0 size=2 host=node1 status=ok\n" +
+		"--------\nMPI_ABORT was invoked on rank 1\n"
+	r := &Report{Layout: Even(1, 2)}
+	r.parse([]byte(out))
+	if f := r.Failed(); len(f) != 1 || f[0] != 1 {
+		t.Errorf("failed %v", f)
+	}
+	if r.Ranks[0].Status != "ok" || r.Ranks[1].Host != "node1" || len(r.Launcher) != 2 {
+		t.Errorf("parse: %+v", r)
+	}
+	text := r.FailureText()
+	if !strings.Contains(text, "[rank 1] oops") || strings.Contains(text, "[rank 0] ===") || !strings.Contains(text, "[mpirun] MPI_ABORT") {
+		t.Errorf("FailureText:\n%s", text)
+	}
+}

@@ -1,0 +1,186 @@
+// C side of package mpi. Everything that depends on how the MPI library
+// represents handles (pointers in Open MPI, ints in MPICH) lives here, so the
+// Go code never compares or constructs a handle itself.
+#ifndef DPML_MPI_H
+#define DPML_MPI_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <mpi.h>
+
+// Order must match the Kind constants in types.go.
+enum { DPML_NKINDS = 12 };
+// Order must match the Op constants in op.go.
+enum { DPML_NOPS = 10 };
+
+typedef struct {
+	MPI_Comm world, self;
+	MPI_Datatype dt[DPML_NKINDS];
+	MPI_Op op[DPML_NOPS];
+} dpml_handles;
+
+// Predefined handles are link-time constants in both ABIs (addresses of
+// globals in Open MPI, integer constants in MPICH), so they can be read once
+// before MPI_Init and cached on the Go side.
+static inline void dpml_get_handles(dpml_handles *h) {
+	h->world = MPI_COMM_WORLD;
+	h->self = MPI_COMM_SELF;
+	h->dt[0] = MPI_INT8_T;
+	h->dt[1] = MPI_INT16_T;
+	h->dt[2] = MPI_INT32_T;
+	h->dt[3] = MPI_INT64_T;
+	h->dt[4] = MPI_UINT8_T;
+	h->dt[5] = MPI_UINT16_T;
+	h->dt[6] = MPI_UINT32_T;
+	h->dt[7] = MPI_UINT64_T;
+	h->dt[8] = MPI_FLOAT;
+	h->dt[9] = MPI_DOUBLE;
+	h->dt[10] = MPI_C_FLOAT_COMPLEX;
+	h->dt[11] = MPI_C_DOUBLE_COMPLEX;
+	h->op[0] = MPI_SUM;
+	h->op[1] = MPI_PROD;
+	h->op[2] = MPI_MIN;
+	h->op[3] = MPI_MAX;
+	h->op[4] = MPI_LAND;
+	h->op[5] = MPI_LOR;
+	h->op[6] = MPI_LXOR;
+	h->op[7] = MPI_BAND;
+	h->op[8] = MPI_BOR;
+	h->op[9] = MPI_BXOR;
+}
+
+static inline int dpml_comm_is_null(MPI_Comm c) { return c == MPI_COMM_NULL; }
+static inline int dpml_request_is_null(MPI_Request r) { return r == MPI_REQUEST_NULL; }
+static inline MPI_Comm dpml_comm_null(void) { return MPI_COMM_NULL; }
+static inline MPI_Request dpml_request_null(void) { return MPI_REQUEST_NULL; }
+
+// A C handle travels through Go as an integer. Open MPI: the pointer value.
+// MPICH: the int value, sign- or zero-extended (only the low 32 bits are used).
+static inline uintptr_t dpml_comm_to_uintptr(MPI_Comm c) {
+#if defined(OPEN_MPI)
+	return (uintptr_t)c;
+#else
+	return (uintptr_t)(unsigned int)c;
+#endif
+}
+static inline MPI_Comm dpml_comm_from_uintptr(uintptr_t h) {
+#if defined(OPEN_MPI)
+	return (MPI_Comm)h;
+#else
+	return (MPI_Comm)(unsigned int)h;
+#endif
+}
+static inline uintptr_t dpml_datatype_to_uintptr(MPI_Datatype d) {
+#if defined(OPEN_MPI)
+	return (uintptr_t)d;
+#else
+	return (uintptr_t)(unsigned int)d;
+#endif
+}
+
+static inline int dpml_comm_fint(MPI_Comm c) { return (int)MPI_Comm_c2f(c); }
+static inline MPI_Comm dpml_comm_from_fint(int f) { return MPI_Comm_f2c((MPI_Fint)f); }
+
+static inline int dpml_set_errors_return(MPI_Comm c) {
+	return MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+}
+
+static inline int dpml_split_shared(MPI_Comm c, int key, MPI_Comm *out) {
+	return MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, key, MPI_INFO_NULL, out);
+}
+
+static inline int dpml_init_thread(int required, int *provided) {
+	return MPI_Init_thread(NULL, NULL, required, provided);
+}
+
+// Some implementations reject NULL buffers even with count 0, and Go has no
+// valid pointer for an empty slice, so empty buffers get distinct dummies
+// (distinct so "sendbuf == recvbuf" checks do not fire).
+static char dpml_dummy_s[16], dpml_dummy_r[16];
+#define DPML_S(p) ((p) ? (const void *)(p) : (const void *)dpml_dummy_s)
+#define DPML_R(p) ((p) ? (void *)(p) : (void *)dpml_dummy_r)
+
+static inline int dpml_allreduce(const void *s, void *r, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm c) {
+	return MPI_Allreduce(DPML_S(s), DPML_R(r), n, dt, op, c);
+}
+static inline int dpml_allreduce_inplace(void *b, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm c) {
+	return MPI_Allreduce(MPI_IN_PLACE, DPML_R(b), n, dt, op, c);
+}
+static inline int dpml_iallreduce(const void *s, void *r, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm c, MPI_Request *req) {
+	return MPI_Iallreduce(DPML_S(s), DPML_R(r), n, dt, op, c, req);
+}
+static inline int dpml_iallreduce_inplace(void *b, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm c, MPI_Request *req) {
+	return MPI_Iallreduce(MPI_IN_PLACE, DPML_R(b), n, dt, op, c, req);
+}
+static inline int dpml_reduce(const void *s, void *r, int n, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm c) {
+	return MPI_Reduce(DPML_S(s), DPML_R(r), n, dt, op, root, c);
+}
+// Called on the root only.
+static inline int dpml_reduce_inplace(void *b, int n, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm c) {
+#if defined(OPEN_MPI)
+	return MPI_Reduce(MPI_IN_PLACE, DPML_R(b), n, dt, op, root, c);
+#else
+	// MPICH 4.0.2 (ch4) crashes on MPI_Reduce with MPI_IN_PLACE at a
+	// non-zero root for larger counts; reduce from a copy instead.
+	int sz = 0, rc;
+	void *tmp;
+	if (root == 0 || n == 0) return MPI_Reduce(MPI_IN_PLACE, DPML_R(b), n, dt, op, root, c);
+	rc = MPI_Type_size(dt, &sz);
+	if (rc != MPI_SUCCESS) return rc;
+	tmp = malloc((size_t)n * (size_t)sz);
+	if (tmp == NULL) return MPI_ERR_NO_MEM;
+	memcpy(tmp, b, (size_t)n * (size_t)sz);
+	rc = MPI_Reduce(tmp, b, n, dt, op, root, c);
+	free(tmp);
+	return rc;
+#endif
+}
+static inline int dpml_bcast(void *b, int n, MPI_Datatype dt, int root, MPI_Comm c) {
+	return MPI_Bcast(DPML_R(b), n, dt, root, c);
+}
+static inline int dpml_allgather(const void *s, void *r, int n, MPI_Datatype dt, MPI_Comm c) {
+	return MPI_Allgather(DPML_S(s), n, dt, DPML_R(r), n, dt, c);
+}
+static inline int dpml_send(const void *b, int n, MPI_Datatype dt, int dest, int tag, MPI_Comm c) {
+	return MPI_Send(DPML_S(b), n, dt, dest, tag, c);
+}
+static inline int dpml_recv(void *b, int n, MPI_Datatype dt, int src, int tag, MPI_Comm c, MPI_Status *st) {
+	return MPI_Recv(DPML_R(b), n, dt, src, tag, c, st);
+}
+static inline int dpml_isend(const void *b, int n, MPI_Datatype dt, int dest, int tag, MPI_Comm c, MPI_Request *req) {
+	return MPI_Isend(DPML_S(b), n, dt, dest, tag, c, req);
+}
+static inline int dpml_irecv(void *b, int n, MPI_Datatype dt, int src, int tag, MPI_Comm c, MPI_Request *req) {
+	return MPI_Irecv(DPML_R(b), n, dt, src, tag, c, req);
+}
+static inline int dpml_wait(MPI_Request *req, MPI_Status *st) { return MPI_Wait(req, st); }
+static inline int dpml_test(MPI_Request *req, int *flag, MPI_Status *st) { return MPI_Test(req, flag, st); }
+static inline int dpml_waitall(int n, MPI_Request *reqs, MPI_Status *sts) { return MPI_Waitall(n, reqs, sts); }
+static inline int dpml_get_count(MPI_Status *st, MPI_Datatype dt) {
+	int n = 0;
+	if (MPI_Get_count(st, dt, &n) != MPI_SUCCESS || n == MPI_UNDEFINED) return -1;
+	return n;
+}
+static inline int dpml_status_source(MPI_Status *st) { return st->MPI_SOURCE; }
+static inline int dpml_status_tag(MPI_Status *st) { return st->MPI_TAG; }
+static inline int dpml_status_error(MPI_Status *st) { return st->MPI_ERROR; }
+
+static inline int dpml_error_class(int code) {
+	int cls = 0;
+	if (MPI_Error_class(code, &cls) != MPI_SUCCESS) return -1;
+	return cls;
+}
+// Copies the message into buf (NUL-terminated); returns its length.
+static inline int dpml_error_string(int code, char *buf, int cap) {
+	char tmp[MPI_MAX_ERROR_STRING + 1];
+	int len = 0;
+	if (MPI_Error_string(code, tmp, &len) != MPI_SUCCESS) len = 0;
+	if (len > cap - 1) len = cap - 1;
+	if (len < 0) len = 0;
+	for (int i = 0; i < len; i++) buf[i] = tmp[i];
+	buf[len] = 0;
+	return len;
+}
+
+#endif
