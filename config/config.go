@@ -73,6 +73,10 @@ const (
 	Disable      = "DPML_DISABLE"
 	MinBytes     = "DPML_MIN_BYTES"
 	MPITest      = "DPML_MPITEST"
+	MPITestLimit = "DPML_MPITEST_TIMEOUT"
+	RunCPUMap    = "DPML_RUN_CPUMAP"
+	RunNodes     = "DPML_RUN_NODES"
+	RunPPN       = "DPML_RUN_PPN"
 )
 
 // Vars is the table. Keep it sorted by name; TestTableSorted checks.
@@ -87,8 +91,16 @@ var Vars = []Var{
 		Doc: "Calls of the drop-in library smaller than this many bytes pass through to the MPI library."},
 	{Name: MPITest, Kind: KindString, Default: "", Scope: AllRanks, Users: "tests",
 		Doc: "Internal: set by the multi-rank test harness in the ranks it launches. Never set it by hand."},
+	{Name: MPITestLimit, Kind: KindDuration, Default: "120s", Scope: AllRanks, Users: "tests",
+		Doc: "Bound of one multi-rank test run (internal/mpitest); the job is killed after it."},
 	{Name: Pipeline, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",
 		Doc: "Sub-chunks `k` per leader in the inter-node phase (DPML-Pipelined), or `auto`."},
+	{Name: RunCPUMap, Kind: KindString, Default: "", Scope: PerNode, Users: "dpmlrun",
+		Doc: "Internal: the cores of each fake node (`node1=0-7;node2=8-15`), passed by dpmlrun to its launch agent."},
+	{Name: RunNodes, Kind: KindInt, Default: "", Scope: AllRanks, Users: "dpmlrun, tests",
+		Doc: "Set by dpmlrun in every rank: the number of fake nodes."},
+	{Name: RunPPN, Kind: KindString, Default: "", Scope: AllRanks, Users: "dpmlrun, tests",
+		Doc: "Set by dpmlrun in every rank: ranks per fake node (`2`, or `3,2` for uneven layouts)."},
 	{Name: SegmentBytes, Kind: KindBytes, Default: "1M", Scope: AllRanks, Users: "engine",
 		Doc: "Largest message slice (bytes) the engine moves through shared memory at once. Larger messages are cut into segments that are pipelined: the inter-node phase of one segment overlaps the intra-node phases of the next. The node segment holds two such slices per local rank plus two results."},
 	{Name: ShmDir, Kind: KindString, Default: "/dev/shm", Scope: PerNode, Users: "engine",

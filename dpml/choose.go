@@ -9,8 +9,26 @@ var (
 	phasesMultiNode = []Phase{PhaseCopyIn, PhaseReduce, PhaseInter, PhaseCopyOut}
 )
 
+// or fills the zero fields of o from d.
+func (o Override) or(d Override) Override {
+	if o.Variant == Auto {
+		o.Variant = d.Variant
+	}
+	if o.Leaders == 0 {
+		o.Leaders = d.Leaders
+	}
+	if o.Pipeline == 0 {
+		o.Pipeline = d.Pipeline
+	}
+	if o.SegmentBytes == 0 {
+		o.SegmentBytes = d.SegmentBytes
+	}
+	return o
+}
+
 // plan resolves an override into a complete plan. Precedence: the per-call
-// override, then DPML_LEADERS / DPML_PIPELINE, then the default policy.
+// override, then the communicator's (SetOverride), then DPML_LEADERS /
+// DPML_PIPELINE, then the default policy.
 // Preconditions that the multi-leader plans need (more than one rank on a
 // node) fall back to the native plan, as in coll/han.
 func (c *Comm) plan(count, es int, o Override) (Plan, error) {
@@ -18,12 +36,7 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 		return Plan{}, fmt.Errorf("dpml: plan for %d elements of %d bytes", count, es)
 	}
 	p := Plan{Count: count, ElemSize: es, Nodes: c.nodes, PPN: c.minPPN, Align: max(1, alignBytes/es)}
-	if o.Leaders == 0 {
-		o.Leaders = c.env.Leaders
-	}
-	if o.Pipeline == 0 {
-		o.Pipeline = c.env.Pipeline
-	}
+	o = o.or(c.fixed).or(c.env)
 	v := o.Variant
 	if c.nodes == c.size {
 		v = Native // one rank per node everywhere: DPML degenerates

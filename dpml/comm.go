@@ -41,6 +41,7 @@ type Comm struct {
 	gen          uint64           // segments completed on this communicator
 	wait         shm.Waiter
 	env          Override // forced by DPML_LEADERS / DPML_PIPELINE
+	fixed        Override // forced by SetOverride
 	timing       bool
 	times        PhaseTimes
 	err          error // sticky: a failed call leaves the communicator unusable
@@ -376,6 +377,12 @@ func (d *Comm) LeaderOrder() []int { return append([]int(nil), d.leaderOrder...)
 
 // SegmentBytes is the per-rank slot size of the node segment.
 func (d *Comm) SegmentBytes() int { return d.segBudget }
+
+// SetOverride forces parts of the plan of every later call on this
+// communicator (fields a call's own Override leaves zero). Like a per-call
+// Override it must be the same on all ranks; the zero Override restores the
+// engine's choice.
+func (d *Comm) SetOverride(o Override) { d.fixed = o }
 
 // PhaseTimes returns the accumulated phase times of this rank.
 func (d *Comm) PhaseTimes() PhaseTimes { return d.times }

@@ -306,6 +306,15 @@ func TestDeterministicAcrossRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
+		// Precedence: per-call override, then the communicator's.
+		c.SetOverride(Override{Leaders: 2, Pipeline: 4})
+		if p, err := c.Plan(1000, 8, Override{}); err != nil || p.Leaders != 2 || p.Pipeline != 4 {
+			t.Fatalf("plan with a communicator override: %+v, %v", p, err)
+		}
+		if p, _ := c.Plan(1000, 8, Override{Leaders: 1}); p.Leaders != 1 || p.Pipeline != 4 {
+			t.Fatalf("per-call override must win: %+v", p)
+		}
+		c.SetOverride(Override{})
 		rng := rand.New(rand.NewPCG(uint64(w.Rank()), 9))
 		send := make([]float64, 5000)
 		for i := range send {

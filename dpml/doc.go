@@ -46,6 +46,28 @@
 // MPI_Allreduce and between plans whose leader count or segment size
 // changes the inter-node message boundaries; integer results never differ.
 //
+// # Node segment layout
+//
+// One segment per node: an abort word, one "input ready" word per local
+// rank and one "result ready" word per leader (each on its own cache line),
+// then two buffer sets, each holding one slot per local rank and one result
+// area of DPML_SEGMENT_BYTES. Rank i copies its slice into slot i; leader j
+// reads partition j of every slot and writes partition j of the result.
+// Partitions start on cache-line boundaries, so no two leaders write one line.
+//
+// # Reduction kernels
+//
+// The kernels fold up to four sources per pass over an 8 KiB block of the
+// result (kernels_gen.go, generated per op), so the block stays in L1. Built
+// with GOEXPERIMENT=simd on AVX2 machines (the Makefile's default), float32
+// and float64 sums use 256-bit vectors with the same per-element order.
+// `go test -bench . ./dpml` on the 2-core AMD EPYC development machine,
+// L2-resident, counting bytes read plus written: a plain copy moves 80-98
+// GB/s; summing 2 sources 23 GB/s (float32, scalar) / 57 GB/s (float32,
+// AVX2) and 37 / 41 GB/s (float64); 8 sources 13 / 37 GB/s (float32) and
+// 27 / 35 GB/s (float64). On the 32-core device a leader's reduction is
+// bound by pulling lines from other cores' caches, not by the kernel.
+//
 // # Settings
 //
 // DPML_LEADERS, DPML_PIPELINE, DPML_SEGMENT_BYTES, DPML_TIMEOUT and the

@@ -4,21 +4,23 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/dpmlgo/dpml/config"
 )
 
 // Environment variables dpmlrun sets.
 const (
 	// EnvNodes tells the ranks how many (fake) nodes the job has.
-	EnvNodes = "DPML_RUN_NODES"
+	EnvNodes = config.RunNodes
 	// EnvPPN tells the ranks the ranks per node: "2", or "3,2" when uneven.
-	EnvPPN = "DPML_RUN_PPN"
+	EnvPPN = config.RunPPN
 	// EnvJob is the job token (config.Job); the engine puts it in its
 	// shared-memory segment names and dpmlrun removes dpml-<token>* after
 	// the run.
-	EnvJob = "DPML_JOB"
+	EnvJob = config.Job
 	// EnvCPUMap carries the fake nodes' CPU lists from dpmlrun through
 	// mpirun's environment to the agent. Internal.
-	EnvCPUMap = "DPML_RUN_CPUMAP"
+	EnvCPUMap = config.RunCPUMap
 )
 
 // AgentArg is the hidden first argument that makes dpmlrun act as Open

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/dpmlgo/dpml/config"
 )
 
 // Config is what the dpmlrun command line asks for.
@@ -257,7 +259,7 @@ func SweepJob(job string) []string {
 		return nil
 	}
 	dirs := []string{"/dev/shm"}
-	if d := os.Getenv("DPML_SHM_DIR"); d != "" && filepath.Clean(d) != "/dev/shm" {
+	if d := os.Getenv(config.ShmDir); d != "" && filepath.Clean(d) != "/dev/shm" {
 		dirs = append(dirs, d)
 	}
 	var removed []string

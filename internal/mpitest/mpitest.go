@@ -61,6 +61,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/internal/launch"
 	"github.com/dpmlgo/dpml/mpi"
 )
@@ -74,9 +75,9 @@ func init() {
 const (
 	// EnvMPITest is set by the parent in the ranks (config.MPITest); see
 	// Key.
-	EnvMPITest = "DPML_MPITEST"
+	EnvMPITest = config.MPITest
 	// EnvTimeout overrides DefaultTimeout ("300s", or seconds: "300").
-	EnvTimeout = "DPML_MPITEST_TIMEOUT"
+	EnvTimeout = config.MPITestLimit
 	// EnvDpmlrun names a dpmlrun binary to launch with instead of the
 	// test binary itself.
 	EnvDpmlrun = "DPMLRUN"
