@@ -23,6 +23,9 @@ func (o Override) or(d Override) Override {
 	if o.SegmentBytes == 0 {
 		o.SegmentBytes = d.SegmentBytes
 	}
+	if o.Intra == IntraAuto {
+		o.Intra = d.Intra
+	}
 	return o
 }
 
@@ -67,10 +70,18 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 	if c.nodes == 1 {
 		p.Phases = phasesNode
 	}
+	switch o.Intra {
+	case IntraCMA:
+		p.CMA = c.cma // precondition: falls back to copies
+	case IntraAuto:
+		p.CMA = c.cma && def.CMA
+	}
 	segBytes := c.segBudget
 	if o.SegmentBytes > 0 {
 		segBytes = min(segBytes, max(o.SegmentBytes, alignBytes))
-	} else if def.SegElems > 0 {
+	} else if def.SegElems > 0 && !p.CMA {
+		// With CMA the segment only bounds the leaders' result area: the
+		// largest one means the fewest system calls.
 		segBytes = min(segBytes, def.SegElems)
 	}
 	p.SegElems = max(p.Align, segBytes/es/p.Align*p.Align)
@@ -96,7 +107,9 @@ func (c *Comm) defaultPlan(bytes int) Plan {
 	if bytes >= 64<<10*c.minPPN {
 		l = c.minPPN
 	}
-	p := Plan{Variant: DPML, Leaders: l, Pipeline: 1}
+	// Cross-memory attach pays one system call per rank and leader and
+	// segment: worth it once partitions are tens of KiB.
+	p := Plan{Variant: DPML, Leaders: l, Pipeline: 1, CMA: bytes >= 256<<10}
 	if c.nodes > 1 && bytes/l >= 256<<10 {
 		p.Variant, p.Pipeline = Pipelined, 2
 	}

@@ -35,10 +35,15 @@ type Comm struct {
 	abort        *atomic.Uint64
 	inFlag       []*atomic.Uint64 // by local rank
 	outFlag      []*atomic.Uint64 // by leader position
-	data         unsafe.Pointer   // start of the data area
-	slotStride   int              // bytes between input slots
-	bufStride    int              // bytes between the two buffer sets
-	gen          uint64           // segments completed on this communicator
+	sendAddr     []*atomic.Uint64 // by local rank: buffers of the current call (CMA plans)
+	recvAddr     []*atomic.Uint64
+	pids         []int          // by local rank
+	cma          bool           // cross-memory attach works on every node
+	scratch      []byte         // a leader's private staging buffers for CMA reads
+	data         unsafe.Pointer // start of the data area
+	slotStride   int            // bytes between input slots
+	bufStride    int            // bytes between the two buffer sets
+	gen          uint64         // segments completed on this communicator
 	wait         shm.Waiter
 	env          Override // forced by DPML_LEADERS / DPML_PIPELINE
 	fixed        Override // forced by SetOverride
@@ -216,6 +221,9 @@ func (d *Comm) setup(o options) error {
 	if err := d.chooseLeaders(); err != nil {
 		return err
 	}
+	if d.cma, err = d.cmaProbe(); err != nil {
+		return err
+	}
 	return d.mapSegment(o)
 }
 
@@ -331,6 +339,12 @@ func (d *Comm) mapSegment(o options) error {
 	if d.outFlag, err = shm.Uint64sAt(b, alignBytes*(1+d.ppn), alignBytes, d.ppn); err != nil {
 		return err
 	}
+	if d.sendAddr, err = shm.Uint64sAt(b, alignBytes+addrSendOff, alignBytes, d.ppn); err != nil {
+		return err
+	}
+	if d.recvAddr, err = shm.Uint64sAt(b, alignBytes+addrRecvOff, alignBytes, d.ppn); err != nil {
+		return err
+	}
 	d.data = unsafe.Pointer(&b[dataOff])
 	d.wait.Abort = d.abort
 	d.scratchSrcs = make([]unsafe.Pointer, d.ppn)
@@ -374,6 +388,10 @@ func (d *Comm) NodeIndex() int { return d.nodeIdx }
 // LeaderOrder returns the local ranks in leader order: with l leaders, the
 // leaders are the first l entries.
 func (d *Comm) LeaderOrder() []int { return append([]int(nil), d.leaderOrder...) }
+
+// CMA reports whether plans may move intra-node data with cross-memory
+// attach (process_vm_readv/writev) on this communicator.
+func (d *Comm) CMA() bool { return d.cma }
 
 // SegmentBytes is the per-rank slot size of the node segment.
 func (d *Comm) SegmentBytes() int { return d.segBudget }

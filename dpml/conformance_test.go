@@ -72,8 +72,8 @@ type testCase struct {
 }
 
 func (tc testCase) String() string {
-	return fmt.Sprintf("count=%d op=%v variant=%v l=%d k=%d inplace=%v exact=%v",
-		tc.count, tc.op, tc.o.Variant, tc.o.Leaders, tc.o.Pipeline, tc.inPlace, tc.exact)
+	return fmt.Sprintf("count=%d op=%v variant=%v l=%d k=%d intra=%v inplace=%v exact=%v",
+		tc.count, tc.op, tc.o.Variant, tc.o.Leaders, tc.o.Pipeline, tc.o.Intra, tc.inPlace, tc.exact)
 }
 
 // input is rank r's element i: small integers (exact) or random floats.
@@ -239,7 +239,7 @@ func allOps[T mpi.Number](t *testing.T, d world, w *mpi.Comm) {
 			continue
 		}
 		for _, n := range []int{1, 97} {
-			for _, o := range []Override{{}, {Leaders: maxL, Pipeline: 2}, {Variant: DPML, Leaders: 2}} {
+			for _, o := range []Override{{}, {Leaders: maxL, Pipeline: 2}, {Variant: DPML, Leaders: 2}, {Leaders: maxL, Intra: IntraCMA}} {
 				check[T](t, d, w, testCase{count: n, op: op, o: o, exact: true, seed: uint64(n)})
 			}
 		}
@@ -278,12 +278,18 @@ func conformance(t *testing.T, w *mpi.Comm) {
 	// Random floats are checked bit-exactly against the engine's order
 	// when the inter-node combination is a single commutative step.
 	exact := d.nodes > 2
+	if !c.CMA() {
+		t.Log("cross-memory attach is not permitted here: CMA plans fall back to shared-memory copies")
+	} else if p, _ := c.Plan(1<<20, 8, Override{Intra: IntraCMA}); !p.CMA && c.Size() > c.Nodes() {
+		t.Fatalf("CMA permitted but the plan does not use it: %+v", p)
+	}
 	for _, l := range []int{1, 2, 4, maxL} {
 		counts := []int{0, 1, max(l-1, 1), l + 1, 97, 3*seg/8 + 5}
 		for _, k := range []int{1, 2, 4} {
-			for _, n := range counts {
+			for i, n := range counts {
 				for _, inPlace := range []bool{false, true} {
-					o := Override{Leaders: l, Pipeline: k}
+					intra := []Intra{IntraShm, IntraCMA}[(i+k)%2]
+					o := Override{Leaders: l, Pipeline: k, Intra: intra}
 					check[float64](t, d, w, testCase{count: n, op: mpi.OpSum, o: o, inPlace: inPlace, exact: exact, seed: uint64(l*k + n)})
 					check[int32](t, d, w, testCase{count: n, op: mpi.OpBxor, o: o, inPlace: inPlace, exact: true, seed: 7})
 				}
@@ -295,6 +301,8 @@ func conformance(t *testing.T, w *mpi.Comm) {
 	big := 1<<20 + 3
 	check[float64](t, d, w, testCase{count: big, op: mpi.OpSum, o: Override{Leaders: maxL, Pipeline: 2}, exact: exact, seed: 11})
 	check[int64](t, d, w, testCase{count: big, op: mpi.OpSum, o: Override{Variant: DPML, Leaders: 1}, inPlace: true, exact: true, seed: 12})
+	check[float64](t, d, w, testCase{count: big, op: mpi.OpSum, o: Override{Leaders: maxL, Pipeline: 2, Intra: IntraCMA}, inPlace: true, exact: exact, seed: 14})
+	check[int32](t, d, w, testCase{count: big, op: mpi.OpBxor, o: Override{Variant: DPML, Leaders: 2, Intra: IntraCMA}, exact: true, seed: 15})
 	check[float32](t, d, w, testCase{count: big, op: mpi.OpSum, exact: true, seed: 13})
 }
 

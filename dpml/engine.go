@@ -60,6 +60,7 @@ func execute[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op, kern ker
 		e.lag = 1
 	}
 	base := c.gen
+	e.base = base
 	for s := 0; s < p.Segments; s++ {
 		g := base + uint64(s) + 1
 		if err := e.copyIn(s, g); err != nil {
@@ -111,7 +112,8 @@ type run[T mpi.Number] struct {
 	kern       kernel
 	lead       bool // this rank leads partition c.pos
 	inter      bool
-	lag        int // segments between reduce and copy-out
+	lag        int    // segments between reduce and copy-out
+	base       uint64 // generation before the call's first segment
 }
 
 func (e *run[T]) tick() time.Time {
@@ -130,6 +132,18 @@ func (e *run[T]) tock(acc *time.Duration, t time.Time) {
 func (e *run[T]) copyIn(s int, g uint64) error {
 	c := e.c
 	t := e.tick()
+	if e.p.CMA {
+		// Publish the buffers; the leaders fetch the data themselves.
+		if s == 0 {
+			c.sendAddr[c.local].Store(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(e.send)))))
+			c.recvAddr[c.local].Store(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(e.recv)))))
+		}
+		c.inFlag[c.local].Store(g)
+		if testHookCopiedIn != nil {
+			testHookCopiedIn(c, s)
+		}
+		return nil
+	}
 	lo, hi := e.p.segment(s)
 	dst := unsafe.Slice((*T)(c.slot(g&1, c.local)), hi-lo)
 	copy(dst, e.send[lo:hi])
@@ -163,30 +177,36 @@ func (e *run[T]) reduce(s int, g uint64) error {
 	es := p.ElemSize
 	res := unsafe.Add(c.result(b), plo*es)
 	resT := unsafe.Slice((*T)(res), phi-plo)
-	srcs := c.scratchSrcs[:c.ppn]
-	off := func(q int) {
+	// fold reduces elements [q, q+n) of the segment's partition into res.
+	fold := func(q, n int) error {
+		t := e.tick()
+		defer e.tock(&c.times.Reduce, t)
+		if p.CMA {
+			return e.foldCMA(unsafe.Add(res, (q-plo)*es), lo+q, n)
+		}
+		srcs := c.scratchSrcs[:c.ppn]
 		for i := range srcs {
 			srcs[i] = unsafe.Add(c.slot(b, i), q*es)
 		}
+		e.kern(unsafe.Add(res, (q-plo)*es), srcs, n)
+		return nil
 	}
 	switch {
 	case !e.inter:
-		t = e.tick()
-		off(plo)
-		e.kern(res, srcs, phi-plo)
-		e.tock(&c.times.Reduce, t)
-		c.outFlag[c.pos].Store(g)
+		if err := fold(plo, phi-plo); err != nil {
+			return err
+		}
+		return e.post(s, g)
 	case e.lag == 0: // DPML: one blocking allreduce
-		t = e.tick()
-		off(plo)
-		e.kern(res, srcs, phi-plo)
-		e.tock(&c.times.Reduce, t)
+		if err := fold(plo, phi-plo); err != nil {
+			return err
+		}
 		t = e.tick()
 		if err := mpi.AllreduceInPlace(c.leaderComm, resT, e.op); err != nil {
 			return fmt.Errorf("dpml: leader %d inter-node allreduce of segment %d: %w", c.pos, s, err)
 		}
 		e.tock(&c.times.Inter, t)
-		c.outFlag[c.pos].Store(g)
+		return e.post(s, g)
 	default: // Pipelined: reduce a sub-chunk, start its allreduce, next
 		reqs := c.pending[b][:0]
 		for q := 0; q < p.Pipeline; q++ {
@@ -194,10 +214,9 @@ func (e *run[T]) reduce(s int, g uint64) error {
 			if a == z {
 				continue
 			}
-			t = e.tick()
-			off(plo + a)
-			e.kern(unsafe.Add(res, a*es), srcs, z-a)
-			e.tock(&c.times.Reduce, t)
+			if err := fold(plo+a, z-a); err != nil {
+				return err
+			}
 			t = e.tick()
 			r, err := mpi.IallreduceInPlace(c.leaderComm, resT[a:z], e.op)
 			if err != nil {
@@ -238,7 +257,77 @@ func (e *run[T]) finish(g uint64) error {
 		c.times.Inter += time.Since(t)
 	}
 	c.pendingRange[b] = flagPost{}
+	return e.post(int(g-e.base-1), g)
+}
+
+// post delivers this leader's reduced partition of segment s: with CMA it
+// writes it into every local rank's receive buffer; then it raises the
+// leader's "result ready" flag.
+func (e *run[T]) post(s int, g uint64) error {
+	c, p := e.c, e.p
+	if p.CMA {
+		t := e.tick()
+		lo, hi := p.segment(s)
+		plo, phi := p.partition(hi-lo, c.pos)
+		es := p.ElemSize
+		src := unsafe.Add(c.result(g&1), plo*es)
+		off := uintptr((lo + plo) * es)
+		for i := 0; i < c.ppn; i++ {
+			if i == c.local {
+				copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(e.recv[lo+plo:]))), (phi-plo)*es),
+					unsafe.Slice((*byte)(src), (phi-plo)*es))
+				continue
+			}
+			if err := cmaWrite(c.pids[i], src, uintptr(c.recvAddr[i].Load())+off, (phi-plo)*es); err != nil {
+				return fmt.Errorf("dpml: leader %d delivers segment %d to local rank %d: %w", c.pos, s, i, err)
+			}
+		}
+		e.tock(&c.times.CopyOut, t)
+	}
 	c.outFlag[c.pos].Store(g)
+	return nil
+}
+
+// foldCMA folds elements [at, at+n) of every local rank's send buffer into
+// dst, in local-rank order like the shared-memory path: own data is read in
+// place, the others' is fetched in groups of up to three into private
+// staging buffers, then folded (dst = ((dst op x) op y) op z).
+func (e *run[T]) foldCMA(dst unsafe.Pointer, at, n int) error {
+	c := e.c
+	es := e.p.ElemSize
+	bytes := n * es
+	if need := 3 * bytes; len(c.scratch) < need {
+		c.scratch = make([]byte, need)
+	}
+	fetch := func(i int, into unsafe.Pointer) (unsafe.Pointer, error) {
+		if i == c.local {
+			return unsafe.Pointer(&e.send[at]), nil
+		}
+		err := cmaRead(c.pids[i], into, uintptr(c.sendAddr[i].Load())+uintptr(at*es), bytes)
+		return into, err
+	}
+	var bufs [3]unsafe.Pointer
+	for k := range bufs {
+		bufs[k] = unsafe.Pointer(&c.scratch[k*bytes])
+	}
+	// Rank 0's data becomes the accumulator.
+	if c.local == 0 {
+		copy(unsafe.Slice((*byte)(dst), bytes), unsafe.Slice((*byte)(unsafe.Pointer(&e.send[at])), bytes))
+	} else if err := cmaRead(c.pids[0], dst, uintptr(c.sendAddr[0].Load())+uintptr(at*es), bytes); err != nil {
+		return fmt.Errorf("dpml: leader %d fetches from local rank 0: %w", c.pos, err)
+	}
+	srcs := c.scratchSrcs[:0]
+	for i := 1; i < c.ppn; {
+		srcs = append(srcs[:0], dst)
+		for k := 0; k < 3 && i < c.ppn; k, i = k+1, i+1 {
+			p, err := fetch(i, bufs[k])
+			if err != nil {
+				return fmt.Errorf("dpml: leader %d fetches from local rank %d: %w", c.pos, i, err)
+			}
+			srcs = append(srcs, p)
+		}
+		e.kern(dst, srcs, n)
+	}
 	return nil
 }
 
@@ -257,6 +346,9 @@ func (e *run[T]) copyOut(s int, g uint64) error {
 		}
 	}
 	e.tock(&c.times.WaitOut, t)
+	if p.CMA {
+		return nil // the leaders wrote the result into recv
+	}
 	t = e.tick()
 	src := unsafe.Slice((*T)(c.result(g&1)), hi-lo)
 	copy(e.recv[lo:hi], src)

@@ -80,6 +80,32 @@ type Override struct {
 	// SegmentBytes caps the slice of the message moved through shared
 	// memory at once; clamped to the communicator's segment budget.
 	SegmentBytes int
+	// Intra chooses how data moves inside a node.
+	Intra Intra
+}
+
+// Intra is the intra-node data path of a plan.
+type Intra uint8
+
+const (
+	// IntraAuto lets the engine choose.
+	IntraAuto Intra = iota
+	// IntraShm copies inputs into the node segment and results out of it.
+	IntraShm
+	// IntraCMA has leaders read inputs from the ranks' buffers and write
+	// results into them with process_vm_readv/writev: no copies through
+	// the segment. Falls back to IntraShm where the kernel forbids it.
+	IntraCMA
+)
+
+func (i Intra) String() string {
+	switch i {
+	case IntraShm:
+		return "shm"
+	case IntraCMA:
+		return "cma"
+	}
+	return "auto"
 }
 
 // Plan is the data an allreduce executes: which phases run, with how many
@@ -88,12 +114,13 @@ type Override struct {
 type Plan struct {
 	Variant  Variant
 	Phases   []Phase
-	Count    int // elements
-	ElemSize int // bytes per element
-	Nodes    int // h
-	PPN      int // smallest ranks-per-node of the communicator
-	Leaders  int // l, active leaders (<= requested when the message is small)
-	Pipeline int // k
+	Count    int  // elements
+	ElemSize int  // bytes per element
+	Nodes    int  // h
+	PPN      int  // smallest ranks-per-node of the communicator
+	Leaders  int  // l, active leaders (<= requested when the message is small)
+	Pipeline int  // k
+	CMA      bool // leaders move data with cross-memory attach
 
 	SegElems int // elements per segment (the last may be shorter)
 	Segments int
@@ -158,8 +185,12 @@ func (p *Plan) String() string {
 	if p.Has(PhaseNative) || p.Count == 0 {
 		return b.String()
 	}
-	fmt.Fprintf(&b, "leaders l=%d, pipeline k=%d, %d segment(s) of %d elements (%s)\n",
-		p.Leaders, p.Pipeline, p.Segments, p.SegElems, human(p.SegElems*p.ElemSize))
+	intra := "shared-memory copies"
+	if p.CMA {
+		intra = "cross-memory attach"
+	}
+	fmt.Fprintf(&b, "leaders l=%d, pipeline k=%d, %d segment(s) of %d elements (%s), intra-node by %s\n",
+		p.Leaders, p.Pipeline, p.Segments, p.SegElems, human(p.SegElems*p.ElemSize), intra)
 	cols := []Phase{PhaseCopyIn, PhaseReduce, PhaseInter, PhaseCopyOut}
 	fmt.Fprintf(&b, "%6s", "step")
 	for _, c := range cols {

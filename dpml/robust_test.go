@@ -68,7 +68,7 @@ func TestManyCallsNoLeak(t *testing.T) {
 			if rng.IntN(8) != 0 {
 				n = rng.IntN(64) // mostly small: many calls, quickly
 			}
-			o := Override{Leaders: 1 + rng.IntN(2), Pipeline: 1 + rng.IntN(3)}
+			o := Override{Leaders: 1 + rng.IntN(2), Pipeline: 1 + rng.IntN(3), Intra: Intra(1 + rng.IntN(2))}
 			c := a
 			if i%2 == 1 {
 				c = b

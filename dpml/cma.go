@@ -1,0 +1,102 @@
+package dpml
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dpmlgo/dpml/mpi"
+)
+
+// Cross-memory attach (process_vm_readv/writev) lets a leader read its
+// partition straight from each local rank's send buffer and write the
+// reduced partition straight into each rank's receive buffer. That removes
+// the copy into the shared segment and the copy out of it: each byte crosses
+// between cores once each way, which is what a large allreduce on a
+// many-core node is bound by. Each transfer is a system call, so the plans
+// use it only for large messages.
+
+// cmaProbe checks at setup that this rank can read a peer's memory (the
+// kernel may forbid it: Yama ptrace_scope, containers). It is collective
+// over the node; every rank learns whether all of the node can.
+func (d *Comm) cmaProbe() (bool, error) {
+	// Each rank exposes one private word holding its pid; its neighbour
+	// reads it back.
+	word := new(uint64)
+	*word = uint64(unix.Getpid())
+	mine := []int64{int64(unix.Getpid()), int64(uintptr(unsafe.Pointer(word)))}
+	all := make([]int64, 2*d.ppn)
+	if err := mpi.Allgather(d.node, mine, all); err != nil {
+		return false, fmt.Errorf("gather pids: %w", err)
+	}
+	d.pids = make([]int, d.ppn)
+	for i := range d.pids {
+		d.pids[i] = int(all[2*i])
+	}
+	ok := int32(1)
+	if d.ppn > 1 {
+		peer := (d.local + 1) % d.ppn
+		var got uint64
+		err := cmaRead(d.pids[peer], unsafe.Pointer(&got), uintptr(all[2*peer+1]), 8)
+		if err != nil || got != uint64(d.pids[peer]) {
+			ok = 0
+		}
+	}
+	// Keep word alive until every neighbour has read it.
+	res := []int32{ok}
+	if err := mpi.AllreduceInPlace(d.world, res, mpi.OpMin); err != nil {
+		return false, fmt.Errorf("agree on cross-memory attach: %w", err)
+	}
+	runtime.KeepAlive(word)
+	return res[0] == 1, nil
+}
+
+// cmaRead copies n bytes at remote address addr of process pid into local.
+func cmaRead(pid int, local unsafe.Pointer, addr uintptr, n int) error {
+	for n > 0 {
+		l := []unix.Iovec{{Base: (*byte)(local), Len: uint64(n)}}
+		r := []unix.RemoteIovec{{Base: addr, Len: n}}
+		got, err := unix.ProcessVMReadv(pid, l, r, 0)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return fmt.Errorf("process_vm_readv(pid %d, %d bytes): %w", pid, n, err)
+		}
+		if got == 0 {
+			return fmt.Errorf("process_vm_readv(pid %d): no progress", pid)
+		}
+		local, addr, n = unsafe.Add(local, got), addr+uintptr(got), n-got
+	}
+	return nil
+}
+
+// cmaWrite copies n bytes from local to remote address addr of process pid.
+func cmaWrite(pid int, local unsafe.Pointer, addr uintptr, n int) error {
+	for n > 0 {
+		l := []unix.Iovec{{Base: (*byte)(local), Len: uint64(n)}}
+		r := []unix.RemoteIovec{{Base: addr, Len: n}}
+		got, err := unix.ProcessVMWritev(pid, l, r, 0)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return fmt.Errorf("process_vm_writev(pid %d, %d bytes): %w", pid, n, err)
+		}
+		if got == 0 {
+			return fmt.Errorf("process_vm_writev(pid %d): no progress", pid)
+		}
+		local, addr, n = unsafe.Add(local, got), addr+uintptr(got), n-got
+	}
+	return nil
+}
+
+// Each rank's "input ready" line also carries the addresses of its buffers
+// for the current call, written before the flag is raised.
+const (
+	addrSendOff = 8
+	addrRecvOff = 16
+)
