@@ -346,3 +346,21 @@ func TestDeterministicAcrossRuns(t *testing.T) {
 		}
 	})
 }
+
+// TestLargeSegments runs the default-sized segments, where a leader's
+// partition spans several cross-memory-attach blocks.
+func TestLargeSegments(t *testing.T) {
+	mpitest.RunLayout(t, mpitest.Layout{PPN: []int{3, 2}}, func(t *testing.T, w *mpi.Comm) {
+		c, err := New(w, WithSegmentBytes(1<<20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		d := describe(t, c, w)
+		n := 300_001 // 2.4 MB of float64: three segments
+		for _, o := range []Override{{Leaders: 1, Intra: IntraCMA}, {Leaders: 2, Pipeline: 2, Intra: IntraCMA}, {Leaders: 2, Intra: IntraShm}} {
+			check[float64](t, d, w, testCase{count: n, op: mpi.OpSum, o: o, exact: false, seed: 21})
+			check[float64](t, d, w, testCase{count: n, op: mpi.OpSum, o: o, inPlace: true, exact: false, seed: 22})
+		}
+	})
+}

@@ -293,11 +293,26 @@ func (e *run[T]) post(s int, g uint64) error {
 // place, the others' is fetched in groups of up to three into private
 // staging buffers, then folded (dst = ((dst op x) op y) op z).
 func (e *run[T]) foldCMA(dst unsafe.Pointer, at, n int) error {
+	// Work in blocks so the staging buffers stay in the leader's L2.
+	blk := max(1, cmaBlockBytes/e.p.ElemSize)
+	for q := 0; q < n; q += blk {
+		m := min(blk, n-q)
+		if err := e.foldCMABlock(unsafe.Add(dst, q*e.p.ElemSize), at+q, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cmaBlockBytes is the block of a partition fetched from each rank at once.
+const cmaBlockBytes = 64 << 10
+
+func (e *run[T]) foldCMABlock(dst unsafe.Pointer, at, n int) error {
 	c := e.c
 	es := e.p.ElemSize
 	bytes := n * es
 	if need := 3 * bytes; len(c.scratch) < need {
-		c.scratch = make([]byte, need)
+		c.scratch = make([]byte, 3*cmaBlockBytes)
 	}
 	fetch := func(i int, into unsafe.Pointer) (unsafe.Pointer, error) {
 		if i == c.local {
