@@ -345,3 +345,32 @@ func TestSweepJob(t *testing.T) {
 		t.Error("empty job swept")
 	}
 }
+
+func TestUserMCAReplacesDefaults(t *testing.T) {
+	tests := []struct {
+		extra      []string
+		want, lose string // a value that must appear, one that must not
+	}{
+		{[]string{"--mca", "btl", "self,tcp"}, "self,tcp", "self,vader,tcp"},
+		{[]string{"-mca", "btl_tcp_if_include", "eth0"}, "eth0", "lo"},
+		{nil, "self,vader,tcp", ""},
+	}
+	for _, tc := range tests {
+		p, err := Build(Options{PPN: []int{2, 2}, HostCPUs: []int{0, 1}, Agent: "/bin/dpmlrun __a__", Extra: tc.extra, Prog: []string{"./p"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for i, a := range p.Argv {
+			if a == tc.want {
+				n++
+			}
+			if tc.lose != "" && a == tc.lose && i > 0 && p.Argv[i-1] != "oob_tcp_if_include" {
+				t.Errorf("extra %v: default %q still present: %v", tc.extra, tc.lose, p.Argv)
+			}
+		}
+		if n != 1 {
+			t.Errorf("extra %v: %q appears %d times in %v", tc.extra, tc.want, n, p.Argv)
+		}
+	}
+}

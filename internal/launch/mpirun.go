@@ -136,18 +136,27 @@ func buildEmulated(o Options, mpirun string) (*Plan, error) {
 		"--mca", "plm", "rsh",
 		"--mca", "plm_rsh_agent", o.Agent,
 		"--mca", "plm_rsh_no_tree_spawn", "1",
-		"--mca", "btl", "self,vader,tcp",
-		"--mca", "btl_tcp_if_include", "lo",
-		"--mca", "oob_tcp_if_include", "lo",
 	)
+	// Defaults the user may replace with their own --mca NAME in the extra
+	// arguments (Open MPI refuses a parameter given twice).
+	user := userMCA(o.Extra)
+	mca := func(name, value string) {
+		if !user[name] {
+			a = append(a, "--mca", name, value)
+		}
+	}
+	mca("btl", "self,vader,tcp")
+	mca("btl_tcp_if_include", "lo")
+	mca("oob_tcp_if_include", "lo")
 	if o.TmpBase != "" {
-		a = append(a, "--mca", "orte_tmpdir_base", o.TmpBase)
+		mca("orte_tmpdir_base", o.TmpBase)
 	}
 	if o.VaderDir != "" {
-		a = append(a, "--mca", "btl_vader_backing_directory", o.VaderDir)
+		mca("btl_vader_backing_directory", o.VaderDir)
 	}
 	if over {
-		a = append(a, "--oversubscribe", "--mca", "mpi_yield_when_idle", "1")
+		a = append(a, "--oversubscribe")
+		mca("mpi_yield_when_idle", "1")
 	}
 	a = appendEnv(a, o, len(o.PPN), FormatPPN(o.PPN))
 	a = append(a, o.Extra...)
@@ -188,6 +197,18 @@ func buildHostfile(o Options, mpirun string) (*Plan, error) {
 	a = append(a, o.Extra...)
 	a = append(a, o.Prog...)
 	return &Plan{Argv: a, Ranks: ranks}, nil
+}
+
+// userMCA lists the MCA parameters set in extra mpirun arguments.
+func userMCA(extra []string) map[string]bool {
+	m := map[string]bool{}
+	for i := 0; i+1 < len(extra); i++ {
+		if extra[i] == "--mca" || extra[i] == "-mca" {
+			m[extra[i+1]] = true
+			i++
+		}
+	}
+	return m
 }
 
 func appendEnv(a []string, o Options, nodes int, ppn string) []string {
