@@ -48,7 +48,7 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 		p.Variant, p.Phases, p.Leaders, p.Pipeline = Native, phasesNative, 1, 1
 		return p, nil
 	}
-	def := c.defaultPlan(count * es)
+	def, defSeg := c.defaultPlan(count * es)
 	if v == Auto {
 		v = def.Variant
 		if o.Pipeline > 1 {
@@ -79,10 +79,10 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 	segBytes := c.segBudget
 	if o.SegmentBytes > 0 {
 		segBytes = min(segBytes, max(o.SegmentBytes, alignBytes))
-	} else if def.SegElems > 0 && !p.CMA {
+	} else if !p.CMA {
 		// With CMA the segment only bounds the leaders' result area: the
 		// largest one means the fewest system calls.
-		segBytes = min(segBytes, def.SegElems)
+		segBytes = min(segBytes, defSeg)
 	}
 	p.SegElems = max(p.Align, segBytes/es/p.Align*p.Align)
 	if count > 0 {
@@ -98,8 +98,8 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 // 4 KiB per leader, all leaders for large messages, pipelining once the
 // per-leader share passes 256 KiB, and segments sized so both buffer sets of
 // a node (2 x (ppn+1) slots) stay near 16 MiB, inside a server's last-level
-// cache. Its SegElems field carries bytes.
-func (c *Comm) defaultPlan(bytes int) Plan {
+// cache. It returns the plan's shape and the segment size in bytes.
+func (c *Comm) defaultPlan(bytes int) (Plan, int) {
 	l := 1
 	for l*2 <= c.minPPN && bytes/(l*2) >= 4<<10 {
 		l *= 2
@@ -113,6 +113,5 @@ func (c *Comm) defaultPlan(bytes int) Plan {
 	if c.nodes > 1 && bytes/l >= 256<<10 {
 		p.Variant, p.Pipeline = Pipelined, 2
 	}
-	p.SegElems = max(64<<10, (16<<20)/(2*(c.minPPN+1))/alignBytes*alignBytes)
-	return p
+	return p, max(64<<10, (16<<20)/(2*(c.minPPN+1))/alignBytes*alignBytes)
 }

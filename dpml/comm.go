@@ -122,8 +122,8 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 
 	d := &Comm{segBudget: o.segBudget, timing: o.timing}
 	d.wait = shm.Waiter{Timeout: o.timeout}
-	if n, err := config.Int(config.Spin); err == nil {
-		d.wait.Spin = n
+	if d.wait.Spin, err = config.Int(config.Spin); err != nil {
+		return nil, err
 	}
 	if d.env.Leaders, err = config.IntOrAuto(config.Leaders); err != nil {
 		return nil, err
