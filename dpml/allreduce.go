@@ -3,6 +3,7 @@ package dpml
 import (
 	"errors"
 	"fmt"
+	"os"
 	"unsafe"
 
 	"github.com/dpmlgo/dpml/mpi"
@@ -56,6 +57,9 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if err != nil {
 		return err
 	}
+	if c.verbose > 0 {
+		c.report(&p)
+	}
 	if err := execute(c, &p, send, recv, op, kern); err != nil {
 		// Wake local peers blocked on this rank, and refuse further calls:
 		// the node's flags no longer agree.
@@ -85,4 +89,25 @@ func overlaps[T any](a, b []T) bool {
 	sz := unsafe.Sizeof(z)
 	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
 	return a0 < b0+uintptr(len(b))*sz && b0 < a0+uintptr(len(a))*sz
+}
+
+// report prints plan choices on rank 0 (DPML_VERBOSE): each new choice per
+// power-of-two size class at level 1, every call at level 2.
+func (c *Comm) report(p *Plan) {
+	if c.rank != 0 {
+		return
+	}
+	class := 0
+	for b := p.Count * p.ElemSize; b > 1; b >>= 1 {
+		class++
+	}
+	key := fmt.Sprintf("%v/%d/%d/%v/%d", p.Variant, p.Leaders, p.Pipeline, p.CMA, p.Segments)
+	if c.verbose < 2 && c.reported[class] == key {
+		return
+	}
+	if c.reported == nil {
+		c.reported = map[int]string{}
+	}
+	c.reported[class] = key
+	fmt.Fprintf(os.Stderr, "dpml: %d B: %s", p.Count*p.ElemSize, p)
 }

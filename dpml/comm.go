@@ -3,6 +3,7 @@ package dpml
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -55,6 +56,7 @@ type Comm struct {
 	pending      [2][]*mpi.Request
 	pendingRange [2]flagPost
 	verbose      int
+	reported     map[int]string // DPML_VERBOSE: last plan printed per size class
 }
 
 // flagPost remembers which out-flag to raise when a segment's pending
@@ -144,6 +146,10 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	if err := d.agree(setupErr); err != nil {
 		d.release()
 		return nil, err
+	}
+	if d.verbose > 0 && d.rank == 0 {
+		fmt.Fprintf(os.Stderr, "dpml: %d ranks on %d node(s), ppn %d..%d, leader order %v, cross-memory attach %v\n%s",
+			d.size, d.nodes, d.minPPN, d.ppn, d.leaderOrder, d.cma, config.Effective())
 	}
 	return d, nil
 }
