@@ -56,38 +56,31 @@ func (d *Comm) cmaProbe() (bool, error) {
 
 // cmaRead copies n bytes at remote address addr of process pid into local.
 func cmaRead(pid int, local unsafe.Pointer, addr uintptr, n int) error {
-	for n > 0 {
-		l := []unix.Iovec{{Base: (*byte)(local), Len: uint64(n)}}
-		r := []unix.RemoteIovec{{Base: addr, Len: n}}
-		got, err := unix.ProcessVMReadv(pid, l, r, 0)
-		if err != nil {
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			return fmt.Errorf("process_vm_readv(pid %d, %d bytes): %w", pid, n, err)
-		}
-		if got == 0 {
-			return fmt.Errorf("process_vm_readv(pid %d): no progress", pid)
-		}
-		local, addr, n = unsafe.Add(local, got), addr+uintptr(got), n-got
-	}
-	return nil
+	return cmaCopy(pid, local, addr, n, unix.ProcessVMReadv, "process_vm_readv")
 }
 
 // cmaWrite copies n bytes from local to remote address addr of process pid.
 func cmaWrite(pid int, local unsafe.Pointer, addr uintptr, n int) error {
+	return cmaCopy(pid, local, addr, n, unix.ProcessVMWritev, "process_vm_writev")
+}
+
+type cmaCall func(pid int, local []unix.Iovec, remote []unix.RemoteIovec, flags uint) (int, error)
+
+// cmaCopy runs one transfer to completion: the kernel may move less than
+// asked (a partial transfer), and a signal may interrupt it.
+func cmaCopy(pid int, local unsafe.Pointer, addr uintptr, n int, call cmaCall, name string) error {
 	for n > 0 {
 		l := []unix.Iovec{{Base: (*byte)(local), Len: uint64(n)}}
 		r := []unix.RemoteIovec{{Base: addr, Len: n}}
-		got, err := unix.ProcessVMWritev(pid, l, r, 0)
+		got, err := call(pid, l, r, 0)
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue
 			}
-			return fmt.Errorf("process_vm_writev(pid %d, %d bytes): %w", pid, n, err)
+			return fmt.Errorf("%s(pid %d, %d bytes): %w", name, pid, n, err)
 		}
 		if got == 0 {
-			return fmt.Errorf("process_vm_writev(pid %d): no progress", pid)
+			return fmt.Errorf("%s(pid %d): no progress", name, pid)
 		}
 		local, addr, n = unsafe.Add(local, got), addr+uintptr(got), n-got
 	}
