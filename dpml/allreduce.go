@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 	"unsafe"
 
+	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
@@ -53,6 +55,14 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if err != nil {
 		return err
 	}
+	var key costmodel.Key
+	var arm costmodel.Arm
+	tuned := c.tuned(o, len(send))
+	if tuned {
+		key = c.tunerKey(kind, op, len(send))
+		arm = c.tuner.Choose(key)
+		o = Override{Variant: arm.Variant, Leaders: arm.Leaders, Pipeline: arm.Pipeline}
+	}
 	p, err := c.plan(len(send), kind.Size(), o)
 	if err != nil {
 		return err
@@ -60,7 +70,16 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if c.verbose > 0 {
 		c.report(&p)
 	}
-	if err := execute(c, &p, send, recv, op, kern); err != nil {
+	c.last = p
+	var t0 time.Time
+	if tuned {
+		t0 = time.Now()
+	}
+	err = execute(c, &p, send, recv, op, kern)
+	if err == nil && tuned {
+		err = c.observe(key, arm, time.Since(t0))
+	}
+	if err != nil {
 		// Wake local peers blocked on this rank, and refuse further calls:
 		// the node's flags no longer agree.
 		if c.abort != nil {
@@ -73,7 +92,8 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 }
 
 // Plan returns the plan a call of count elements of elemSize bytes would
-// run with override o.
+// run with override o. Calls the tuner decides may run another plan as it
+// learns; LastPlan tells what ran.
 func (c *Comm) Plan(count, elemSize int, o Override) (Plan, error) {
 	if c == nil || c.closed {
 		return Plan{}, ErrClosed

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/dpmlgo/dpml/config"
+	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/leaders"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/shm"
@@ -57,6 +58,9 @@ type Comm struct {
 	pendingRange [2]flagPost
 	verbose      int
 	reported     map[int]string // DPML_VERBOSE: last plan printed per size class
+	tuner        *costmodel.Tuner
+	tuningFile   string
+	last         Plan // the plan of the last call
 }
 
 // flagPost remembers which out-flag to raise when a segment's pending
@@ -144,6 +148,12 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	// early would leave the others blocked in the next collective.
 	setupErr := d.setup(o)
 	if err := d.agree(setupErr); err != nil {
+		d.release()
+		return nil, err
+	}
+	// Every rank reaches this point; the tuner's errors are the same on
+	// every rank (the table is broadcast) or come from a collective.
+	if err := d.setupTuner(); err != nil {
 		d.release()
 		return nil, err
 	}
@@ -423,8 +433,15 @@ func (d *Comm) Close() error {
 	if d == nil || d.closed {
 		return nil
 	}
-	return d.release()
+	return errors.Join(d.saveTuning(), d.release())
 }
+
+// LastPlan is the plan the last call on this communicator ran.
+func (d *Comm) LastPlan() Plan { return d.last }
+
+// Tuner exposes the communicator's tuner (nil with DPML_TUNER=static), for
+// tools that report or save what it learned.
+func (d *Comm) Tuner() *costmodel.Tuner { return d.tuner }
 
 func (d *Comm) release() error {
 	d.closed = true

@@ -68,6 +68,20 @@
 // 27 / 35 GB/s (float64). On the 32-core device a leader's reduction is
 // bound by pulling lines from other cores' caches, not by the kernel.
 //
+// # Choosing the plan
+//
+// A call that forces nothing (no Override, no SetOverride, DPML_LEADERS and
+// DPML_PIPELINE on auto) is planned by the tuner of package costmodel: a
+// cost model fitted from measurements ranks the (variant, l, k) arms of the
+// call's key (element class, op class, size bucket, layout), and an online
+// hill-climber explores around the best, freezes once no neighbour is
+// faster, and re-explores on drift. All ranks feed it the same numbers — the
+// max over ranks of the calls' durations, exchanged in one small allreduce
+// per batch of calls — so all take the same decision on every call with no
+// broadcast per call. DPML_TUNING_FILE loads a table at New and saves what
+// was learned at Close; DPML_TUNER=static uses the built-in rule instead.
+// Cross-memory attach is chosen by size (256 KiB and up) where permitted.
+//
 // # Settings
 //
 // DPML_LEADERS, DPML_PIPELINE, DPML_SEGMENT_BYTES, DPML_TIMEOUT and the

@@ -3,6 +3,8 @@ package dpml
 import (
 	"fmt"
 	"strings"
+
+	"github.com/dpmlgo/dpml/costmodel"
 )
 
 // Phase is one step of an allreduce plan.
@@ -35,40 +37,34 @@ func (p Phase) String() string {
 	return fmt.Sprintf("Phase(%d)", int(p))
 }
 
-// Variant names a family of plans; Auto lets the engine choose.
-type Variant uint8
+// Variant names a family of plans; Auto lets the engine choose. It is the
+// tuner's type (costmodel.Variant), so the tuner's arms convert directly.
+type Variant = costmodel.Variant
 
 const (
 	// Auto: the engine picks the variant, l and k.
-	Auto Variant = iota
+	Auto Variant = 0
 	// DPML: the paper's four phases; the inter-node phase is one blocking
 	// allreduce per leader and segment.
-	DPML
+	DPML = costmodel.VariantDPML
 	// Pipelined: DPML-Pipelined; the inter-node phase of each leader is k
 	// non-blocking sub-chunk allreduces, and segment s's inter-node phase
 	// overlaps segment s+1's intra-node phases.
-	Pipelined
+	Pipelined = costmodel.VariantPipelined
 	// Native: the MPI library's allreduce, unchanged.
-	Native
+	Native = costmodel.VariantNative
 )
 
-var variantNames = [...]string{"auto", "dpml", "pipelined", "native"}
-
-func (v Variant) String() string {
-	if int(v) < len(variantNames) {
-		return variantNames[v]
-	}
-	return fmt.Sprintf("Variant(%d)", int(v))
-}
-
-// ParseVariant parses a variant name as printed by String.
+// ParseVariant parses "auto", "dpml", "pipelined" or "native".
 func ParseVariant(s string) (Variant, error) {
-	for i, n := range variantNames {
-		if strings.EqualFold(s, n) {
-			return Variant(i), nil
-		}
+	if strings.EqualFold(s, "auto") {
+		return Auto, nil
 	}
-	return 0, fmt.Errorf("dpml: unknown variant %q (want one of %s)", s, strings.Join(variantNames[:], ", "))
+	v, err := costmodel.ParseVariant(s)
+	if err != nil {
+		return 0, fmt.Errorf("dpml: unknown variant %q (want auto, dpml, pipelined or native)", s)
+	}
+	return v, nil
 }
 
 // Override forces parts of a plan. Zero fields are chosen by the engine. The

@@ -1,0 +1,199 @@
+package costmodel
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// Key names a class of calls that share one tuning state: element class,
+// op class, size bucket and layout shape. Two calls with equal keys get the
+// same plan.
+type Key struct {
+	Elem     ElemClass
+	Op       OpClass
+	SizeLog2 uint8  // floor(log2 bytes): the bucket [2^SizeLog2, 2^(SizeLog2+1)); 0 also holds 0 bytes
+	Nodes    uint16 // h
+	PPN      uint16 // smallest ranks per node
+}
+
+// MakeKey returns the key of an allreduce of `bytes` bytes (O(1), no
+// allocation).
+func MakeKey(e ElemClass, o OpClass, bytes int, lay Layout) Key {
+	b := 0
+	if bytes > 1 {
+		b = bits.Len64(uint64(bytes)) - 1
+	}
+	return Key{Elem: e, Op: o, SizeLog2: uint8(b), Nodes: clamp16(lay.Nodes), PPN: clamp16(lay.PPN)}
+}
+
+func clamp16(v int) uint16 { return uint16(min(max(v, 1), math.MaxUint16)) }
+
+// Layout returns the key's layout.
+func (k Key) Layout() Layout { return Layout{Nodes: int(k.Nodes), PPN: int(k.PPN)} }
+
+// Range returns the bucket's byte range [lo, hi].
+func (k Key) Range() (lo, hi int) {
+	lo = 1 << k.SizeLog2
+	return lo, 2*lo - 1
+}
+
+// Bytes is the size the model prices for the bucket: its geometric middle.
+func (k Key) Bytes() int {
+	return int(math.Round(math.Exp2(float64(k.SizeLog2) + 0.5)))
+}
+
+func (k Key) String() string {
+	return fmt.Sprintf("%s/%s/2^%d/%dx%d", k.Elem, k.Op, k.SizeLog2, k.Nodes, k.PPN)
+}
+
+// pack maps the key to a uint64 map key.
+func (k Key) pack() uint64 {
+	return uint64(k.Elem) | uint64(k.Op)<<8 | uint64(k.SizeLog2)<<16 | uint64(k.Nodes)<<24 | uint64(k.PPN)<<40
+}
+
+// Arm is one plan choice: variant, leaders l, sub-chunks k. Arms are plain
+// values; compare them with ==.
+type Arm struct {
+	Variant  Variant
+	Leaders  int
+	Pipeline int
+}
+
+// Plan returns the arm as a model plan with the given segment size.
+func (a Arm) Plan(segmentBytes int) Plan {
+	return Plan{Variant: a.Variant, Leaders: a.Leaders, Pipeline: a.Pipeline, SegmentBytes: segmentBytes}
+}
+
+func (a Arm) String() string {
+	if a.Variant == VariantNative {
+		return "native"
+	}
+	return fmt.Sprintf("%s l=%d k=%d", a.Variant, a.Leaders, a.Pipeline)
+}
+
+// level is one step of the pipeline axis: DPML (k = 1), then Pipelined
+// with growing k.
+type level struct {
+	v Variant
+	k int
+}
+
+// armSet is the feasible arms of a (layout, size bucket) and their
+// neighbourhood graph: a grid over l (ascending) x level, where each arm's
+// neighbours are the adjacent cells, plus the Native arm. Native is not on
+// the grid's (close to unimodal) surface, so it has no neighbours: the
+// learner climbs the grid and measures Native once per episode on the side.
+type armSet struct {
+	arms   []Arm
+	ls     []int
+	levels []level
+	grid   [][]int16 // grid[li][ki]: arm index or -1
+	native int       // arm index or -1
+	nbr    [][]uint8 // neighbours of each arm
+}
+
+const maxNeighbours = 4 // grid directions
+
+// newArmSet builds the arms of key k:
+//
+//	l      1, 2, 4, ... <= ppn, and ppn itself; l*64 <= the bucket's largest size
+//	level  DPML (k = 1); multi-node also Pipelined k in cfg.Pipelines with
+//	       l*k*64 <= the bucket's largest size, and k = 1 only when the
+//	       bucket can span more than one segment
+//	native unless cfg.NoNative; alone when ppn = 1
+func newArmSet(k Key, cfg *Config) *armSet {
+	s := &armSet{native: -1}
+	lay := k.Layout()
+	_, hi := k.Range()
+	hi = max(hi, CacheLine)
+	if lay.PPN > 1 {
+		for l := 1; l <= lay.PPN && l*CacheLine <= hi; l *= 2 {
+			s.ls = append(s.ls, l)
+		}
+		if last := s.ls[len(s.ls)-1]; last != lay.PPN && lay.PPN*CacheLine <= hi {
+			s.ls = append(s.ls, lay.PPN)
+		}
+		s.levels = append(s.levels, level{VariantDPML, 1})
+		if lay.Nodes > 1 {
+			for _, kk := range cfg.Pipelines {
+				if kk == 1 && (cfg.SegmentBytes <= 0 || hi <= cfg.SegmentBytes) {
+					continue
+				}
+				if kk*CacheLine <= hi {
+					s.levels = append(s.levels, level{VariantPipelined, kk})
+				}
+			}
+		}
+	}
+	s.grid = make([][]int16, len(s.ls))
+	for li, l := range s.ls {
+		s.grid[li] = make([]int16, len(s.levels))
+		for ki, lv := range s.levels {
+			s.grid[li][ki] = -1
+			if l*lv.k*CacheLine <= hi {
+				s.grid[li][ki] = int16(len(s.arms))
+				s.arms = append(s.arms, Arm{Variant: lv.v, Leaders: l, Pipeline: lv.k})
+			}
+		}
+	}
+	if !cfg.NoNative || len(s.arms) == 0 {
+		s.native = len(s.arms)
+		s.arms = append(s.arms, Arm{Variant: VariantNative, Leaders: 1, Pipeline: 1})
+	}
+	s.nbr = make([][]uint8, len(s.arms))
+	at := func(li, ki int) int {
+		if li < 0 || ki < 0 || li >= len(s.grid) || ki >= len(s.levels) {
+			return -1
+		}
+		return int(s.grid[li][ki])
+	}
+	for li := range s.grid {
+		for ki := range s.levels {
+			i := at(li, ki)
+			if i < 0 {
+				continue
+			}
+			for _, d := range [4][2]int{{-1, 0}, {1, 0}, {0, -1}, {0, 1}} {
+				if j := at(li+d[0], ki+d[1]); j >= 0 {
+					s.nbr[i] = append(s.nbr[i], uint8(j))
+				}
+			}
+		}
+	}
+	return s
+}
+
+// index returns the arm's index in the set, or -1 (O(1)).
+func (s *armSet) index(a Arm) int {
+	if a.Variant == VariantNative {
+		return s.native
+	}
+	li := -1
+	if l := a.Leaders; l > 0 {
+		if l&(l-1) == 0 {
+			if i := bits.Len(uint(l)) - 1; i < len(s.ls) && s.ls[i] == l {
+				li = i
+			}
+		}
+		if li < 0 && len(s.ls) > 0 && s.ls[len(s.ls)-1] == l {
+			li = len(s.ls) - 1
+		}
+	}
+	if li < 0 {
+		return -1
+	}
+	for ki, lv := range s.levels {
+		if lv.v == a.Variant && (lv.k == a.Pipeline || (lv.v == VariantDPML && a.Pipeline <= 1)) {
+			return int(s.grid[li][ki])
+		}
+	}
+	return -1
+}
+
+// setKey identifies the arm set of a key (element and op classes do not
+// change the arms).
+func setKey(k Key) uint64 {
+	k.Elem, k.Op = 0, 0
+	return k.pack()
+}

@@ -1,0 +1,89 @@
+package costmodel
+
+import "testing"
+
+// settled returns a tuner with key k frozen.
+func settled(b *testing.B, k Key) *Tuner {
+	b.Helper()
+	tu := newTuners(b, 1, Config{SegmentBytes: 256 << 10}, DefaultModel())[0]
+	cost := ModelSurface(DefaultModel(), k, 256<<10)
+	for i := 0; i < 2000; i++ {
+		a := tu.Choose(k)
+		if tu.Record(k, a, cost(i, a)) {
+			if err := tu.Commit(tu.Pending()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if in, _ := tu.Info(k); in.State != Frozen {
+		b.Fatalf("key did not settle")
+	}
+	return tu
+}
+
+// BenchmarkChooseFrozen is the per-call decision on a settled key.
+func BenchmarkChooseFrozen(b *testing.B) {
+	k := MakeKey(ElemFloat32, OpArith, 1<<20, Layout{4, 8})
+	tu := settled(b, k)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var sink Arm
+	for i := 0; i < b.N; i++ {
+		sink = tu.Choose(k)
+	}
+	_ = sink
+}
+
+// BenchmarkChooseFrozenTwoKeys alternates two keys, so every call misses
+// the one-entry cache and goes through the map.
+func BenchmarkChooseFrozenTwoKeys(b *testing.B) {
+	k1 := MakeKey(ElemFloat32, OpArith, 1<<20, Layout{4, 8})
+	k2 := MakeKey(ElemFloat32, OpArith, 1<<10, Layout{4, 8})
+	tu := settled(b, k1)
+	tu.Choose(k2)
+	keys := [2]Key{k1, k2}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var sink Arm
+	for i := 0; i < b.N; i++ {
+		sink = tu.Choose(keys[i&1])
+	}
+	_ = sink
+}
+
+// BenchmarkCallFrozen is the whole per-call tuner cost on a settled key:
+// MakeKey, Choose, Record, and the amortised Commit (without the
+// max-allreduce, which is the engine's).
+func BenchmarkCallFrozen(b *testing.B) {
+	lay := Layout{4, 8}
+	k := MakeKey(ElemFloat32, OpArith, 1<<20, lay)
+	tu := settled(b, k)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		kk := MakeKey(ElemFloat32, OpArith, 1<<20, lay)
+		a := tu.Choose(kk)
+		if tu.Record(kk, a, 1e-4) {
+			_ = tu.Commit(tu.Pending())
+		}
+	}
+}
+
+// BenchmarkCallExploring is the per-call cost while a key explores.
+func BenchmarkCallExploring(b *testing.B) {
+	lay := Layout{4, 8}
+	k := MakeKey(ElemFloat32, OpArith, 1<<20, lay)
+	tu := newTuners(b, 1, Config{SegmentBytes: 256 << 10}, DefaultModel())[0]
+	tu.Choose(k)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		a := tu.Choose(k)
+		if tu.Record(k, a, 1e-4) {
+			b.StopTimer()
+			tu = newTuners(b, 1, Config{SegmentBytes: 256 << 10}, DefaultModel())[0]
+			tu.Choose(k)
+			b.StartTimer()
+		}
+	}
+}

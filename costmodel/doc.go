@@ -1,0 +1,229 @@
+// Package costmodel chooses DPML allreduce plans: a fitted cost model
+// (the paper's Eq. 5 and Eq. 7, extended with segments, pipelining and the
+// Fig. 1 concurrency zones) gives a prior, and an online learner refines the
+// choice from the times of real calls. It is pure Go: the engine (package
+// dpml) supplies measurements and runs the one MPI exchange the learner
+// needs; nothing here calls MPI.
+//
+//	Model        parameters; Predict / Breakdown price a Plan
+//	Calibrate    fits a Model to measurement Samples (robust least squares)
+//	Compare      predicted vs measured: per-point relative error, median
+//	Tuner        per-Key learner: Choose, Record, Pending, Commit
+//	Table        versioned JSON tuning table: Save, Load, DefaultTable
+//	Simulate     drives Tuners on a synthetic surface; regret series
+//
+// # The model
+//
+// Symbols (times in seconds, sizes in bytes):
+//
+//	n        message bytes            h    nodes           ppn  smallest ranks per node
+//	l        leaders per node         k    sub-chunks per leader (Pipelined)
+//	a, b     inter-node startup, per byte (b includes the remote reduction)
+//	a', b'   shared-memory copy startup, per byte (under ppn-way copying)
+//	c[e]     reduction per byte and folded source, per element class e
+//	r0       reduction startup per leader and segment
+//	P        reduce_par: l leaders folding at once are 1 + (l-1)/P times slower
+//	s        synchronisation per segment (the engine's flag waits)
+//	M(p, x)  concurrency curve: throughput of p concurrent pairs of x-byte
+//	         messages relative to one pair (Fig. 1)
+//
+// A message is cut into S = ceil(n / seg) segments (seg = Plan.SegmentBytes;
+// 0: one segment). A segment of g bytes has la = ceil(g / per) active
+// leaders, per = g/l rounded up to the 64-byte cache line (small messages
+// leave leaders idle), and each of a leader's ka active sub-chunks holds
+// x = per/k bytes (rounded up likewise). Per segment:
+//
+//	T_copy  = la*a' + b'*g                                  copy-in   (Eq. 7)
+//	T_comp  = r0 + (ppn-1) * per * c[e] * (1 + (la-1)/P)    reduce    (Eq. 7)
+//	T_comm  = ceil(lg h) * ( (ka-1)*a + p*(a + x*b) / M(p, x) ),  p = la*ka
+//	                                                         inter     (Eq. 5)
+//	T_bcast = la*a' + b'*g                                  copy-out  (Eq. 7)
+//
+// With M = 1 and k = 1, T_comm is Eq. 5's lg(h)*(a + n*b/l) for one leader;
+// la concurrent leaders (and la*ka sub-chunks) share the network as the
+// concurrency curve says: zone A (small x, message-rate bound, M ~ p) gives
+// them for free, zone C (large x, bandwidth bound, M ~ 1) serialises them,
+// zone B interpolates. Pipelining pays k startups (Eq. 5's a*k) but moves
+// x = n/(l*k) back toward zone A. One node (h = 1) has no T_comm.
+//
+// With A = T_copy + T_comp + s, B = T_comm and C = T_bcast of a segment:
+//
+//	DPML       T = sum over segments of (A + B + C)                 stages add
+//	Pipelined  T = A + (S-2)*(max(A, B) + C) + max(A_last, B) + C + B_last + C_last
+//	           (S > 1: segment i's inter-node step overlaps segment i+1's
+//	           copy-in and reduce; copy-out waits for it: fill, steady
+//	           steps, drain)
+//	Native     T = ceil(lg(h*ppn)) * (native_a + n*native_b), or 1.05 x DPML
+//	           with l = 1 when those are unfitted
+//
+// Concurrency is a small table (Concurrency): rows are message sizes,
+// columns pair counts, interpolated linearly in (log2 size, log2 pairs),
+// clamped to [0.25, p]; ZoneCurve builds the three-zone default.
+//
+// # Fitting
+//
+// Calibrate (CalibrateFrom a base model) fits each parameter group to its
+// own samples, so any group may be missing:
+//
+//	CopySample   (Bytes, Copies)            Seconds = Copies*a' + Bytes*b'
+//	ReduceSample (Bytes, Sources, Segments, Leaders, Elem)
+//	             Seconds = Segments*r0 + (Sources-1)*Bytes*c[Elem]*(1 + (Leaders-1)/P)
+//	InterSample  (Bytes, Pairs, Nodes)      Pairs = 1: Seconds/ceil(lg h) = a + Bytes*b;
+//	             Pairs > 1: M = Pairs*(a + Bytes*b)*ceil(lg h)/Seconds, median per cell
+//	NativeSample (Bytes, Layout)            native_a, native_b
+//	CallSample   (Plan, Bytes, Layout)      s: the residual per synchronisation
+//
+// Linear fits are iteratively reweighted least squares (gonum QR) on
+// relative residuals (each row scaled by the median time of its group of
+// identical inputs), Huber weights then Tukey bisquare, with an active set
+// keeping every parameter >= 0; P is a 1-D search. Compare reports the
+// relative error per point, the median, p90 and max, and medians per kind.
+//
+// # The learner
+//
+// A Key is (element class, op class, size bucket = floor(log2 n), h,
+// smallest ppn). Its arms are the feasible plans: l in 1, 2, 4, ... up to
+// ppn, and ppn itself (with l*64 <= the bucket's largest size); DPML (k = 1)
+// and, on several nodes, Pipelined with k in Config.Pipelines ({1, 2, 4,
+// 8}; k = 1 only when the bucket spans several segments, and l*k*64 <= the
+// largest size); and Native (unless Config.NoNative; alone when ppn = 1).
+// The grid arms form a graph over (l, pipeline level DPML < k=1 < 2 < 4 <
+// 8) whose edges join adjacent cells; the cost surface on it is close to
+// unimodal (AutoCCL's observation for its resource knobs), so the learner
+// climbs it. Native sits off the grid and is measured once per episode.
+//
+//	              +-------------------- drift (2 windows in a row) ---------+
+//	              v                                                         |
+//	new key --> EXPLORING ------------------------------------------> FROZEN
+//	 cur = model's best grid arm     no neighbour (nor Native) beats   uses cur; one call in
+//	 sample cur, its grid            cur by > Improve (3%): freeze     FrozenStride (4) is
+//	 neighbours and Native,          on cur, or on Native if it beats  sampled; every W (8)
+//	 R (3) calls each, the model's   cur by > Improve                  samples: median >
+//	 favourites first; when a                                          est*(1+Drift), Drift
+//	 measured neighbour beats cur                                      = 15%: strike; else
+//	 by > Improve: move there                                          est = min(est, median)
+//	 (first improvement)
+//
+// An arm's estimate is the minimum (Config.Stat; or the median) of its
+// last R..8 samples: timing outliers are one-sided, and the max over ranks
+// makes them frequent. The frozen estimate is the median of cur's samples;
+// re-exploration drops every estimate but cur's (seeded from the drift
+// window) and climbs again from cur (from the model's best grid arm if cur
+// is Native). Keys loaded from a table start FROZEN on the table's arm, with
+// its estimate. Config.Mode = ModeModel freezes every key on the model's
+// best arm and never samples.
+//
+// Per call, Choose is a map lookup (one-entry cache in front) and, while
+// exploring, a walk of at most six schedule slots: O(1), no allocation
+// (BenchmarkChooseFrozen: 13-16 ns on an idle 2-core development VM, up
+// to ~50 ns under load; a whole frozen call with MakeKey and Record 40 ns
+// idle, ~100 ns loaded).
+//
+// # Determinism contract
+//
+// Every rank must take the same decision on every call, with no broadcast
+// per call. The Tuner is a deterministic state machine:
+//
+//  1. Choose(k) is a pure function of the committed state and of the
+//     number of calls of k recorded since the last Commit. It never looks
+//     at local times.
+//
+//  2. Record(k, arm, localSeconds) stores the local time in a fixed-size
+//     batch (Config.Batch) and advances that count. Which calls are stored
+//     (all while exploring, one in FrozenStride when frozen), and its
+//     result, depend only on the state and the call sequence, never on the
+//     time: every rank gets the same answer.
+//
+//  3. When Record returns true (the batch is full, or an exploring key got
+//     every call its schedule asked for), every rank, before its next call
+//     on this communicator, runs the commit step:
+//
+//     buf := t.Pending()                         // local times, same length everywhere
+//     mpi.AllreduceInPlace(comm, buf, mpi.OpMax) // elementwise max over ranks
+//     t.Commit(buf)                              // the only call that changes decisions
+//
+//     MAX is exact and order-free, so every rank commits bit-identical
+//     values, applies them in the same order, and reaches the same state.
+//
+//  4. Therefore the inputs must be the same on every rank: the same Config
+//     (SegmentBytes included), the same Model and the same loaded Table
+//     (read them on one rank and broadcast the bytes, or use the
+//     built-ins), the same binary (floating-point comparisons of the
+//     priors), and the same sequence of tuned calls, which MPI's collective
+//     semantics already give: every rank makes the same allreduce calls on
+//     a communicator with the same count, type and op. A call that does not
+//     use the tuner (a per-call Override, DPML_LEADERS set, DPML_TUNER=static)
+//     must skip Choose and Record on every rank alike; only successful calls
+//     are recorded. Fingerprint hashes everything Choose depends on: compare
+//     it across ranks once after setup (and in tests).
+//
+//  5. A Tuner belongs to one communicator and is not safe for concurrent
+//     use.
+//
+// # Persistence
+//
+// A tuning table is JSON (SchemaVersion 1; ReadTable rejects other
+// versions and unknown fields):
+//
+//	{
+//	  "schema": 1,
+//	  "provenance": {"host": ..., "cores": 32, "layout": "4x8", "mpi": ...,
+//	                 "date": "RFC 3339", "command": ..., "note": ...},
+//	  "model": { "a": .., "b": .., "a_shm": .., "b_shm": .., "c": {"any": .., "float32": ..},
+//	             "r0": .., "reduce_par": .., "s": .., "native_a": .., "native_b": ..,
+//	             "concurrency": {"log2_bytes": [..], "pairs": [..], "mult": [[..]..]} },
+//	  "entries": [ {"elem": "float32", "op": "arith", "log2_bytes": 20, "nodes": 4, "ppn": 8,
+//	                "variant": "pipelined", "leaders": 8, "pipeline": 2,
+//	                "estimate_s": 0.00123, "prior_s": 0.00110, "samples": 24,
+//	                "state": "frozen", "measured": [ per-arm estimates, informative ]}, ... ]
+//	}
+//
+// Tuner.Save writes it (entries sorted by layout, class and size);
+// Tuner.Load / LoadTable read one: every entry whose arm is feasible under
+// the tuner's Config becomes a frozen key. NewTunerFromTable also takes the
+// table's model. DefaultTable is the embedded default_table.json: a
+// PLACEHOLDER with the model calibrated on a 1 x 32 sweep of the device host
+// and that sweep's best arm per size; regenerate it from device runs
+// (COSTMODEL_REGEN=1 go test ./costmodel -run TestRegenerateDefaultTable
+// rebuilds it from testdata/).
+//
+// # Engine integration (package dpml)
+//
+// At New (collective; DPML_TUNER=auto or model):
+//
+//	cfg := costmodel.Config{Mode: ModeLearn or ModeModel,
+//		SegmentBytes: the segment the engine uses for plans without an
+//		override (min(segBudget, defaultPlan's SegElems), in bytes)}
+//	tb := costmodel.DefaultTable(), or costmodel.ReadTable(bytes of
+//		DPML_TUNING_FILE read on rank 0 and broadcast)
+//	t, err := costmodel.NewTunerFromTable(cfg, tb)
+//	optional: check t.Fingerprint() is equal on all ranks
+//
+// Per call whose plan is automatic (no Override, DPML_LEADERS and
+// DPML_PIPELINE auto, tuner on):
+//
+//	key := costmodel.MakeKey(elemClass, opClass[op], count*elemSize,
+//		costmodel.Layout{Nodes: c.nodes, PPN: c.minPPN})
+//	    // elemClass = costmodel.ElemClassOf(reflect.TypeFor[T]().Kind());
+//	    // opClass[op] = costmodel.OpClassOf(op.String()), filled once
+//	arm := t.Choose(key)
+//	o := Override{Variant: Variant(arm.Variant), Leaders: arm.Leaders, Pipeline: arm.Pipeline}
+//	t0 := time.Now(); err := execute(plan(o)); d := time.Since(t0)
+//	if err == nil && t.Record(key, arm, d.Seconds()) {
+//		buf := t.Pending()
+//		mpi.AllreduceInPlace(c.world, buf, mpi.OpMax) // not inside the timed region
+//		t.Commit(buf)
+//	}
+//
+// (arm.Variant's values equal dpml.Variant's; Pipelined with k = 1 is a
+// valid arm: segment overlap without sub-chunks.) At Close, rank 0 may
+// SetProvenance and Save to DPML_TUNING_FILE; no collective is needed, the
+// state is the same everywhere. dpmlbench can build Samples from forced
+// plans with phase timing (per call: copy-in and copy-out as CopySample
+// with Copies = segments * active leaders; leader 0's reduce as
+// ReduceSample with Bytes = partition * segments, Sources = ppn, Leaders =
+// active leaders; DPML inter times per segment as InterSample with Pairs =
+// active leaders (l = 1 gives the Pairs = 1 baseline); native runs as
+// NativeSample; every median as CallSample), then Calibrate, print
+// Compare, and save the model in a table.
+package costmodel

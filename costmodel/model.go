@@ -1,0 +1,415 @@
+package costmodel
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+)
+
+// Variant names a family of plans. The numeric values equal dpml.Variant's
+// (DPML = 1, Pipelined = 2, Native = 3), so dpml.Variant(v) converts.
+type Variant uint8
+
+const (
+	// VariantDPML: the four phases, one blocking inter-node allreduce per
+	// leader and segment; segments run one after the other.
+	VariantDPML Variant = 1
+	// VariantPipelined: k non-blocking sub-chunk allreduces per leader, and
+	// segment s's inter-node step overlaps segment s+1's intra-node phases.
+	VariantPipelined Variant = 2
+	// VariantNative: the MPI library's own allreduce.
+	VariantNative Variant = 3
+)
+
+var variantNames = [...]string{"auto", "dpml", "pipelined", "native"}
+
+func (v Variant) String() string {
+	if int(v) < len(variantNames) {
+		return variantNames[v]
+	}
+	return fmt.Sprintf("Variant(%d)", int(v))
+}
+
+// ParseVariant parses a name printed by Variant.String (not "auto").
+func ParseVariant(s string) (Variant, error) {
+	for i, n := range variantNames[1:] {
+		if strings.EqualFold(s, n) {
+			return Variant(i + 1), nil
+		}
+	}
+	return 0, fmt.Errorf("costmodel: unknown variant %q", s)
+}
+
+// ElemClass groups element types whose reduction costs alike; it is part of
+// a tuning Key and selects the model's reduction cost c.
+type ElemClass uint8
+
+const (
+	ElemAny     ElemClass = iota // unknown or mixed: the model's generic c
+	ElemInt                      // all integer types
+	ElemFloat32                  // float32
+	ElemFloat64                  // float64
+	ElemComplex                  // complex64, complex128
+	NumElemClasses
+)
+
+var elemNames = [...]string{"any", "int", "float32", "float64", "complex"}
+
+func (e ElemClass) String() string {
+	if int(e) < len(elemNames) {
+		return elemNames[e]
+	}
+	return fmt.Sprintf("ElemClass(%d)", int(e))
+}
+
+// ParseElemClass parses a name printed by ElemClass.String.
+func ParseElemClass(s string) (ElemClass, error) {
+	for i, n := range elemNames {
+		if strings.EqualFold(s, n) {
+			return ElemClass(i), nil
+		}
+	}
+	return 0, fmt.Errorf("costmodel: unknown element class %q", s)
+}
+
+// OpClass groups reduction operations; it is part of a tuning Key.
+type OpClass uint8
+
+const (
+	OpAny    OpClass = iota // unknown
+	OpArith                 // sum, prod
+	OpMinMax                // min, max
+	OpLogic                 // land, lor, lxor, band, bor, bxor
+	NumOpClasses
+)
+
+var opNames = [...]string{"any", "arith", "minmax", "logic"}
+
+func (o OpClass) String() string {
+	if int(o) < len(opNames) {
+		return opNames[o]
+	}
+	return fmt.Sprintf("OpClass(%d)", int(o))
+}
+
+// ParseOpClass parses a name printed by OpClass.String.
+func ParseOpClass(s string) (OpClass, error) {
+	for i, n := range opNames {
+		if strings.EqualFold(s, n) {
+			return OpClass(i), nil
+		}
+	}
+	return 0, fmt.Errorf("costmodel: unknown op class %q", s)
+}
+
+// Layout is the shape of a communicator: h nodes and the smallest number of
+// ranks on a node.
+type Layout struct {
+	Nodes int // h
+	PPN   int // smallest ranks per node
+}
+
+func (l Layout) String() string { return fmt.Sprintf("%dx%d", l.Nodes, l.PPN) }
+
+// Plan is what the model prices: a variant, l leaders per node, k sub-chunks
+// per leader (Pipelined only; DPML uses 1) and the segment size in bytes
+// (0: the whole message is one segment).
+type Plan struct {
+	Variant      Variant
+	Leaders      int
+	Pipeline     int
+	SegmentBytes int
+}
+
+func (p Plan) String() string {
+	if p.Variant == VariantNative {
+		return "native"
+	}
+	return fmt.Sprintf("%s l=%d k=%d seg=%d", p.Variant, p.Leaders, p.Pipeline, p.SegmentBytes)
+}
+
+// CacheLine is the partition granularity of the engine in bytes: a leader's
+// partition and a sub-chunk start on a cache line, so small messages have
+// fewer active leaders (and sub-chunks) than requested.
+const CacheLine = 64
+
+// ElemCosts holds the reduction cost c in seconds per byte per folded source,
+// by element class. A zero entry means "use ElemAny's".
+type ElemCosts [NumElemClasses]float64
+
+// Of returns c for class e.
+func (c *ElemCosts) Of(e ElemClass) float64 {
+	if int(e) < len(c) && c[e] > 0 {
+		return c[e]
+	}
+	return c[ElemAny]
+}
+
+// MarshalJSON writes the non-zero costs as an object keyed by class name.
+func (c ElemCosts) MarshalJSON() ([]byte, error) {
+	m := map[string]float64{}
+	for i, v := range c {
+		if v != 0 || i == int(ElemAny) {
+			m[elemNames[i]] = v
+		}
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads the object written by MarshalJSON.
+func (c *ElemCosts) UnmarshalJSON(b []byte) error {
+	var m map[string]float64
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*c = ElemCosts{}
+	for k, v := range m {
+		e, err := ParseElemClass(k)
+		if err != nil {
+			return err
+		}
+		c[e] = v
+	}
+	return nil
+}
+
+// Model is the fitted cost model (see doc.go for the equations). All times
+// are in seconds, all sizes in bytes. The zero Model predicts 0 for
+// everything; start from DefaultModel or Calibrate.
+type Model struct {
+	A  float64 `json:"a"`     // inter-node startup per message (Eq. 5's a)
+	B  float64 `json:"b"`     // inter-node per byte, remote reduction included (Eq. 5's b + c)
+	Ap float64 `json:"a_shm"` // a': startup per shared-memory copy (per partition)
+	Bp float64 `json:"b_shm"` // b': shared-memory copy per byte, under the node's usual ppn-way concurrency
+	// C is the intra-node reduction cost per byte and folded source, by
+	// element class.
+	C  ElemCosts `json:"c"`
+	R0 float64   `json:"r0"` // reduction startup per leader and segment (fitted intercept)
+	// RedPar is the intra-node reduction concurrency: l leaders folding at
+	// once each run 1 + (l-1)/RedPar times slower than one alone (they
+	// share the memory bandwidth; the shared-memory side of Fig. 1). 0: no
+	// contention.
+	RedPar float64 `json:"reduce_par"`
+	S      float64 `json:"s"` // synchronisation per segment: the flag waits of one segment
+	// NativeA, NativeB price the MPI library's allreduce over p ranks as
+	// ceil(lg p) * (NativeA + n*NativeB). Both zero: Native is priced as
+	// 1.05 x DPML with one leader.
+	NativeA float64 `json:"native_a"`
+	NativeB float64 `json:"native_b"`
+	// Conc is the inter-node concurrency curve (Fig. 1 of the paper).
+	Conc Concurrency `json:"concurrency"`
+}
+
+// DefaultModel returns parameters of the right order for a one-host
+// emulated cluster (Open MPI vader between fake nodes, Xeon cores): the
+// intra-node ones rounded from a calibration on the device host's 1 x 32
+// sweep (testdata/), the inter-node ones guessed. A placeholder until
+// Calibrate runs on device measurements of the target layouts.
+func DefaultModel() Model {
+	m := Model{
+		A:       3e-6,
+		B:       0.3e-9,
+		Ap:      0.1e-6,
+		Bp:      0.15e-9,
+		R0:      1e-6,
+		RedPar:  8,
+		S:       3e-6,
+		NativeA: 4e-6,
+		NativeB: 0.2e-9,
+		Conc:    ZoneCurve(4<<10, 64<<10, 16),
+	}
+	m.C[ElemAny] = 0.08e-9
+	return m
+}
+
+// Validate reports parameters that are negative, NaN or infinite, and a
+// malformed concurrency table.
+func (m *Model) Validate() error {
+	chk := func(name string, v float64) error {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return fmt.Errorf("costmodel: parameter %s = %g: want a finite value >= 0", name, v)
+		}
+		return nil
+	}
+	for _, p := range []struct {
+		n string
+		v float64
+	}{{"a", m.A}, {"b", m.B}, {"a_shm", m.Ap}, {"b_shm", m.Bp}, {"r0", m.R0}, {"reduce_par", m.RedPar}, {"s", m.S}, {"native_a", m.NativeA}, {"native_b", m.NativeB}} {
+		if err := chk(p.n, p.v); err != nil {
+			return err
+		}
+	}
+	for i, v := range m.C {
+		if err := chk("c["+elemNames[i]+"]", v); err != nil {
+			return err
+		}
+	}
+	return m.Conc.Validate()
+}
+
+// Breakdown is a prediction split by phase. Copy, Comp, Comm, Bcast and Sync
+// are the summed work of each phase over all segments; Total is the
+// critical path, which is less than their sum when segments overlap
+// (Pipelined).
+type Breakdown struct {
+	Copy, Comp, Comm, Bcast, Sync float64
+	Total                         float64
+	Segments                      int
+	ActiveLeaders                 int // leaders with a non-empty partition of a full segment
+}
+
+// Predict returns the predicted seconds of plan p for an n-byte allreduce on
+// layout lay, with the generic reduction cost (ElemAny).
+func (m *Model) Predict(p Plan, n int, lay Layout) float64 {
+	return m.Breakdown(p, n, lay, ElemAny).Total
+}
+
+// lg is ceil(log2 x) for x >= 1 (0 for x <= 1).
+func lg(x int) float64 {
+	if x <= 1 {
+		return 0
+	}
+	return math.Ceil(math.Log2(float64(x)))
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// split returns the number of non-empty pieces and the largest piece when
+// n bytes are cut into `parts` pieces rounded up to the cache line.
+func split(n, parts int) (active, per int) {
+	if n <= 0 {
+		return 0, 0
+	}
+	parts = max(parts, 1)
+	per = ceilDiv(ceilDiv(n, parts), CacheLine) * CacheLine
+	per = min(per, n)
+	return ceilDiv(n, per), per
+}
+
+// stage is the cost of one segment of g bytes, split in the three pipeline
+// stages: a = copy-in + reduce + sync, b = inter-node, c = copy-out.
+type stage struct {
+	copy, comp, comm, bcast, sync float64
+	leaders                       int
+}
+
+func (s stage) a() float64 { return s.copy + s.comp + s.sync }
+
+// contention is the slowdown of one leader's fold when l leaders fold at
+// once: 1 + (l-1)/RedPar.
+func (m *Model) contention(l int) float64 {
+	if m.RedPar <= 0 || l <= 1 {
+		return 1
+	}
+	return 1 + float64(l-1)/m.RedPar
+}
+
+func (m *Model) segment(g, l, k int, lay Layout, c float64) stage {
+	var st stage
+	if g <= 0 {
+		return st
+	}
+	la, part := split(g, l)
+	st.leaders = la
+	st.copy = float64(la)*m.Ap + m.Bp*float64(g)
+	st.bcast = st.copy
+	st.sync = m.S
+	if lay.PPN > 1 {
+		st.comp = m.R0 + float64(lay.PPN-1)*float64(part)*c*m.contention(la)
+	}
+	if lay.Nodes > 1 {
+		ka, x := split(part, k)
+		pairs := float64(la * ka)
+		t1 := m.A + float64(x)*m.B
+		mult := m.Conc.Multiplier(pairs, float64(x))
+		st.comm = lg(lay.Nodes) * (float64(ka-1)*m.A + pairs*t1/mult)
+	}
+	return st
+}
+
+// Breakdown prices plan p for an n-byte allreduce of element class e on
+// layout lay. Leaders are clamped to [1, lay.PPN]; DPML uses k = 1; a
+// single node has no inter-node phase (and Pipelined then equals DPML).
+func (m *Model) Breakdown(p Plan, n int, lay Layout, e ElemClass) Breakdown {
+	lay.Nodes, lay.PPN = max(lay.Nodes, 1), max(lay.PPN, 1)
+	if n <= 0 {
+		return Breakdown{}
+	}
+	if p.Variant == VariantNative {
+		return m.native(p, n, lay, e)
+	}
+	l := min(max(p.Leaders, 1), lay.PPN)
+	k := max(p.Pipeline, 1)
+	if p.Variant != VariantPipelined {
+		k = 1
+	}
+	c := m.C.Of(e)
+	segs, full, last := 1, n, n
+	if p.SegmentBytes > 0 && p.SegmentBytes < n {
+		segs = ceilDiv(n, p.SegmentBytes)
+		full = p.SegmentBytes
+		last = n - (segs-1)*full
+	}
+	f := m.segment(full, l, k, lay, c)
+	z := m.segment(last, l, k, lay, c)
+	var b Breakdown
+	b.Segments, b.ActiveLeaders = segs, f.leaders
+	nf := float64(segs - 1)
+	b.Copy = nf*f.copy + z.copy
+	b.Comp = nf*f.comp + z.comp
+	b.Comm = nf*f.comm + z.comm
+	b.Bcast = nf*f.bcast + z.bcast
+	b.Sync = nf*f.sync + z.sync
+	if p.Variant == VariantPipelined && lay.Nodes > 1 && segs > 1 {
+		// step 0: A(0); step i: max(A(i), B(i-1)) + C(i-1); then B(S-1) + C(S-1).
+		b.Total = f.a() + float64(segs-2)*(max(f.a(), f.comm)+f.bcast) +
+			max(z.a(), f.comm) + f.bcast + z.comm + z.bcast
+		return b
+	}
+	b.Total = b.Copy + b.Comp + b.Comm + b.Bcast + b.Sync
+	return b
+}
+
+func (m *Model) native(p Plan, n int, lay Layout, e ElemClass) Breakdown {
+	ranks := lay.Nodes * lay.PPN
+	if m.NativeA == 0 && m.NativeB == 0 {
+		b := m.Breakdown(Plan{Variant: VariantDPML, Leaders: 1, Pipeline: 1, SegmentBytes: p.SegmentBytes}, n, lay, e)
+		return Breakdown{Comm: 1.05 * b.Total, Total: 1.05 * b.Total, Segments: 1, ActiveLeaders: 1}
+	}
+	t := max(lg(ranks), 1) * (m.NativeA + float64(n)*m.NativeB)
+	return Breakdown{Comm: t, Total: t, Segments: 1, ActiveLeaders: 1}
+}
+
+// ElemClassOf returns the class of a Go element kind (for the engine:
+// ElemClassOf(reflect.TypeFor[T]().Kind()), once per type).
+func ElemClassOf(k reflect.Kind) ElemClass {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return ElemInt
+	case reflect.Float32:
+		return ElemFloat32
+	case reflect.Float64:
+		return ElemFloat64
+	case reflect.Complex64, reflect.Complex128:
+		return ElemComplex
+	}
+	return ElemAny
+}
+
+// OpClassOf returns the class of an MPI reduction given by the name
+// mpi.Op.String prints ("sum", "max", "band", ...; an "MPI_" prefix and
+// case are ignored). The engine can fill a table indexed by mpi.Op once.
+func OpClassOf(name string) OpClass {
+	switch strings.TrimPrefix(strings.ToLower(strings.TrimSpace(name)), "mpi_") {
+	case "sum", "prod":
+		return OpArith
+	case "min", "max":
+		return OpMinMax
+	case "land", "lor", "lxor", "band", "bor", "bxor":
+		return OpLogic
+	}
+	return OpAny
+}

@@ -1,0 +1,198 @@
+package costmodel
+
+import (
+	"math"
+	"reflect"
+	"testing"
+)
+
+func near(a, b, rel float64) bool {
+	return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// simple is a model with round numbers and no concurrency benefit.
+func simple() Model {
+	m := Model{A: 10, B: 1, Ap: 1, Bp: 0.1, R0: 2, S: 3}
+	m.C[ElemAny] = 0.5
+	return m
+}
+
+func TestBreakdownByHand(t *testing.T) {
+	m := simple()
+	cases := []struct {
+		name string
+		p    Plan
+		n    int
+		lay  Layout
+		want float64
+	}{
+		// one node, l=1, 1024 B, ppn 4: copy = 1 + 102.4; comp = 2 + 3*1024*0.5;
+		// bcast = copy; sync 3.
+		{"node-l1", Plan{Variant: VariantDPML, Leaders: 1}, 1024, Layout{1, 4}, 2*(1+102.4) + 2 + 1536 + 3},
+		// l=4: 4 partitions of 256 B: copy = 4 + 102.4; comp = 2 + 3*256*0.5.
+		{"node-l4", Plan{Variant: VariantDPML, Leaders: 4}, 1024, Layout{1, 4}, 2*(4+102.4) + 2 + 384 + 3},
+		// l larger than ppn is clamped to ppn.
+		{"node-l8-clamped", Plan{Variant: VariantDPML, Leaders: 8}, 1024, Layout{1, 4}, 2*(4+102.4) + 2 + 384 + 3},
+		// 128 B with l=4: partitions are cache lines, so 2 leaders are active.
+		{"small-active", Plan{Variant: VariantDPML, Leaders: 4}, 128, Layout{1, 4}, 2*(2+12.8) + 2 + 3*64*0.5 + 3},
+		// 4 nodes, l=1: comm = lg 4 * (a + n b) = 2 * (10 + 1024).
+		{"multi-l1", Plan{Variant: VariantDPML, Leaders: 1}, 1024, Layout{4, 4}, 2*(1+102.4) + 2 + 1536 + 3 + 2*(10+1024)},
+		// l=2, no concurrency benefit: comm = 2 * 2*(10 + 512) / 1.
+		{"multi-l2", Plan{Variant: VariantDPML, Leaders: 2}, 1024, Layout{4, 4}, 2*(2+102.4) + 2 + 3*512*0.5 + 3 + 2*2*(10+512)},
+		// Pipelined k=2, one segment: comm = 2 * ((2-1)*10 + 2*(10+256)) (l=1, 2 chunks of 512).
+		{"pipe-k2", Plan{Variant: VariantPipelined, Leaders: 1, Pipeline: 2}, 1024, Layout{4, 4}, 2*(1+102.4) + 2 + 1536 + 3 + 2*(10+2*(10+512))},
+		// DPML ignores k.
+		{"dpml-ignores-k", Plan{Variant: VariantDPML, Leaders: 1, Pipeline: 8}, 1024, Layout{4, 4}, 2*(1+102.4) + 2 + 1536 + 3 + 2*(10+1024)},
+		// Two segments of 512, DPML: stages add.
+		{"dpml-2seg", Plan{Variant: VariantDPML, Leaders: 1, SegmentBytes: 512}, 1024, Layout{4, 4}, 2 * (2*(1+51.2) + 2 + 768 + 3 + 2*(10+512))},
+		// Two segments, Pipelined k=1: A = 1+51.2+2+768+3 = 825.2, B = 1044, C = 52.2:
+		// A + max(A, B) + C + B + C.
+		{"pipe-2seg", Plan{Variant: VariantPipelined, Leaders: 1, Pipeline: 1, SegmentBytes: 512}, 1024, Layout{4, 4}, 825.2 + 1044 + 52.2 + 1044 + 52.2},
+		{"empty", Plan{Variant: VariantDPML, Leaders: 1}, 0, Layout{4, 4}, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := m.Predict(c.p, c.n, c.lay); !near(got, c.want, 1e-12) {
+				t.Errorf("Predict(%v, %d, %v) = %g, want %g", c.p, c.n, c.lay, got, c.want)
+			}
+		})
+	}
+}
+
+func TestNativeFallbackAndFit(t *testing.T) {
+	m := simple()
+	lay := Layout{4, 4}
+	d := m.Predict(Plan{Variant: VariantDPML, Leaders: 1}, 4096, lay)
+	if got := m.Predict(Plan{Variant: VariantNative}, 4096, lay); !near(got, 1.05*d, 1e-12) {
+		t.Errorf("native fallback = %g, want 1.05 x %g", got, d)
+	}
+	m.NativeA, m.NativeB = 1, 0.01
+	if got, want := m.Predict(Plan{Variant: VariantNative}, 100, lay), 4*(1+1.0); !near(got, want, 1e-12) {
+		t.Errorf("native = %g, want %g", got, want)
+	}
+}
+
+func TestPipelinedOverlaps(t *testing.T) {
+	m := DefaultModel()
+	lay := Layout{4, 8}
+	for _, n := range []int{1 << 20, 4 << 20, 16 << 20} {
+		d := m.Breakdown(Plan{Variant: VariantDPML, Leaders: 8, SegmentBytes: 256 << 10}, n, lay, ElemFloat32)
+		p := m.Breakdown(Plan{Variant: VariantPipelined, Leaders: 8, Pipeline: 1, SegmentBytes: 256 << 10}, n, lay, ElemFloat32)
+		if !(p.Total < d.Total) {
+			t.Errorf("n=%d: pipelined %g not below DPML %g with several segments", n, p.Total, d.Total)
+		}
+		if sum := p.Copy + p.Comp + p.Comm + p.Bcast + p.Sync; p.Total > sum+1e-15 {
+			t.Errorf("n=%d: critical path %g exceeds the work %g", n, p.Total, sum)
+		}
+	}
+	// One node: Pipelined prices like DPML.
+	a := m.Predict(Plan{Variant: VariantDPML, Leaders: 4, SegmentBytes: 64 << 10}, 1<<20, Layout{1, 8})
+	b := m.Predict(Plan{Variant: VariantPipelined, Leaders: 4, Pipeline: 4, SegmentBytes: 64 << 10}, 1<<20, Layout{1, 8})
+	if a != b {
+		t.Errorf("single node: dpml %g != pipelined %g", a, b)
+	}
+}
+
+func TestDefaultModelShape(t *testing.T) {
+	// The paper's atlas: one leader wins small messages, many leaders win
+	// large ones (on several nodes, with the default zone curve).
+	m := DefaultModel()
+	lay := Layout{4, 16}
+	best := func(n int) int {
+		bl, bt := 0, math.Inf(1)
+		for l := 1; l <= 16; l *= 2 {
+			if v := m.Predict(Plan{Variant: VariantDPML, Leaders: l}, n, lay); v < bt {
+				bl, bt = l, v
+			}
+		}
+		return bl
+	}
+	if l := best(64); l != 1 {
+		t.Errorf("best l at 64 B = %d, want 1", l)
+	}
+	if l := best(4 << 20); l < 8 {
+		t.Errorf("best l at 4 MiB = %d, want >= 8", l)
+	}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConcurrency(t *testing.T) {
+	c := ZoneCurve(4<<10, 64<<10, 16)
+	cases := []struct {
+		pairs, bytes, want float64
+	}{
+		{1, 100, 1},       // one pair
+		{0.5, 8 << 10, 1}, // fewer than one pair
+		{8, 64, 8},        // zone A: linear
+		{32, 64, 16},      // zone A, saturated at 16
+		{128, 64, 16},     // beyond the last column
+		{3, 64, 3},        // between columns 2 and 4: 3.17 in log2 pairs, clamped to p
+		{1.5, 64, 1.5},    // between the implicit column 1 and 2, clamped
+		{12, 1 << 10, 12}, // between 8 and 16: 12.68, clamped
+		{12, 8 << 10, 0.75*(8+8*0.5849625) + 0.25}, // zone B quarter: clamping comes after interpolation
+		{24, 1 << 10, 16},                          // between 16 and 32 in a saturated row
+		{8, 16 << 10, 1 + 7*0.5},                   // zone B: halfway in log2 size (12 -> 16)
+		{4, 8 << 10, 1 + 3*0.75},                   // a quarter into zone B
+		{32, 32 << 10, 1 + 15*0.25},                // three quarters, capped column
+		{8, 64 << 10, 1},                           // edge of zone C
+		{8, 1 << 20, 1},                            // zone C
+		{2, 1 << 40, 1},                            // far zone C
+		{8, 0, 8},                                  // size clamped to the first row
+	}
+	for _, x := range cases {
+		if got := c.Multiplier(x.pairs, x.bytes); !near(got, x.want, 1e-6) {
+			t.Errorf("M(%g, %g) = %g, want %g", x.pairs, x.bytes, got, x.want)
+		}
+	}
+	var empty Concurrency
+	if got := empty.Multiplier(8, 64); got != 1 {
+		t.Errorf("empty curve M = %g, want 1", got)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := Concurrency{Log2Bytes: []float64{1, 2}, Pairs: []float64{2}, Mult: [][]float64{{1}}}
+	if bad.Validate() == nil {
+		t.Error("malformed table validated")
+	}
+}
+
+func TestClasses(t *testing.T) {
+	for _, c := range []struct {
+		k    reflect.Kind
+		want ElemClass
+	}{{reflect.Int8, ElemInt}, {reflect.Uint64, ElemInt}, {reflect.Float32, ElemFloat32}, {reflect.Float64, ElemFloat64}, {reflect.Complex128, ElemComplex}, {reflect.String, ElemAny}} {
+		if got := ElemClassOf(c.k); got != c.want {
+			t.Errorf("ElemClassOf(%v) = %v, want %v", c.k, got, c.want)
+		}
+	}
+	for name, want := range map[string]OpClass{"sum": OpArith, "PROD": OpArith, "MPI_MAX": OpMinMax, "min": OpMinMax, "bxor": OpLogic, "land": OpLogic, "replace": OpAny} {
+		if got := OpClassOf(name); got != want {
+			t.Errorf("OpClassOf(%q) = %v, want %v", name, got, want)
+		}
+	}
+	for e := ElemAny; e < NumElemClasses; e++ {
+		if p, err := ParseElemClass(e.String()); err != nil || p != e {
+			t.Errorf("ElemClass %v does not round-trip", e)
+		}
+	}
+	for o := OpAny; o < NumOpClasses; o++ {
+		if p, err := ParseOpClass(o.String()); err != nil || p != o {
+			t.Errorf("OpClass %v does not round-trip", o)
+		}
+	}
+	for _, v := range []Variant{VariantDPML, VariantPipelined, VariantNative} {
+		if p, err := ParseVariant(v.String()); err != nil || p != v {
+			t.Errorf("Variant %v does not round-trip", v)
+		}
+	}
+	k := MakeKey(ElemFloat32, OpArith, 3000, Layout{4, 8})
+	if lo, hi := k.Range(); k.SizeLog2 != 11 || lo != 2048 || hi != 4095 || k.Bytes() != 2896 {
+		t.Errorf("MakeKey(3000 B) = %v, range [%d, %d], bytes %d", k, lo, hi, k.Bytes())
+	}
+	if MakeKey(ElemAny, OpAny, 0, Layout{}).SizeLog2 != 0 {
+		t.Error("0 bytes: bucket not 0")
+	}
+}

@@ -1,0 +1,104 @@
+package costmodel
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Point is one measurement next to the model's prediction.
+type Point struct {
+	Kind      string // "copy", "reduce", "inter", "native" or "call"
+	Label     string // the inputs, for humans
+	Bytes     int
+	Measured  float64 // seconds
+	Predicted float64 // seconds
+	RelErr    float64 // |Predicted - Measured| / Measured
+}
+
+// Report is the model's error over a set of measurements.
+type Report struct {
+	Points []Point
+	Median float64            // median RelErr over all points
+	P90    float64            // 90th percentile
+	Max    float64            // largest RelErr
+	ByKind map[string]float64 // median RelErr per kind
+}
+
+// Compare predicts every sample of s with m and reports the relative errors.
+// Samples with a non-positive time are skipped.
+func Compare(m *Model, s Samples) Report {
+	var r Report
+	add := func(kind, label string, bytes int, meas, pred float64) {
+		if !ok(meas) {
+			return
+		}
+		r.Points = append(r.Points, Point{kind, label, bytes, meas, pred, math.Abs(pred-meas) / meas})
+	}
+	for _, c := range s.Copy {
+		k := max(c.Copies, 1)
+		add("copy", fmt.Sprintf("copies=%d", k), c.Bytes, c.Seconds, float64(k)*m.Ap+float64(c.Bytes)*m.Bp)
+	}
+	for _, c := range s.Reduce {
+		pred := float64(max(c.Segments, 1))*m.R0 + float64(c.Sources-1)*float64(c.Bytes)*m.C.Of(c.Elem)*m.contention(c.Leaders)
+		add("reduce", fmt.Sprintf("sources=%d seg=%d l=%d %s", c.Sources, max(c.Segments, 1), max(c.Leaders, 1), c.Elem), c.Bytes, c.Seconds, pred)
+	}
+	for _, c := range s.Inter {
+		if c.Nodes <= 1 {
+			continue
+		}
+		p := float64(max(c.Pairs, 1))
+		pred := lg(c.Nodes) * p * (m.A + float64(c.Bytes)*m.B) / m.Conc.Multiplier(p, float64(c.Bytes))
+		add("inter", fmt.Sprintf("pairs=%d h=%d", c.Pairs, c.Nodes), c.Bytes, c.Seconds, pred)
+	}
+	for _, c := range s.Native {
+		add("native", c.Layout.String(), c.Bytes, c.Seconds, m.Predict(Plan{Variant: VariantNative}, c.Bytes, c.Layout))
+	}
+	for _, c := range s.Calls {
+		add("call", c.Plan.String()+" "+c.Layout.String(), c.Bytes, c.Seconds, m.Breakdown(c.Plan, c.Bytes, c.Layout, c.Elem).Total)
+	}
+	r.summarise()
+	return r
+}
+
+func (r *Report) summarise() {
+	r.ByKind = map[string]float64{}
+	if len(r.Points) == 0 {
+		r.Median, r.P90, r.Max = math.NaN(), math.NaN(), math.NaN()
+		return
+	}
+	all := make([]float64, 0, len(r.Points))
+	kinds := map[string][]float64{}
+	for _, p := range r.Points {
+		all = append(all, p.RelErr)
+		kinds[p.Kind] = append(kinds[p.Kind], p.RelErr)
+	}
+	sort.Float64s(all)
+	r.Median = median(append([]float64(nil), all...))
+	r.P90 = all[int(math.Ceil(0.9*float64(len(all))))-1]
+	r.Max = all[len(all)-1]
+	for k, v := range kinds {
+		r.ByKind[k] = median(v)
+	}
+}
+
+// String renders the report as a table, one line per point, then the summary.
+func (r Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-7s %-36s %12s %12s %12s %8s\n", "kind", "inputs", "bytes", "measured_us", "predicted_us", "rel_err")
+	for _, p := range r.Points {
+		fmt.Fprintf(&b, "%-7s %-36s %12d %12.3f %12.3f %7.1f%%\n", p.Kind, p.Label, p.Bytes, p.Measured*1e6, p.Predicted*1e6, 100*p.RelErr)
+	}
+	fmt.Fprintf(&b, "points %d: median %.1f%%, p90 %.1f%%, max %.1f%%", len(r.Points), 100*r.Median, 100*r.P90, 100*r.Max)
+	kinds := make([]string, 0, len(r.ByKind))
+	for k := range r.ByKind {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		fmt.Fprintf(&b, "; %s %.1f%%", k, 100*r.ByKind[k])
+	}
+	b.WriteString("\n")
+	return b.String()
+}

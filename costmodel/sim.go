@@ -1,0 +1,145 @@
+package costmodel
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+)
+
+// SimOptions drive Simulate.
+type SimOptions struct {
+	Calls    int     // calls to simulate
+	Noise    float64 // sigma of the lognormal noise of each rank's sample (0.05: about 5%)
+	Outliers float64 // probability that a rank's sample is multiplied by 2..5
+	Seed     uint64
+}
+
+// SimResult is the outcome of a simulated run.
+type SimResult struct {
+	Best      Arm     // arm of least true cost at the last call
+	BestCost  float64 // its cost
+	Final     Arm     // the arm chosen after the last call
+	FinalCost float64 // its true cost at the last call
+	Chosen    []Arm   // arm of each call
+	// Regret[i] is the cumulative regret after call i: the sum over calls
+	// 0..i of cost(chosen) - cost(best arm at that call), in seconds.
+	Regret         []float64
+	SettledAt      int // calls when the key last froze (-1: still exploring)
+	FirstSettledAt int // calls when the key first froze (-1: never)
+	Explored       int // distinct arms tried
+	Commits        int // commit steps (max-allreduces the engine would have run)
+	Episodes       int // explorations (1 + re-explorations on drift)
+}
+
+// Simulate runs the tuners of len(ranks) simulated ranks on one key against
+// a synthetic cost surface: cost(call, arm) is the true time of arm at call
+// number `call` (a surface may change over time to test drift). Each rank
+// measures the true time with its own noise; when Record asks for a commit,
+// the ranks' Pending vectors are combined by elementwise max, as the
+// engine's max-allreduce does, and committed on every rank. It fails if the
+// ranks ever choose differently, or disagree on when to commit.
+func Simulate(ranks []*Tuner, key Key, cost func(call int, a Arm) float64, o SimOptions) (SimResult, error) {
+	var res SimResult
+	if len(ranks) == 0 {
+		return res, fmt.Errorf("costmodel: Simulate with no ranks")
+	}
+	arms := ranks[0].Arms(key)
+	rngs := make([]*rand.Rand, len(ranks))
+	for r := range rngs {
+		rngs[r] = rand.New(rand.NewPCG(o.Seed, uint64(r)+1))
+	}
+	seen := map[Arm]bool{}
+	var cum float64
+	var maxed []float64
+	for call := 0; call < o.Calls; call++ {
+		a := ranks[0].Choose(key)
+		for r := 1; r < len(ranks); r++ {
+			if b := ranks[r].Choose(key); b != a {
+				return res, fmt.Errorf("costmodel: call %d: rank 0 chose %v, rank %d chose %v", call, a, r, b)
+			}
+		}
+		seen[a] = true
+		best := math.Inf(1)
+		for _, x := range arms {
+			best = math.Min(best, cost(call, x))
+		}
+		c := cost(call, a)
+		cum += c - best
+		res.Chosen = append(res.Chosen, a)
+		res.Regret = append(res.Regret, cum)
+		commit := false
+		for r, t := range ranks {
+			v := c * math.Exp(o.Noise*rngs[r].NormFloat64())
+			if o.Outliers > 0 && rngs[r].Float64() < o.Outliers {
+				v *= 2 + 3*rngs[r].Float64()
+			}
+			cm := t.Record(key, a, v)
+			if r == 0 {
+				commit = cm
+			} else if cm != commit {
+				return res, fmt.Errorf("costmodel: call %d: ranks disagree on committing", call)
+			}
+		}
+		if !commit {
+			continue
+		}
+		maxed = append(maxed[:0], ranks[0].Pending()...)
+		for _, t := range ranks[1:] {
+			p := t.Pending()
+			if len(p) != len(maxed) {
+				return res, fmt.Errorf("costmodel: call %d: pending batches differ in length", call)
+			}
+			for i, v := range p {
+				maxed[i] = math.Max(maxed[i], v)
+			}
+		}
+		for _, t := range ranks {
+			if err := t.Commit(append([]float64(nil), maxed...)); err != nil {
+				return res, err
+			}
+		}
+		res.Commits++
+	}
+	last := max(o.Calls-1, 0)
+	res.BestCost = math.Inf(1)
+	for _, x := range arms {
+		if c := cost(last, x); c < res.BestCost {
+			res.Best, res.BestCost = x, c
+		}
+	}
+	res.Final = ranks[0].Choose(key)
+	res.FinalCost = cost(last, res.Final)
+	in, _ := ranks[0].Info(key)
+	res.SettledAt = -1
+	if in.State == Frozen {
+		res.SettledAt = int(in.SettledAt)
+	}
+	res.FirstSettledAt = int(in.FirstSettledAt)
+	res.Explored = len(seen)
+	res.Episodes = in.Episodes
+	return res, nil
+}
+
+// ModelSurface returns a cost surface that prices arms with model m for key
+// k's representative size, for Simulate (with segBytes the segment size).
+func ModelSurface(m Model, k Key, segBytes int) func(int, Arm) float64 {
+	n, lay := k.Bytes(), k.Layout()
+	return func(_ int, a Arm) float64 { return m.Breakdown(a.Plan(segBytes), n, lay, k.Elem).Total }
+}
+
+// WriteCSV writes the regret-over-calls series as CSV rows
+// "label,call,arm,cum_regret_s,cum_regret_best_calls" (the last column is
+// the regret in units of one call of the best arm), with a header when
+// header is true: the input of a regret plot.
+func (r *SimResult) WriteCSV(w io.Writer, label string, header bool) error {
+	bw := bufio.NewWriter(w)
+	if header {
+		fmt.Fprintln(bw, "label,call,arm,cum_regret_s,cum_regret_best_calls")
+	}
+	for i, g := range r.Regret {
+		fmt.Fprintf(bw, "%s,%d,%s,%g,%g\n", label, i, r.Chosen[i], g, g/r.BestCost)
+	}
+	return bw.Flush()
+}

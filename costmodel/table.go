@@ -1,0 +1,269 @@
+package costmodel
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"sync"
+)
+
+// SchemaVersion is the tuning-table format this package writes. ReadTable
+// accepts tables of this version only.
+const SchemaVersion = 1
+
+// Provenance says where a table's numbers come from.
+type Provenance struct {
+	Host    string `json:"host"`
+	Cores   int    `json:"cores"`
+	Layout  string `json:"layout"` // e.g. "4x8" (nodes x ppn)
+	MPI     string `json:"mpi"`    // MPI_Get_library_version, first line
+	Date    string `json:"date"`   // RFC 3339
+	Command string `json:"command"`
+	Note    string `json:"note,omitempty"`
+}
+
+// Entry is one key's tuned choice.
+type Entry struct {
+	Elem      string  `json:"elem"`       // ElemClass name
+	Op        string  `json:"op"`         // OpClass name
+	Log2Bytes int     `json:"log2_bytes"` // size bucket
+	Nodes     int     `json:"nodes"`
+	PPN       int     `json:"ppn"`
+	Variant   string  `json:"variant"`
+	Leaders   int     `json:"leaders"`
+	Pipeline  int     `json:"pipeline"`
+	Estimate  float64 `json:"estimate_s"`        // measured seconds of the arm (0: unknown)
+	Prior     float64 `json:"prior_s,omitempty"` // model's seconds
+	Samples   uint64  `json:"samples"`
+	State     string  `json:"state"` // "frozen" or "exploring"
+	// Measured lists the arms measured in the last episode (informative;
+	// Load ignores it).
+	Measured []MeasuredArm `json:"measured,omitempty"`
+}
+
+// MeasuredArm is an arm's estimate in a saved entry.
+type MeasuredArm struct {
+	Variant  string  `json:"variant"`
+	Leaders  int     `json:"leaders"`
+	Pipeline int     `json:"pipeline"`
+	Estimate float64 `json:"estimate_s"`
+	Samples  int     `json:"samples"`
+}
+
+// Table is the persisted form of a tuner: versioned, with provenance, the
+// model its priors came from, and one entry per key.
+type Table struct {
+	Schema     int        `json:"schema"`
+	Provenance Provenance `json:"provenance"`
+	Model      *Model     `json:"model,omitempty"`
+	Entries    []Entry    `json:"entries"`
+}
+
+// Key returns the entry's key.
+func (en *Entry) Key() (Key, error) {
+	e, err := ParseElemClass(en.Elem)
+	if err != nil {
+		return Key{}, err
+	}
+	o, err := ParseOpClass(en.Op)
+	if err != nil {
+		return Key{}, err
+	}
+	if en.Log2Bytes < 0 || en.Log2Bytes > 62 || en.Nodes < 1 || en.PPN < 1 || en.Nodes > math.MaxUint16 || en.PPN > math.MaxUint16 {
+		return Key{}, fmt.Errorf("costmodel: entry %s/%s 2^%d %dx%d out of range", en.Elem, en.Op, en.Log2Bytes, en.Nodes, en.PPN)
+	}
+	return Key{Elem: e, Op: o, SizeLog2: uint8(en.Log2Bytes), Nodes: uint16(en.Nodes), PPN: uint16(en.PPN)}, nil
+}
+
+// Arm returns the entry's arm.
+func (en *Entry) Arm() (Arm, error) {
+	v, err := ParseVariant(en.Variant)
+	if err != nil {
+		return Arm{}, err
+	}
+	return Arm{Variant: v, Leaders: en.Leaders, Pipeline: en.Pipeline}, nil
+}
+
+// ReadTable reads a JSON tuning table and checks its schema version.
+func ReadTable(r io.Reader) (*Table, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var tb Table
+	if err := dec.Decode(&tb); err != nil {
+		return nil, fmt.Errorf("costmodel: reading tuning table: %w", err)
+	}
+	if tb.Schema != SchemaVersion {
+		return nil, fmt.Errorf("costmodel: tuning table schema %d, this build reads %d", tb.Schema, SchemaVersion)
+	}
+	if tb.Model != nil {
+		if err := tb.Model.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	for i := range tb.Entries {
+		if _, err := tb.Entries[i].Key(); err != nil {
+			return nil, err
+		}
+		if _, err := tb.Entries[i].Arm(); err != nil {
+			return nil, err
+		}
+	}
+	return &tb, nil
+}
+
+// Write writes the table as indented JSON, entries sorted by key.
+func (tb *Table) Write(w io.Writer) error {
+	out := *tb
+	out.Schema = SchemaVersion
+	out.Entries = append([]Entry(nil), tb.Entries...)
+	sort.SliceStable(out.Entries, func(i, j int) bool {
+		a, b := &out.Entries[i], &out.Entries[j]
+		ka, _ := a.Key()
+		kb, _ := b.Key()
+		return packOrder(ka) < packOrder(kb)
+	})
+	b, err := json.MarshalIndent(&out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// packOrder sorts keys by layout, then element, op and size.
+func packOrder(k Key) uint64 {
+	return uint64(k.Nodes)<<48 | uint64(k.PPN)<<32 | uint64(k.Elem)<<24 | uint64(k.Op)<<16 | uint64(k.SizeLog2)
+}
+
+// ModelOr returns the table's model, or def when it has none.
+func (tb *Table) ModelOr(def Model) Model {
+	if tb != nil && tb.Model != nil {
+		return *tb.Model
+	}
+	return def
+}
+
+//go:embed default_table.json
+var defaultTableJSON []byte
+
+var defaultTable = sync.OnceValues(func() (*Table, error) {
+	return ReadTable(bytes.NewReader(defaultTableJSON))
+})
+
+// DefaultTable returns the built-in table (default_table.json, embedded):
+// what the engine starts from when no DPML_TUNING_FILE exists. It is a
+// placeholder until regenerated from device runs. Each call returns a
+// fresh copy.
+func DefaultTable() *Table {
+	tb, err := defaultTable()
+	if err != nil {
+		panic(err) // the embedded file is checked by the tests
+	}
+	var c Table
+	b, _ := json.Marshal(tb)
+	_ = json.Unmarshal(b, &c)
+	return &c
+}
+
+// Table returns the tuner's state as a table with the tuner's provenance.
+func (t *Tuner) Table() *Table {
+	m := t.model
+	tb := &Table{Schema: SchemaVersion, Provenance: t.prov, Model: &m}
+	for _, in := range t.Infos() {
+		en := Entry{
+			Elem: in.Key.Elem.String(), Op: in.Key.Op.String(), Log2Bytes: int(in.Key.SizeLog2),
+			Nodes: int(in.Key.Nodes), PPN: int(in.Key.PPN),
+			Variant: in.Arm.Variant.String(), Leaders: in.Arm.Leaders, Pipeline: in.Arm.Pipeline,
+			Samples: in.Samples, State: in.State.String(),
+		}
+		if !math.IsNaN(in.Prior) && !math.IsInf(in.Prior, 0) {
+			en.Prior = in.Prior
+		}
+		if !math.IsNaN(in.Estimate) && !math.IsInf(in.Estimate, 0) {
+			en.Estimate = in.Estimate
+		}
+		for _, ms := range in.Measured {
+			en.Measured = append(en.Measured, MeasuredArm{ms.Arm.Variant.String(), ms.Arm.Leaders, ms.Arm.Pipeline, ms.Estimate, ms.Samples})
+		}
+		tb.Entries = append(tb.Entries, en)
+	}
+	return tb
+}
+
+// Save writes the tuner's state as a JSON tuning table (see Table).
+func (t *Tuner) Save(w io.Writer) error { return t.Table().Write(w) }
+
+// Load reads a JSON tuning table and loads its entries (see LoadTable).
+func (t *Tuner) Load(r io.Reader) (loaded int, err error) {
+	tb, err := ReadTable(r)
+	if err != nil {
+		return 0, err
+	}
+	return t.LoadTable(tb)
+}
+
+// LoadTable makes every entry of tb whose arm exists under this tuner's
+// configuration the key's frozen choice, with the entry's estimate as the
+// frozen estimate (the model's prediction when the entry has none): a run
+// with a table starts tuned, and a key re-explores only when its
+// measurements drift from the estimate. It replaces any state the tuner
+// had for those keys, and returns how many entries it loaded; entries
+// whose arm is not feasible here are skipped. The table's model is not
+// used (pass tb.ModelOr(DefaultModel()) to NewTuner for that). Every rank
+// must load the same table.
+func (t *Tuner) LoadTable(tb *Table) (loaded int, err error) {
+	if tb.Schema != SchemaVersion {
+		return 0, fmt.Errorf("costmodel: tuning table schema %d, this build reads %d", tb.Schema, SchemaVersion)
+	}
+	if t.np > 0 {
+		return 0, fmt.Errorf("costmodel: LoadTable with %d samples pending: commit first", t.np)
+	}
+	for i := range tb.Entries {
+		en := &tb.Entries[i]
+		k, err := en.Key()
+		if err != nil {
+			return loaded, err
+		}
+		a, err := en.Arm()
+		if err != nil {
+			return loaded, err
+		}
+		e := t.newEntry(k)
+		idx := e.set.index(a)
+		if idx < 0 {
+			continue
+		}
+		e.cur = uint8(idx)
+		est := en.Estimate
+		if !(est > 0) || math.IsInf(est, 0) {
+			est = e.prior[idx]
+		}
+		e.freeze(est)
+		e.samples = en.Samples
+		e.settledAt, e.firstSettled = 0, 0
+		pk := k.pack()
+		t.keys[pk] = e
+		if t.lastK == pk {
+			t.last = nil
+		}
+		loaded++
+	}
+	return loaded, nil
+}
+
+// NewTunerFromTable is NewTuner with tb's model (DefaultModel if it has
+// none) followed by LoadTable(tb).
+func NewTunerFromTable(cfg Config, tb *Table) (*Tuner, error) {
+	t, err := NewTuner(cfg, tb.ModelOr(DefaultModel()))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := t.LoadTable(tb); err != nil {
+		return nil, err
+	}
+	return t, nil
+}

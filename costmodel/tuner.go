@@ -1,0 +1,667 @@
+package costmodel
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"slices"
+	"sort"
+)
+
+// Mode selects how a Tuner chooses.
+type Mode uint8
+
+const (
+	// ModeLearn (DPML_TUNER=auto): the model's best arm first, then online
+	// hill climbing on measured times, freezing and re-exploring on drift.
+	ModeLearn Mode = iota
+	// ModeModel (DPML_TUNER=model): the model's best arm, always; Record
+	// never asks for a commit.
+	ModeModel
+)
+
+// Stat is the robust statistic an arm's samples are summarised by.
+type Stat uint8
+
+const (
+	// StatMin: the minimum of the arm's recent samples (default). Timing
+	// outliers are one-sided (interference only slows a call down, and the
+	// max over ranks makes them frequent), so with R = 3 the minimum is
+	// wrong only when all three samples are outliers.
+	StatMin Stat = iota
+	// StatMedian: the median of the arm's recent samples.
+	StatMedian
+)
+
+// Config tunes the learner. Zero numeric fields take the defaults shown.
+// Every rank of a communicator must use the same Config.
+type Config struct {
+	Mode          Mode
+	Batch         int     // B, samples buffered between commits (16; 1..256)
+	SamplesPerArm int     // R, samples an arm needs before it is compared (3; 1..8)
+	Improve       float64 // move to a neighbour faster by more than this fraction (0.03)
+	Drift         float64 // re-explore when a frozen arm is slower by more than this (0.15)
+	DriftWindow   int     // W, samples per drift check (8; 1..32)
+	FrozenStride  int     // a frozen key samples one call in this many (4)
+	// SegmentBytes is the engine's segment size for this communicator (the
+	// model prices segments with it; Pipelined k = 1 is only an arm for
+	// buckets larger than one segment). 0: whole message in one segment.
+	SegmentBytes int
+	NoNative     bool  // leave the Native arm out
+	Pipelines    []int // Pipelined k values to try on several nodes ({1, 2, 4, 8})
+	Stat         Stat  // StatMin
+}
+
+const (
+	maxSamples = 8
+	maxWindow  = 32
+	maxBatch   = 256
+	maxLevels  = 8
+)
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	c, _ := Config{}.normalize()
+	return c
+}
+
+func (c Config) normalize() (Config, error) {
+	def := func(v *int, d, lo, hi int, name string) error {
+		if *v == 0 {
+			*v = d
+		}
+		if *v < lo || *v > hi {
+			return fmt.Errorf("costmodel: %s = %d, want %d..%d", name, *v, lo, hi)
+		}
+		return nil
+	}
+	for _, e := range []error{
+		def(&c.Batch, 16, 1, maxBatch, "Batch"),
+		def(&c.SamplesPerArm, 3, 1, maxSamples, "SamplesPerArm"),
+		def(&c.DriftWindow, 8, 1, maxWindow, "DriftWindow"),
+		def(&c.FrozenStride, 4, 1, 1<<20, "FrozenStride"),
+	} {
+		if e != nil {
+			return c, e
+		}
+	}
+	if c.Improve == 0 {
+		c.Improve = 0.03
+	}
+	if c.Drift == 0 {
+		c.Drift = 0.15
+	}
+	if !(c.Improve > 0 && c.Improve < 1) || !(c.Drift > 0) {
+		return c, fmt.Errorf("costmodel: Improve = %g, Drift = %g: want 0 < Improve < 1, Drift > 0", c.Improve, c.Drift)
+	}
+	if c.Pipelines == nil {
+		c.Pipelines = []int{1, 2, 4, 8}
+	}
+	ks := []int{}
+	for _, k := range c.Pipelines {
+		if k < 1 {
+			return c, fmt.Errorf("costmodel: pipeline k = %d, want >= 1", k)
+		}
+		if !slices.Contains(ks, k) {
+			ks = append(ks, k)
+		}
+	}
+	sort.Ints(ks)
+	if len(ks) > maxLevels-1 {
+		return c, fmt.Errorf("costmodel: %d pipeline values, at most %d", len(ks), maxLevels-1)
+	}
+	c.Pipelines = ks
+	c.SegmentBytes = max(c.SegmentBytes, 0)
+	return c, nil
+}
+
+// State is a key's learner state.
+type State uint8
+
+const (
+	Exploring State = iota // sampling neighbours of the current arm
+	Frozen                 // using the current arm; watching for drift
+)
+
+func (s State) String() string {
+	if s == Frozen {
+		return "frozen"
+	}
+	return "exploring"
+}
+
+type armStat struct {
+	n    int // samples this episode
+	ring [maxSamples]float64
+	est  float64
+}
+
+// median returns the median of the arm's recent samples.
+func (a *armStat) median() float64 {
+	m := min(a.n, maxSamples)
+	var tmp [maxSamples]float64
+	copy(tmp[:], a.ring[:m])
+	return median(tmp[:m])
+}
+
+func (a *armStat) add(v float64, st Stat) {
+	a.ring[a.n%maxSamples] = v
+	a.n++
+	m := min(a.n, maxSamples)
+	var tmp [maxSamples]float64
+	copy(tmp[:], a.ring[:m])
+	sortSmall(tmp[:m])
+	if st == StatMin {
+		a.est = tmp[0]
+	} else if m%2 == 1 {
+		a.est = tmp[m/2]
+	} else {
+		a.est = (tmp[m/2-1] + tmp[m/2]) / 2
+	}
+}
+
+// entry is the state of one key.
+type entry struct {
+	key   Key
+	set   *armSet
+	prior []float64 // model's seconds per arm
+	st    []armStat
+
+	state State
+	cur   uint8
+	// The exploration schedule, fixed between commits: probe[i] gets the
+	// next need[i] calls, in order; then cur. (cur, 4 neighbours, Native.)
+	probe  [maxNeighbours + 2]uint8
+	need   [maxNeighbours + 2]uint8
+	nprobe int
+	total  int // sum of need
+
+	pend    int    // calls buffered since the last commit
+	fcount  uint64 // frozen calls since the freeze (stride sampling)
+	est     float64
+	win     [maxWindow]float64
+	nwin    int
+	strikes int   // consecutive drift windows
+	grid0   uint8 // the model's best grid (non-native) arm: where climbs start
+
+	moves, episodes int
+	calls, samples  uint64
+	settledAt       int64 // calls when last frozen (-1: never)
+	firstSettled    int64 // calls when first frozen (-1: never)
+	touched         bool
+}
+
+// Tuner chooses a plan per Key and learns from measured times. It is a
+// deterministic state machine: see the package documentation for the
+// contract that keeps every rank's choices identical. A Tuner belongs to one
+// communicator and is not safe for concurrent use.
+type Tuner struct {
+	cfg   Config
+	model Model
+	prov  Provenance
+	keys  map[uint64]*entry
+	sets  map[uint64]*armSet
+
+	lastK uint64
+	last  *entry
+
+	pk      []*entry
+	pa      []uint8
+	ps      []float64
+	np      int
+	touched []*entry
+	commits uint64
+}
+
+// NewTuner returns a tuner using model m for its priors.
+func NewTuner(cfg Config, m Model) (*Tuner, error) {
+	c, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	m.Conc = m.Conc.clone()
+	return &Tuner{
+		cfg: c, model: m,
+		keys: map[uint64]*entry{}, sets: map[uint64]*armSet{},
+		pk: make([]*entry, c.Batch), pa: make([]uint8, c.Batch), ps: make([]float64, c.Batch),
+		touched: make([]*entry, 0, c.Batch),
+	}, nil
+}
+
+// Config returns the normalised configuration.
+func (t *Tuner) Config() Config { return t.cfg }
+
+// Model returns the model behind the priors.
+func (t *Tuner) Model() Model { return t.model }
+
+// SetProvenance sets the provenance Save writes.
+func (t *Tuner) SetProvenance(p Provenance) { t.prov = p }
+
+func (t *Tuner) entry(k Key) *entry {
+	pk := k.pack()
+	if t.last != nil && t.lastK == pk {
+		return t.last
+	}
+	e := t.keys[pk]
+	if e == nil {
+		e = t.newEntry(k)
+		t.keys[pk] = e
+	}
+	t.last, t.lastK = e, pk
+	return e
+}
+
+func (t *Tuner) newEntry(k Key) *entry {
+	sk := setKey(k)
+	set := t.sets[sk]
+	if set == nil {
+		set = newArmSet(k, &t.cfg)
+		t.sets[sk] = set
+	}
+	e := &entry{key: k, set: set, prior: make([]float64, len(set.arms)), st: make([]armStat, len(set.arms)), settledAt: -1, firstSettled: -1}
+	n, lay := k.Bytes(), k.Layout()
+	best, grid0 := 0, -1
+	for i, a := range set.arms {
+		e.prior[i] = t.model.Breakdown(a.Plan(t.cfg.SegmentBytes), n, lay, k.Elem).Total
+		if e.prior[i] < e.prior[best] {
+			best = i
+		}
+		if i != set.native && (grid0 < 0 || e.prior[i] < e.prior[grid0]) {
+			grid0 = i
+		}
+	}
+	e.grid0 = uint8(max(grid0, 0))
+	e.episodes = 1
+	if t.cfg.Mode == ModeModel {
+		e.cur = uint8(best)
+		e.freeze(e.prior[best])
+		return e
+	}
+	e.cur = e.grid0 // climb the grid; Native is measured on the side
+	e.schedule(&t.cfg)
+	return e
+}
+
+// Choose returns the arm for the next call of key k. It depends only on the
+// committed state and on how many calls of k were recorded since the last
+// Commit. O(1); no allocation once k has been seen.
+func (t *Tuner) Choose(k Key) Arm {
+	e := t.entry(k)
+	return e.set.arms[e.next()]
+}
+
+func (e *entry) next() uint8 {
+	if e.state == Frozen {
+		return e.cur
+	}
+	p := e.pend
+	for i := 0; i < e.nprobe; i++ {
+		if p < int(e.need[i]) {
+			return e.probe[i]
+		}
+		p -= int(e.need[i])
+	}
+	return e.cur
+}
+
+// Record notes that a call of key k ran arm a and took localSeconds on this
+// rank. It buffers the time when the learner wants it (every call while
+// exploring, one in FrozenStride when frozen) and reports whether the engine
+// must now run the commit step (Pending, max-allreduce, Commit) before the
+// next call: when the batch is full, or when an exploring key has been
+// given all the calls its schedule asked for. Arms that are not in k's arm
+// set, and calls recorded while the batch is full, are ignored. O(1); no
+// allocation.
+func (t *Tuner) Record(k Key, a Arm, localSeconds float64) (commit bool) {
+	e := t.entry(k)
+	e.calls++
+	if t.cfg.Mode == ModeModel {
+		return false
+	}
+	idx := e.set.index(a)
+	if idx < 0 {
+		return false
+	}
+	if e.state == Frozen {
+		e.fcount++
+		if e.fcount%uint64(t.cfg.FrozenStride) != 0 {
+			return false
+		}
+	}
+	if t.np == len(t.ps) {
+		return true
+	}
+	t.pk[t.np], t.pa[t.np], t.ps[t.np] = e, uint8(idx), localSeconds
+	t.np++
+	e.pend++
+	return t.np == len(t.ps) || (e.state == Exploring && e.pend >= e.total)
+}
+
+// Pending returns the buffered local times, in recording order, as a slice
+// of the tuner's own buffer: the engine max-allreduces it in place and
+// passes it to Commit. Its length is the same on every rank.
+func (t *Tuner) Pending() []float64 { return t.ps[:t.np] }
+
+// Commit applies the buffered samples with the times in maxed (the
+// elementwise max over ranks of every rank's Pending), in order, then
+// advances every key that got samples. Only Commit changes decisions.
+// maxed may be the slice Pending returned.
+func (t *Tuner) Commit(maxed []float64) error {
+	if len(maxed) != t.np {
+		return fmt.Errorf("costmodel: commit of %d times for %d pending samples", len(maxed), t.np)
+	}
+	for i := 0; i < t.np; i++ {
+		e := t.pk[i]
+		t.pk[i] = nil
+		if !e.touched {
+			e.touched = true
+			t.touched = append(t.touched, e)
+		}
+		e.observe(t.pa[i], maxed[i], &t.cfg)
+	}
+	for i, e := range t.touched {
+		e.touched = false
+		e.pend = 0
+		e.advance(&t.cfg)
+		t.touched[i] = nil
+	}
+	t.touched = t.touched[:0]
+	t.np = 0
+	t.commits++
+	return nil
+}
+
+func (e *entry) observe(a uint8, v float64, c *Config) {
+	if !(v >= 0) || math.IsInf(v, 0) {
+		return // NaN, negative, infinite: the same on every rank, so skipping is safe
+	}
+	e.samples++
+	switch {
+	case e.state == Exploring:
+		e.st[a].add(v, c.Stat)
+	case a == e.cur && e.nwin < c.DriftWindow:
+		e.win[e.nwin] = v
+		e.nwin++
+	}
+}
+
+// advance runs the state machine after a commit.
+func (e *entry) advance(c *Config) {
+	if e.state == Frozen {
+		if e.nwin < c.DriftWindow {
+			return
+		}
+		var tmp [maxWindow]float64
+		copy(tmp[:], e.win[:e.nwin])
+		med := median(tmp[:e.nwin])
+		e.nwin = 0
+		if med > e.est*(1+c.Drift) {
+			// Two windows in a row: one slow window is noise.
+			if e.strikes++; e.strikes >= 2 {
+				e.reexplore(c)
+			}
+			return
+		}
+		e.strikes = 0
+		e.est = min(e.est, med)
+		return
+	}
+	// Exploring: hill climbing on the grid from cur, first improvement:
+	// move to the best measured neighbour that beats cur by Improve; when
+	// cur's neighbours (and Native) are all measured and none does,
+	// settle on cur, or on Native if that beats cur by Improve.
+	r := c.SamplesPerArm
+	nat := e.set.native
+	for {
+		cur := int(e.cur)
+		if e.st[cur].n < r {
+			e.schedule(c)
+			return
+		}
+		bar := e.st[cur].est * (1 - c.Improve)
+		best, done := -1, true
+		for _, nb := range e.set.nbr[cur] {
+			s := &e.st[nb]
+			if s.n < r {
+				done = false
+				continue
+			}
+			if s.est < bar && (best < 0 || s.est < e.st[best].est) {
+				best = int(nb)
+			}
+		}
+		if nat >= 0 && nat != cur && e.st[nat].n < r {
+			done = false
+		}
+		if best >= 0 && e.moves < len(e.st) {
+			e.cur = uint8(best)
+			e.moves++
+			continue
+		}
+		if best >= 0 {
+			// Out of moves (a noisy surface): the best measured arm.
+			for i := range e.st {
+				if e.st[i].n >= r && e.st[i].est < e.st[e.cur].est {
+					e.cur = uint8(i)
+				}
+			}
+		} else if !done {
+			e.schedule(c)
+			return
+		} else if nat >= 0 && nat != cur && e.st[nat].est < bar {
+			e.cur = uint8(nat)
+		}
+		e.freeze(e.st[e.cur].median())
+		return
+	}
+}
+
+// freeze makes cur the key's choice; est (the median of cur's samples) is
+// the reference the drift windows (medians too) are compared with.
+func (e *entry) freeze(est float64) {
+	e.state = Frozen
+	e.est = est
+	e.nwin, e.strikes = 0, 0
+	e.fcount = 0
+	e.nprobe, e.total = 0, 0
+	e.settledAt = int64(e.calls)
+	if e.firstSettled < 0 {
+		e.firstSettled = e.settledAt
+	}
+}
+
+// reexplore starts a new episode around the current arm, seeded with the
+// drift window's samples; all other estimates are dropped as stale.
+func (e *entry) reexplore(c *Config) {
+	for i := range e.st {
+		e.st[i] = armStat{}
+	}
+	cur := &e.st[e.cur]
+	for _, v := range e.win[max(0, e.nwin-maxSamples):e.nwin] {
+		cur.add(v, c.Stat)
+	}
+	e.nwin = 0
+	if int(e.cur) == e.set.native && len(e.set.arms) > 1 {
+		e.cur = e.grid0 // Native stays measured; climb the grid again from the model's best
+	}
+	e.state = Exploring
+	e.moves = 0
+	e.episodes++
+	e.advance(c)
+}
+
+// schedule lists the arms to sample next: the current arm if it lacks
+// samples, then its unsampled neighbours and Native, most promising (by
+// the model) first.
+func (e *entry) schedule(c *Config) {
+	r := c.SamplesPerArm
+	e.nprobe, e.total = 0, 0
+	add := func(a uint8) {
+		if n := e.st[a].n; n < r {
+			e.probe[e.nprobe], e.need[e.nprobe] = a, uint8(r-n)
+			e.nprobe++
+			e.total += r - n
+		}
+	}
+	add(e.cur)
+	first := e.nprobe
+	for _, nb := range e.set.nbr[e.cur] {
+		add(nb)
+	}
+	if nat := e.set.native; nat >= 0 && nat != int(e.cur) {
+		add(uint8(nat))
+	}
+	// insertion sort of the neighbours by prior, then index
+	for i := first + 1; i < e.nprobe; i++ {
+		for j := i; j > first; j-- {
+			a, b := e.probe[j-1], e.probe[j]
+			if e.prior[b] < e.prior[a] || (e.prior[b] == e.prior[a] && b < a) {
+				e.probe[j-1], e.probe[j] = b, a
+				e.need[j-1], e.need[j] = e.need[j], e.need[j-1]
+				continue
+			}
+			break
+		}
+	}
+}
+
+// peek returns k's entry, or a fresh one that is not kept (so that
+// inspecting a key does not change the tuner's state or fingerprint).
+func (t *Tuner) peek(k Key) *entry {
+	if e := t.keys[k.pack()]; e != nil {
+		return e
+	}
+	return t.newEntry(k)
+}
+
+// Arms returns the arms of key k, in index order.
+func (t *Tuner) Arms(k Key) []Arm {
+	return slices.Clone(t.peek(k).set.arms)
+}
+
+// Predicted returns the model's time for arm a on key k (NaN if a is not
+// one of k's arms).
+func (t *Tuner) Predicted(k Key, a Arm) float64 {
+	e := t.peek(k)
+	if i := e.set.index(a); i >= 0 {
+		return e.prior[i]
+	}
+	return math.NaN()
+}
+
+// Info describes a key's state.
+type Info struct {
+	Key       Key
+	Arm       Arm     // current arm
+	State     State   // exploring or frozen
+	Estimate  float64 // measured seconds of Arm (frozen estimate; NaN if unmeasured)
+	Prior     float64 // model's seconds for Arm
+	Calls     uint64  // calls recorded
+	Samples   uint64  // samples committed
+	Moves     int     // hill-climbing moves this episode
+	Episodes  int     // explorations started (1 + re-explorations)
+	SettledAt int64   // calls recorded when the key last froze (-1: never)
+	// FirstSettledAt is the calls recorded when the key first froze (-1:
+	// never; 0 for a key loaded from a table).
+	FirstSettledAt int64
+	Measured       []ArmSample
+}
+
+// ArmSample is an arm's measured estimate in the current episode.
+type ArmSample struct {
+	Arm      Arm
+	Estimate float64
+	Samples  int
+}
+
+// Info returns the state of key k; false if the tuner has not seen it.
+func (t *Tuner) Info(k Key) (Info, bool) {
+	e := t.keys[k.pack()]
+	if e == nil {
+		return Info{}, false
+	}
+	return e.info(), true
+}
+
+func (e *entry) info() Info {
+	in := Info{Key: e.key, Arm: e.set.arms[e.cur], State: e.state, Prior: e.prior[e.cur],
+		Calls: e.calls, Samples: e.samples, Moves: e.moves, Episodes: e.episodes, SettledAt: e.settledAt,
+		FirstSettledAt: e.firstSettled}
+	switch {
+	case e.state == Frozen:
+		in.Estimate = e.est
+	case e.st[e.cur].n > 0:
+		in.Estimate = e.st[e.cur].est
+	default:
+		in.Estimate = math.NaN()
+	}
+	for i, s := range e.st {
+		if s.n > 0 {
+			in.Measured = append(in.Measured, ArmSample{e.set.arms[i], s.est, s.n})
+		}
+	}
+	return in
+}
+
+// Infos returns every key's state, sorted by key.
+func (t *Tuner) Infos() []Info {
+	ks := make([]uint64, 0, len(t.keys))
+	for k := range t.keys {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	out := make([]Info, 0, len(ks))
+	for _, k := range ks {
+		out = append(out, t.keys[k].info())
+	}
+	return out
+}
+
+// Fingerprint hashes everything Choose depends on (configuration, model,
+// every key's committed state and the pending batch's layout). Ranks whose
+// fingerprints are equal make the same choices; the engine can check it
+// once after setup with a min- and a max-allreduce.
+func (t *Tuner) Fingerprint() uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	u := func(v uint64) { binary.LittleEndian.PutUint64(b[:], v); h.Write(b[:]) }
+	f := func(v float64) { u(math.Float64bits(v)) }
+	cj, _ := json.Marshal(t.cfg)
+	mj, _ := json.Marshal(t.model)
+	h.Write(cj)
+	h.Write(mj)
+	ks := make([]uint64, 0, len(t.keys))
+	for k := range t.keys {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	for _, k := range ks {
+		e := t.keys[k]
+		u(k)
+		u(uint64(e.state))
+		u(uint64(e.cur))
+		u(uint64(e.pend))
+		u(e.fcount)
+		u(uint64(e.moves))
+		u(uint64(e.strikes))
+		f(e.est)
+		for i := 0; i < e.nwin; i++ {
+			f(e.win[i])
+		}
+		for i := range e.st {
+			u(uint64(e.st[i].n))
+			f(e.st[i].est)
+		}
+	}
+	u(uint64(t.np))
+	for i := 0; i < t.np; i++ {
+		u(t.pk[i].key.pack())
+		u(uint64(t.pa[i]))
+	}
+	return h.Sum64()
+}

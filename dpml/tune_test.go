@@ -1,0 +1,95 @@
+package dpml
+
+import (
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/mpi"
+)
+
+// TestTunerSameDecisionsEverywhere: with timings that differ between ranks
+// (every rank sleeps a different, varying time inside its measured window
+// by delaying its entry), every rank runs the same plan on every call, the
+// tuner tries more than one plan, and a saved table brings the next
+// communicator up already tuned.
+func TestTunerSameDecisionsEverywhere(t *testing.T) {
+	dir := t.TempDir() // parent's temp dir: the ranks share the file system
+	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
+		file := filepath.Join(dir, "tuning.json")
+		os.Setenv("DPML_TUNING_FILE", file)
+		os.Setenv("DPML_TUNER", "auto")
+		defer os.Unsetenv("DPML_TUNING_FILE")
+		c, err := New(w, WithSegmentBytes(64<<10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Tuner() == nil {
+			t.Fatal("no tuner in auto mode")
+		}
+		h := fnv.New64a()
+		plans := map[string]bool{}
+		sizes := []int{16, 4 << 10, 40 << 10}
+		buf := make([]float32, 40<<10)
+		out := make([]float32, len(buf))
+		for i := 0; i < 600; i++ {
+			n := sizes[i%len(sizes)]
+			if (i+w.Rank())%7 == 0 {
+				time.Sleep(time.Duration(w.Rank()) * 50 * time.Microsecond)
+			}
+			if err := Allreduce(c, buf[:n], out[:n], mpi.OpSum); err != nil {
+				t.Fatalf("call %d: %v", i, err)
+			}
+			p := c.LastPlan()
+			s := fmt.Sprintf("%d:%v/%d/%d/%v;", n, p.Variant, p.Leaders, p.Pipeline, p.CMA)
+			h.Write([]byte(s))
+			plans[s[len(fmt.Sprint(n))+1:]] = true
+		}
+		mine := []uint64{h.Sum64(), c.Tuner().Fingerprint()}
+		all := make([]uint64, 2*w.Size())
+		if err := mpi.Allgather(w, mine, all); err != nil {
+			t.Fatal(err)
+		}
+		for r := 1; r < w.Size(); r++ {
+			if all[2*r] != all[0] || all[2*r+1] != all[1] {
+				t.Fatalf("rank %d ran other plans (or learned another state) than rank 0", r)
+			}
+		}
+		if len(plans) < 2 {
+			t.Errorf("the tuner never explored: plans %v", plans)
+		}
+		// Keys this run learned (the default table holds others).
+		learned := map[costmodel.Key]costmodel.Arm{}
+		for _, in := range c.Tuner().Infos() {
+			if in.State == costmodel.Frozen && in.Calls > 0 {
+				learned[in.Key] = in.Arm
+			}
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Barrier(); err != nil { // rank 0 has saved the table
+			t.Fatal(err)
+		}
+		c2, err := New(w)
+		if err != nil {
+			t.Fatalf("reload %s: %v", file, err)
+		}
+		defer c2.Close()
+		if len(learned) == 0 {
+			t.Fatal("no key settled in 600 calls")
+		}
+		for k, arm := range learned {
+			in, ok := c2.Tuner().Info(k)
+			if !ok || in.State != costmodel.Frozen || in.Arm != arm {
+				t.Errorf("key %v settled on %v; reloaded: %+v (found %v)", k, arm, in, ok)
+			}
+		}
+		t.Logf("plans tried %d, keys settled and reloaded %d", len(plans), len(learned))
+	})
+}
