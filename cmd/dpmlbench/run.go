@@ -24,6 +24,7 @@ type runConfig struct {
 	pipelines   []int
 	policy      bench.Policy
 	warmup      int
+	tuneCalls   int
 	rotate      bool
 	rotateBytes int // 0: from the LLC size
 	check       bool
@@ -53,6 +54,7 @@ func parseRunFlags(args []string) (*runConfig, error) {
 	fs.IntVar(&c.policy.Min, "min-iters", bench.DefaultPolicy.Min, "at least this many timed iterations per point")
 	fs.IntVar(&c.policy.Max, "max-iters", bench.DefaultPolicy.Max, "at most this many timed iterations per point")
 	fs.IntVar(&c.warmup, "warmup", 3, "warm-up iterations per point (rank 0 times them to choose the iteration count)")
+	fs.IntVar(&c.tuneCalls, "tune-calls", 100, "untimed calls of the auto variant per point before warm-up, so the engine's tuner settles")
 	fs.BoolVar(&c.rotate, "rotate", false, "rotate through buffer windows whose total exceeds the last-level cache (cache-cold data)")
 	rot := fs.String("rotate-bytes", "", "total bytes of the rotated send+receive buffers (default: max(64M, 2 x LLC))")
 	fs.BoolVar(&c.check, "check", false, "check every result of every variant bitwise against the native result (exact integer-valued inputs)")

@@ -70,7 +70,7 @@ func sweep[T bench.Real](env *runEnv) ([]bench.Result, error) {
 // reference computes the native result of every window a point of count
 // elements can use, outside any timed loop.
 func (s *sweeper[T]) reference(count int) error {
-	n := s.arena.UsedWindows(count, s.env.cfg.warmup+s.env.cfg.policy.Max)
+	n := s.arena.UsedWindows(count, s.env.cfg.tuneCalls+s.env.cfg.warmup+s.env.cfg.policy.Max)
 	for w := 0; w < n; w++ {
 		off := w * count
 		if err := mpi.Allreduce(s.env.world, s.send[off:off+count], s.ref[off:off+count], s.env.op); err != nil {
@@ -159,6 +159,15 @@ func (s *sweeper[T]) point(count int, v variantSpec) (bench.Result, error) {
 		return t, nil
 	}
 
+	// The engine's tuner explores plans during its first calls of a size:
+	// let it settle, untimed, so auto is measured in its steady state.
+	if dp && v.o == (dpml.Override{}) {
+		for j := 0; j < cfg.tuneCalls; j++ {
+			if _, err := one(j); err != nil {
+				return r, fmt.Errorf("tuning %w", err)
+			}
+		}
+	}
 	warm := make([]float64, cfg.warmup)
 	for j := range warm {
 		t, err := one(j)
@@ -232,6 +241,11 @@ func (s *sweeper[T]) point(count int, v variantSpec) (bench.Result, error) {
 		for j, t := range times {
 			r.SamplesUS[j] = t * 1e6
 		}
+	}
+	if dp {
+		// What ran (the tuner may have moved since the plan above).
+		lp := env.d.LastPlan()
+		r.Plan = &bench.PlanInfo{Variant: lp.Variant.String(), Leaders: lp.Leaders, Pipeline: lp.Pipeline, Segments: lp.Segments}
 	}
 	for p := 0; p < np; p++ {
 		ps, err := bench.Summarize(col(1 + p))
