@@ -2,137 +2,30 @@ package costmodel
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"testing"
 	"time"
 )
 
-// benchRow is one row of a dpmlbench results.csv.
-type benchRow struct {
-	bytes         int
-	elem          ElemClass
-	op            OpClass
-	lay           Layout
-	variant       Variant
-	leaders, pipe int
-	segments      int
-	median        float64 // seconds
-	copyIn        float64 // seconds per call, 0 if absent
-	reduce        float64
-	copyOut       float64
-}
-
-// readBenchCSV reads the rows of a dpmlbench results.csv that ran a fixed
-// plan (dpml with given l, or native).
-func readBenchCSV(path string) ([]benchRow, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, err
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
-	get := func(r []string, name string) string {
-		if i, ok := col[name]; ok && i < len(r) {
-			return r[i]
-		}
-		return ""
-	}
-	num := func(r []string, name string) float64 {
-		v, _ := strconv.ParseFloat(get(r, name), 64)
-		return v
-	}
-	var rows []benchRow
-	for _, r := range recs[1:] {
-		var b benchRow
-		switch get(r, "variant") {
-		case "native":
-			b.variant = VariantNative
-		case "dpml":
-			b.variant = VariantDPML
-		case "pipelined":
-			b.variant = VariantPipelined
-		default:
-			continue // auto: the plan is not fixed
-		}
-		b.bytes = int(num(r, "bytes"))
-		switch get(r, "type") {
-		case "float32":
-			b.elem = ElemFloat32
-		case "float64":
-			b.elem = ElemFloat64
-		default:
-			b.elem = ElemAny
-		}
-		b.op = OpClassOf(get(r, "op"))
-		b.lay = Layout{int(num(r, "nodes")), int(num(r, "ppn"))}
-		b.leaders, b.pipe = int(num(r, "plan_leaders")), int(num(r, "plan_pipeline"))
-		b.segments = max(int(num(r, "plan_segments")), 1)
-		b.median = num(r, "median_us") * 1e-6
-		b.copyIn = num(r, "phase_copy-in_median_us") * 1e-6
-		b.reduce = num(r, "phase_reduce_median_us") * 1e-6
-		b.copyOut = num(r, "phase_copy-out_median_us") * 1e-6
-		if b.variant == VariantNative {
-			b.leaders, b.pipe = 1, 1
-		}
-		rows = append(rows, b)
-	}
-	return rows, nil
-}
-
-// engineSegment is the engine's default segment for ppn ranks per node
-// (dpml.defaultPlan): both buffer sets of a node near 16 MiB.
-func engineSegment(ppn int) int { return max(64<<10, (16<<20)/(2*(ppn+1))/CacheLine*CacheLine) }
-
-// samplesFromRows maps dpmlbench rows to calibration samples the way the
-// engine integration would (see doc.go).
-func samplesFromRows(rows []benchRow) Samples {
-	var s Samples
-	for _, b := range rows {
-		if b.variant == VariantNative {
-			s.Native = append(s.Native, NativeSample{b.bytes, b.lay, b.median})
-			continue
-		}
-		seg := engineSegment(b.lay.PPN)
-		pl := Plan{Variant: b.variant, Leaders: b.leaders, Pipeline: b.pipe, SegmentBytes: seg}
-		s.Calls = append(s.Calls, CallSample{pl, b.bytes, b.lay, b.elem, b.median})
-		per := b.bytes / b.segments
-		la, part := split(per, b.leaders)
-		if b.copyIn > 0 {
-			s.Copy = append(s.Copy, CopySample{b.bytes, b.segments * la, b.copyIn})
-		}
-		if b.copyOut > 0 {
-			s.Copy = append(s.Copy, CopySample{b.bytes, b.segments * la, b.copyOut})
-		}
-		if b.reduce > 0 {
-			s.Reduce = append(s.Reduce, ReduceSample{part * b.segments, b.lay.PPN, b.segments, la, b.elem, b.reduce})
-		}
-	}
-	return s
-}
-
-func realSamples(t *testing.T) ([]benchRow, Samples) {
-	var rows []benchRow
+func realSamples(t *testing.T) ([]BenchRow, Samples) {
+	var rows []BenchRow
 	for _, f := range []string{"run1-1x32.csv", "run2-1x32.csv"} {
-		r, err := readBenchCSV(filepath.Join("testdata", f))
+		fh, err := os.Open(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := ReadBenchCSV(fh)
+		fh.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
 		rows = append(rows, r...)
 	}
-	return rows, samplesFromRows(rows)
+	return rows, SamplesFromBench(rows)
 }
 
 // TestCalibrateRealData fits the model to a single-node sweep measured on
@@ -158,7 +51,7 @@ func TestCalibrateRealData(t *testing.T) {
 		t.Errorf("median error on whole calls %.0f%%: the model does not describe the engine", 100*r.ByKind["call"])
 	}
 	// Does the model's choice of l come close to the measured best?
-	best := map[int]benchRow{}
+	best := map[int]BenchRow{}
 	for _, b := range rows {
 		if b.variant != VariantDPML {
 			continue
@@ -169,7 +62,7 @@ func TestCalibrateRealData(t *testing.T) {
 	}
 	var losses []float64
 	for n, b := range best {
-		var pick benchRow
+		var pick BenchRow
 		pt := math.Inf(1)
 		for _, c := range rows {
 			if c.bytes != n || c.variant != VariantDPML {

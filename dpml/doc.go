@@ -45,6 +45,11 @@
 // placed on nodes, and can differ in the last bits from the native
 // MPI_Allreduce and between plans whose leader count or segment size
 // changes the inter-node message boundaries; integer results never differ.
+// The tuner picks plans from measured timings, so with it on (the default)
+// two runs may use different plans for the same call, and their float
+// results may differ in the last bits. For run-to-run reproducibility fix
+// the plan: an Override, DPML_LEADERS / DPML_PIPELINE, a frozen tuning table
+// (DPML_TUNING_FILE), or DPML_TUNER=static.
 //
 // # Node segment layout
 //

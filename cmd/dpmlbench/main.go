@@ -13,8 +13,7 @@
 //	dpmlbench plot -in results.json -out DIR redraw the plots (no MPI)
 //	dpmlbench table -in results.json         print a result table (no MPI)
 //
-// Run `dpmlbench <subcommand> -h` for the flags. The subcommands calibrate
-// and tune are reserved.
+// Run `dpmlbench <subcommand> -h` for the flags.
 //
 // # Method
 //
@@ -98,14 +97,8 @@ var subcommands = []subcommand{
 	{"membw", "measure the memory bandwidth of every node: STREAM copy and triad (MPI)", cmdMemBW},
 	{"plot", "redraw the PNG plots from a results.json (no MPI)", cmdPlot},
 	{"table", "print the result table of a results.json (no MPI)", cmdTable},
-	{"calibrate", "fit the cost model (not implemented yet)", notYet("calibrate")},
-	{"tune", "search the best plans and write a tuning table (not implemented yet)", notYet("tune")},
-}
-
-func notYet(name string) func([]string) error {
-	return func([]string) error {
-		return fmt.Errorf("%s: not implemented yet", name)
-	}
+	{"calibrate", "fit the cost model to sweeps run with -phases and write it as a tuning table (no MPI)", cmdCalibrate},
+	{"tune", "let the engine's tuner settle on every size and save its tuning table (MPI)", cmdTune},
 }
 
 func main() {

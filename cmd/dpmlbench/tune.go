@@ -1,0 +1,162 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"unsafe"
+
+	"github.com/dpmlgo/dpml/config"
+	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/dpml"
+	"github.com/dpmlgo/dpml/internal/bench"
+	"github.com/dpmlgo/dpml/mpi"
+)
+
+// cmdCalibrate fits the cost model to sweeps (no MPI): dpmlbench run
+// -phases over fixed plans and native writes the rows it needs.
+func cmdCalibrate(args []string) error {
+	fs := newFlagSet("calibrate", "dpmlbench calibrate -in results.csv[,more.csv] -out table.json")
+	in := fs.String("in", "", "comma-separated results.csv files of `dpmlbench run -phases` (required)")
+	out := fs.String("out", "", "write a tuning table holding the fitted model here (default: print only)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *in == "" {
+		return usagef("-in is required")
+	}
+	var rows []costmodel.BenchRow
+	for _, p := range strings.Split(*in, ",") {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		r, err := costmodel.ReadBenchCSV(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		rows = append(rows, r...)
+	}
+	s := costmodel.SamplesFromBench(rows)
+	m, err := costmodel.Calibrate(s)
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("fitted model:\n%s\n\npredicted vs measured:\n%s\n", b, costmodel.Compare(&m, s))
+	if *out == "" {
+		return nil
+	}
+	tb := costmodel.Table{Schema: costmodel.SchemaVersion, Model: &m,
+		Provenance: costmodel.Provenance{Command: strings.Join(os.Args, " "), Note: "model calibrated from " + *in}}
+	f, err := os.Create(*out)
+	if err != nil {
+		return err
+	}
+	if err := tb.Write(f); err != nil {
+		f.Close()
+		return err
+	}
+	fmt.Println("wrote", *out)
+	return f.Close()
+}
+
+// cmdTune runs the engine's tuner on every size until each size's key
+// settles, then saves what it learned (MPI; collective).
+func cmdTune(args []string) error {
+	fs := newFlagSet("tune", "dpmlbench tune -out table.json [-sizes LIST] [-type T] [-op OP] [-max-calls N]")
+	out := fs.String("out", "", "tuning table to write (and to start from when it exists) (required)")
+	sizes := fs.String("sizes", bench.DefaultSizes, "message sizes in bytes, as for run")
+	typ := fs.String("type", "float32", "element type: float32 or float64")
+	opName := fs.String("op", "sum", "reduction")
+	maxCalls := fs.Int("max-calls", 2000, "give up on a size after this many calls")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("-out is required")
+	}
+	counts, err := bench.ParseSizes(*sizes)
+	if err != nil {
+		return usagef("-sizes: %v", err)
+	}
+	op, err := mpi.ParseOp(*opName)
+	if err != nil {
+		return usagef("-op: %v", err)
+	}
+	// The engine loads and saves the table named by DPML_TUNING_FILE.
+	if err := os.Setenv(config.TuningFile, *out); err != nil {
+		return err
+	}
+	world, err := initMPI()
+	if err != nil {
+		return err
+	}
+	defer mpi.Finalize()
+	switch *typ {
+	case "float32":
+		return tune[float32](world, counts, op, *maxCalls)
+	case "float64":
+		return tune[float64](world, counts, op, *maxCalls)
+	}
+	return usagef("-type %q: tune supports float32 and float64", *typ)
+}
+
+func tune[T float32 | float64](world *mpi.Comm, sizes []int, op mpi.Op, maxCalls int) error {
+	d, err := dpml.New(world)
+	if err != nil {
+		return err
+	}
+	if d.Tuner() == nil {
+		d.Close()
+		return errors.New("the tuner is off (DPML_TUNER=static)")
+	}
+	var z T
+	es := int(unsafe.Sizeof(z))
+	for _, bytes := range sizes {
+		n := max(1, bytes/es)
+		send := make([]T, n)
+		recv := make([]T, n)
+		calls := 0
+		// Every rank holds the same tuner state, so all leave the loop
+		// at the same call.
+		for ; calls < maxCalls; calls++ {
+			if err := dpml.Allreduce(d, send, recv, op); err != nil {
+				d.Close()
+				return err
+			}
+			if settled(d, n*es) && calls >= 16 {
+				break
+			}
+		}
+		if world.Rank() == 0 {
+			p := d.LastPlan()
+			fmt.Printf("%9s  %-9s l=%-3d k=%-2d cma=%-5v after %d calls\n", bench.FormatSize(n*es), p.Variant, p.Leaders, p.Pipeline, p.CMA, calls+1)
+		}
+	}
+	if err := d.Close(); err != nil {
+		return err
+	}
+	if world.Rank() == 0 {
+		fmt.Println("wrote", os.Getenv(config.TuningFile))
+	}
+	return nil
+}
+
+// settled reports whether the tuner's key for a call of the given size has
+// frozen.
+func settled(d *dpml.Comm, bytes int) bool {
+	for _, in := range d.Tuner().Infos() {
+		lo, hi := in.Key.Range()
+		if bytes >= lo && bytes <= hi && int(in.Key.Nodes) == d.Nodes() && int(in.Key.PPN) == d.MinPPN() {
+			return in.State == costmodel.Frozen && in.Calls > 0
+		}
+	}
+	return false
+}
