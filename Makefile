@@ -19,7 +19,7 @@ BENCH_ARGS ?= -sizes 8:4M:x8 -leaders 1,2 -pipeline 1,2 -time 50ms -progress
 # cgo, util-linux (unshare, taskset) for dpmlrun's fake nodes.
 APT_PKGS := openmpi-bin libopenmpi-dev gfortran gcc pkg-config util-linux
 
-.PHONY: all deps build test lint bench clean
+.PHONY: all deps build lib test lint bench clean
 
 all: build
 
@@ -45,10 +45,17 @@ deps:
 	@mpirun --version 2>/dev/null | grep -q "Open MPI" || { \
 		echo "make deps: 'mpirun' is not Open MPI's (MPICH first in PATH?): dpmlrun needs Open MPI; run update-alternatives --config mpirun" >&2; exit 1; }
 
-build: deps
+build: deps lib
 	$(GO) build ./...
 	@mkdir -p bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
+
+# The drop-in MPI_Allreduce for C and Fortran programs (dropin/):
+# LD_PRELOAD=$(CURDIR)/bin/libdpml.so, or dpmlrun -preload, or -ldpml.
+lib: deps
+	@mkdir -p bin
+	$(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS)" -o bin/libdpml.so ./dropin
+	@rm -f bin/libdpml.h
 
 test: deps
 	$(GO) test ./... -count=1 -timeout 20m

@@ -71,6 +71,7 @@ const (
 	ShmDir       = "DPML_SHM_DIR"
 	Job          = "DPML_JOB"
 	Disable      = "DPML_DISABLE"
+	DropinFrom   = "DPML_DROPIN_FROM_CALL"
 	MinBytes     = "DPML_MIN_BYTES"
 	MPITest      = "DPML_MPITEST"
 	MPITestLimit = "DPML_MPITEST_TIMEOUT"
@@ -83,6 +84,8 @@ const (
 var Vars = []Var{
 	{Name: Disable, Kind: KindBool, Default: "0", Scope: AllRanks, Users: "libdpml.so",
 		Doc: "Pass every MPI_Allreduce of the drop-in library straight to the MPI library."},
+	{Name: DropinFrom, Kind: KindInt, Default: "1", Scope: AllRanks, Users: "libdpml.so",
+		Doc: "The drop-in library sets up DPML on a communicator at its n-th eligible MPI_Allreduce; the calls before pass through to the MPI library. Raise it when a program makes many short-lived communicators that each see only a few calls (setup is several collectives)."},
 	{Name: Job, Kind: KindString, Default: "x", Scope: PerNode, Users: "engine, dpmlrun",
 		Doc: "Job token put in shared-memory segment names (`dpml-<job>-<random>`). dpmlrun sets it and removes any segment of its job after the run, so even a crashed run leaves nothing in /dev/shm."},
 	{Name: Leaders, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",

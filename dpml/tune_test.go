@@ -76,7 +76,7 @@ func TestTunerSameDecisionsEverywhere(t *testing.T) {
 		if err := w.Barrier(); err != nil { // rank 0 has saved the table
 			t.Fatal(err)
 		}
-		c2, err := New(w)
+		c2, err := New(w, WithSegmentBytes(64<<10)) // same arms as c
 		if err != nil {
 			t.Fatalf("reload %s: %v", file, err)
 		}

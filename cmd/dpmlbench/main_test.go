@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/internal/bench"
 	"github.com/dpmlgo/dpml/internal/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
@@ -48,8 +49,8 @@ func TestMainStatusOffline(t *testing.T) {
 		t.Errorf("unknown subcommand: %d %q", code, stderr.String())
 	}
 	stderr.Reset()
-	if code := mainStatus([]string{"calibrate"}, &stderr); code != 1 || !strings.Contains(stderr.String(), "not implemented") {
-		t.Errorf("calibrate: %d %q", code, stderr.String())
+	if code := mainStatus([]string{"calibrate"}, &stderr); code != 2 || !strings.Contains(stderr.String(), "-in is required") {
+		t.Errorf("calibrate without -in: %d %q", code, stderr.String())
 	}
 	if code := mainStatus([]string{"plot"}, &stderr); code != 2 {
 		t.Errorf("plot without -in: %d", code)
@@ -189,4 +190,27 @@ func TestMemBWThreads(t *testing.T) {
 			t.Errorf("%+v", bw)
 		}
 	})
+}
+
+// TestCalibrateDeviceSweep fits the model to a committed device sweep and
+// writes a tuning table the engine can load.
+func TestCalibrateDeviceSweep(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "table.json")
+	var stderr bytes.Buffer
+	in := "../../bench/results/2026-11-21-h200x2/run2/1x32/results.csv"
+	if code := mainStatus([]string{"calibrate", "-in", in, "-out", out}, &stderr); code != 0 {
+		t.Fatalf("calibrate: exit %d: %s", code, stderr.String())
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tb, err := costmodel.ReadTable(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb.Model == nil || tb.Model.Validate() != nil {
+		t.Fatalf("table without a valid model: %+v", tb.Model)
+	}
 }

@@ -1,0 +1,141 @@
+// Command libdpml is the drop-in DPML allreduce for unmodified C and Fortran
+// MPI programs, built as a shared library (make lib, or
+// go build -buildmode=c-shared -o bin/libdpml.so ./dropin):
+//
+//	LD_PRELOAD=$PWD/bin/libdpml.so mpirun -np 8 ./app
+//	bin/dpmlrun -nodes 2 -ppn 4 -preload $PWD/bin/libdpml.so -- ./app
+//	mpicc -o app app.c -L$PWD/bin -ldpml -Wl,-rpath,$PWD/bin    # or link it
+//
+// # Interposition
+//
+// The library defines MPI_Allreduce and MPI_Finalize. Preloaded (or linked
+// before libmpi), its definitions are the ones the program's calls bind to;
+// calls it does not route go to PMPI_Allreduce, the MPI library's own entry
+// of the profiling interface. PMPI_ names are never defined here: a program
+// or tool calling PMPI_Allreduce reaches the MPI library directly.
+//
+// Fortran: Open MPI 4.1's Fortran bindings do not call MPI_Allreduce but
+// PMPI_Allreduce (nm -D libmpi_mpifh.so: "U PMPI_Allreduce"), so the C
+// symbol alone misses them. The library also defines the Fortran symbols
+// mpi_allreduce_, mpi_allreduce__, mpi_allreduce, MPI_ALLREDUCE (mpif.h and
+// `use mpi`) and mpi_allreduce_f08_ (`use mpi_f08`), and the same names of
+// MPI_Finalize. They convert handles with MPI_Comm_f2c, MPI_Type_f2c and
+// MPI_Op_f2c, map the Fortran MPI_IN_PLACE and MPI_BOTTOM (addresses of Open
+// MPI's mpi_fortran_in_place_ / mpi_fortran_bottom_ common blocks, looked up
+// as weak symbols under every mangling) to the C values, and store the return
+// code in ierror (optional in mpi_f08). mpif.h programs need gfortran's
+// -fallow-argument-mismatch, as without the library.
+//
+// # What is routed
+//
+// A call goes to the DPML engine when all of these hold, and to
+// PMPI_Allreduce otherwise:
+//
+//   - the library is initialized (first MPI_Allreduce after MPI_Init) and
+//     DPML_DISABLE is off;
+//   - count > 0 and the buffers are not NULL or MPI_BOTTOM;
+//   - the datatype is a predefined arithmetic type with a fixed-size element
+//     kind of the engine (handles compared in C): the C integer types
+//     (signed char .. long long, unsigned ones, int8_t .. uint64_t),
+//     MPI_FLOAT, MPI_DOUBLE, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, the
+//     C++ complex types, MPI_AINT, MPI_COUNT, MPI_BYTE (bitwise ops), and the
+//     Fortran MPI_INTEGER[1248], MPI_REAL[48], MPI_DOUBLE_PRECISION,
+//     MPI_COMPLEX[8,16], MPI_DOUBLE_COMPLEX, each mapped by its MPI_Type_size.
+//     MPI_LONG_DOUBLE, long double complex, MPI_C_BOOL, MPI_LOGICAL, MPI_CHAR,
+//     MPI_OFFSET (Open MPI 4.1 reduces it as unsigned), pair types and
+//     derived types pass through;
+//   - the op is one of MPI_SUM .. MPI_BXOR and the MPI standard allows it on
+//     the type (no MIN/MAX on complex, logical ops only on C integers);
+//     user ops, MAXLOC, MINLOC, REPLACE pass through, as do invalid
+//     combinations, so the MPI library reports them as usual;
+//   - count x element size >= DPML_MIN_BYTES;
+//   - the communicator is an intra-communicator of at least 2 ranks (an
+//     intercommunicator or a single rank, such as MPI_COMM_SELF, passes
+//     through) on which the engine could be set up.
+//
+// Every condition depends only on arguments the MPI standard requires to be
+// equal on all ranks (count, datatype, op, communicator) and on settings
+// whose scope is "all ranks", so all ranks of a communicator take the same
+// path on every call. A send buffer that overlaps the receive buffer without
+// MPI_IN_PLACE (erroneous in MPI) is copied before the engine sees it,
+// rather than sent down a different path on one rank.
+//
+// # Per-communicator state
+//
+// The state of a communicator lives in a C struct attached to it with an MPI
+// attribute (keyval created at initialization, copy callback
+// MPI_COMM_NULL_COPY_FN so that MPI_Comm_dup does not share it). It is
+// created on the communicator's first eligible call; the engine
+// (dpml.New, collective: it duplicates and splits the communicator and maps
+// the node's shared-memory segment) is built on its DPML_DROPIN_FROM_CALL-th
+// eligible call (default 1), which every rank reaches together. If setup fails, it fails on
+// every rank (dpml.New agrees), the library prints one warning and the
+// communicator passes through from then on. The attribute's delete callback
+// closes the engine when the application frees the communicator: Open MPI
+// 4.1 runs delete callbacks without holding its attribute lock, so freeing
+// the engine's own communicators from inside MPI_Comm_free is allowed (tested
+// with MPI_THREAD_MULTIPLE as well). MPI_Finalize (C and Fortran) closes
+// every engine still open (World, communicators never freed) before calling
+// PMPI_Finalize; engines are kept in creation order by an id that is never
+// reused, so a delete callback running later (MPI_COMM_SELF at finalize)
+// finds nothing to do. The engine unlinks its shared-memory segment right
+// after all ranks mapped it, so no exit, crash or MPI_Abort leaves a
+// /dev/shm/dpml-* file behind.
+//
+// Setting up costs a few collectives and communicator creations: about 7 ms
+// per communicator on 2 fake nodes x 2 ranks sharing 2 cores (creating,
+// using and freeing a communicator without the library: 0.6 ms), so a
+// program that creates 1,000 communicators and reduces twice on each spends
+// about 7 s in setup, more on a loaded machine. DPML_DROPIN_FROM_CALL=n
+// skips setup for communicators with fewer than n eligible calls. A setup
+// failure (a bad engine setting, no shared memory) is reported once per
+// process.
+//
+// # Recursion guard
+//
+// The engine reaches MPI through package mpi, whose cgo code calls
+// MPI_Allreduce by name, and in this process that name is the library's own.
+// Every entry into Go raises a thread-local depth counter; a call made while
+// it is raised goes straight to PMPI_Allreduce (counted as "nested"). This is
+// exact because a Go function exported to C runs on the calling C thread, and
+// the engine makes its MPI calls from the goroutine it was called on (package
+// mpi requires that of its callers under MPI_THREAD_FUNNELED), so its nested
+// calls happen on the same thread and other application threads are
+// unaffected. An engine that made MPI calls from other goroutines would break
+// this guard.
+//
+// # Threads
+//
+// Each communicator's state has a mutex held for its setup and for every
+// routed call, so calls on one communicator are serialized (concurrent
+// collectives on one communicator are erroneous in MPI anyway; the mutex only
+// keeps the state consistent). Calls on different communicators run the
+// engine concurrently, which MPI_THREAD_MULTIPLE allows; no lock is held
+// across communicators, since a rank blocked on another communicator's lock
+// could deadlock the job. Creating the attribute takes one global lock that
+// is never held across a collective call. Under MPI_THREAD_SINGLE, FUNNELED
+// and SERIALIZED the application already calls MPI from one thread at a time.
+//
+// # Settings and output
+//
+// DPML_DISABLE, DPML_MIN_BYTES and DPML_DROPIN_FROM_CALL are read here;
+// DPML_LEADERS, DPML_PIPELINE, DPML_TUNING_FILE, DPML_SEGMENT_BYTES and the
+// others by the engine (docs/ENVIRONMENT.md). Bad values disable the library
+// (every call passes through) with a warning. Messages go to stderr, prefixed
+// "libdpml:". DPML_VERBOSE=1 prints the MPI library and the effective
+// settings on rank 0 at initialization, and on every rank at MPI_Finalize a
+// line of counters:
+//
+//	libdpml: rank 0: routed 2016 passed 4337 ( nested 4337 ) comms set up 1001 released 1001
+//
+// (calls routed to the engine, calls passed to the MPI library by reason,
+// engines built and closed). DPML_VERBOSE=2 adds a line per call with its
+// decision and a line per engine setup.
+//
+// # Signals
+//
+// The Go runtime starts when the library is loaded, before main, and
+// installs its handlers for synchronous signals first; Open MPI does not
+// replace handlers that are already installed, so a crash in application code
+// ends with the default action instead of Open MPI's backtrace.
+package main

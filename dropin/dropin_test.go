@@ -1,0 +1,490 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dpmlgo/dpml/internal/launch"
+)
+
+// The test binary doubles as dpmlrun (and its launch agent), as in
+// cmd/dpmlrun's tests.
+func TestMain(m *testing.M) {
+	launch.Dispatch(os.Args)
+	code := m.Run()
+	if work.dir != "" {
+		os.RemoveAll(work.dir)
+	}
+	os.Exit(code)
+}
+
+// work holds what the tests build once: the library and the test programs.
+var work struct {
+	once  sync.Once
+	err   error
+	dir   string
+	lib   string
+	progs map[string]string // name -> path
+	skip  string
+	fskip string // why the Fortran programs are missing
+}
+
+// setup builds libdpml.so (go build -buildmode=c-shared) and the C and
+// Fortran test programs (mpicc, mpif90) into a temporary directory.
+func setup(t *testing.T) {
+	t.Helper()
+	work.once.Do(func() {
+		for _, tool := range []string{"mpicc", "mpirun"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				work.skip = "no " + tool + " (make deps)"
+				return
+			}
+		}
+		if _, err := launch.CheckMpirun(); err != nil {
+			work.skip = err.Error()
+			return
+		}
+		if err := launch.CheckNamespaces(); err != nil {
+			work.skip = err.Error()
+			return
+		}
+		dir, err := os.MkdirTemp("", "dpml-dropin-test-")
+		if err != nil {
+			work.err = err
+			return
+		}
+		work.dir = dir
+		work.progs = map[string]string{}
+		work.lib = filepath.Join(dir, "libdpml.so")
+		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+		if _, err := os.Stat(gobin); err != nil {
+			gobin = "go"
+		}
+		start := time.Now()
+		cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", work.lib, ".")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			work.err = fmt.Errorf("go build -buildmode=c-shared: %v\n%s", err, out)
+			return
+		}
+		fmt.Fprintf(os.Stderr, "dropin test: built libdpml.so in %v\n", time.Since(start).Round(time.Millisecond))
+		build := func(name string, argv ...string) error {
+			out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, out)
+			}
+			work.progs[name] = argv[slices.Index(argv, "-o")+1]
+			return nil
+		}
+		out := func(name string) string { return filepath.Join(dir, name) }
+		for _, b := range [][]string{
+			{"allreduce", "mpicc", "-O1", "-o", out("allreduce"), "testdata/allreduce.c"},
+			{"bench", "mpicc", "-O1", "-o", out("bench"), "testdata/bench.c"},
+			// The same program linked with -ldpml instead of preloaded.
+			{"allreduce-linked", "mpicc", "-O1", "-o", out("allreduce-linked"), "testdata/allreduce.c",
+				"-L" + dir, "-ldpml", "-Wl,-rpath," + dir},
+		} {
+			if work.err = build(b[0], b[1:]...); work.err != nil {
+				return
+			}
+		}
+		if _, err := exec.LookPath("mpif90"); err != nil {
+			work.fskip = "no mpif90 (make deps)"
+			return
+		}
+		if _, err := exec.LookPath("gfortran"); err != nil {
+			work.fskip = "no gfortran (make deps)"
+			return
+		}
+		for _, b := range [][]string{
+			// mpif.h declares no interfaces: gfortran >= 10 needs
+			// -fallow-argument-mismatch for the choice buffers.
+			{"f-mpifh", "mpif90", "-O1", "-fallow-argument-mismatch", "-o", out("f-mpifh"), "testdata/allreduce.F90"},
+			{"f-usempi", "mpif90", "-O1", "-DUSEMPI", "-o", out("f-usempi"), "testdata/allreduce.F90"},
+			{"f-f08", "mpif90", "-O1", "-DF08", "-o", out("f-f08"), "testdata/allreduce.F90"},
+		} {
+			if work.err = build(b[0], b[1:]...); work.err != nil {
+				return
+			}
+		}
+	})
+	if work.skip != "" {
+		t.Skip(work.skip)
+	}
+	if work.err != nil {
+		t.Fatal(work.err)
+	}
+}
+
+type result struct {
+	stdout, stderr string
+	out            string // the ranks' -o files, concatenated
+	code           int
+	elapsed        time.Duration
+}
+
+// runTimeout bounds one job; a hang fails the test instead of go test's
+// timeout.
+const runTimeout = 3 * time.Minute
+
+// outDir in a program's arguments stands for a fresh directory where each
+// rank writes its result lines (rank-N.txt): mpirun forwards the ranks'
+// stdout in chunks that can split lines and interleave them.
+const outDir = "{out}"
+
+// dpmlrun runs prog on 2 fake nodes x 2 ranks, with libdpml.so preloaded
+// when preload is set.
+func dpmlrun(t *testing.T, preload bool, env []string, prog string, args ...string) result {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := []string{launch.MainArg, "-nodes", "2", "-ppn", "2"}
+	if preload {
+		a = append(a, "-preload", work.lib)
+	}
+	a = append(a, "--", prog)
+	// DPML_VERBOSE=1 for the counters, unless env says otherwise.
+	return run(t, append([]string{"DPML_VERBOSE=1"}, env...), exe, append(a, args...)...)
+}
+
+// run runs a command (replacing outDir in args) and collects its output.
+func run(t *testing.T, env []string, name string, args ...string) result {
+	t.Helper()
+	dir := t.TempDir()
+	args = slices.Clone(args)
+	for i, a := range args {
+		if a == outDir {
+			args[i] = dir
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	start := time.Now()
+	err := cmd.Run()
+	r := result{stdout: o.String(), stderr: e.String(), code: cmd.ProcessState.ExitCode(), elapsed: time.Since(start)}
+	if ctx.Err() != nil {
+		t.Fatalf("%s %s: no exit after %v\n%s%s", name, strings.Join(args, " "), runTimeout, r.stdout, r.stderr)
+	}
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatal(err)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "rank-*.txt"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.out += string(b)
+	}
+	return r
+}
+
+// cases returns the sorted "case" lines of a run: the program's results.
+// (Sorted, so that the ranks' files compare whatever their order.)
+func cases(out string) []string {
+	var c []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "case ") {
+			c = append(c, l)
+		}
+	}
+	slices.Sort(c)
+	return c
+}
+
+func failures(out string) []string {
+	var f []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "FAIL") {
+			f = append(f, l)
+		}
+	}
+	return f
+}
+
+// counters is one rank's summary line printed at MPI_Finalize under
+// DPML_VERBOSE=1.
+type counters struct {
+	routed, passed, setup, released int
+	reasons                         map[string]int
+}
+
+var summaryRE = regexp.MustCompile(`libdpml: rank (\d+): routed (\d+) passed (\d+) \(([^)]*)\) comms set up (\d+) released (\d+)`)
+
+func summaries(t *testing.T, stderr string) map[int]counters {
+	t.Helper()
+	m := map[int]counters{}
+	for _, s := range summaryRE.FindAllStringSubmatch(stderr, -1) {
+		atoi := func(x string) int {
+			n, err := strconv.Atoi(x)
+			if err != nil {
+				t.Fatalf("bad summary %q", s[0])
+			}
+			return n
+		}
+		c := counters{routed: atoi(s[2]), passed: atoi(s[3]), setup: atoi(s[5]), released: atoi(s[6]), reasons: map[string]int{}}
+		f := strings.Fields(s[4])
+		for i := 0; i+1 < len(f); i += 2 {
+			c.reasons[f[i]] = atoi(f[i+1])
+		}
+		m[atoi(s[1])] = c
+	}
+	return m
+}
+
+// compare runs prog with and without the library and checks: both succeed,
+// no rank reports a wrong result, the results are identical, every rank
+// routed at least minRouted calls to the engine (the same number on every
+// rank), every engine built was released, and no DPML segment was left in
+// /dev/shm (the programs' "shm" part). It returns the counters of the run
+// with the library.
+func compare(t *testing.T, env []string, minRouted int, prog string, args ...string) map[int]counters {
+	t.Helper()
+	native := dpmlrun(t, false, env, prog, args...)
+	pre := dpmlrun(t, true, env, prog, args...)
+	t.Logf("%s %s: %v without the library, %v with it", filepath.Base(prog), strings.Join(args, " "),
+		native.elapsed.Round(time.Millisecond), pre.elapsed.Round(time.Millisecond))
+	for _, r := range []struct {
+		name string
+		r    result
+	}{{"without libdpml.so", native}, {"with libdpml.so", pre}} {
+		if r.r.code != 0 {
+			t.Fatalf("%s: exit code %d\n%s\n%s\n%s", r.name, r.r.code, r.r.out, r.r.stdout, r.r.stderr)
+		}
+		if f := failures(r.r.out); len(f) > 0 {
+			t.Errorf("%s: %d wrong results:\n%s", r.name, len(f), strings.Join(f[:min(len(f), 20)], "\n"))
+		}
+		for _, l := range strings.Split(r.r.out, "\n") {
+			if strings.HasPrefix(l, "shm ") && !strings.HasSuffix(l, " entries 0") {
+				t.Errorf("%s: DPML segment left in /dev/shm: %s", r.name, l)
+			}
+		}
+	}
+	a, b := cases(native.out), cases(pre.out)
+	if len(a) == 0 {
+		t.Fatalf("no results written:\n%s\n%s", native.stdout, native.stderr)
+	}
+	if !slices.Equal(a, b) {
+		t.Errorf("results differ with the library (%d vs %d lines):\n%s", len(a), len(b), firstDiff(a, b))
+	}
+	if m := summaries(t, native.stderr); len(m) != 0 {
+		t.Errorf("library counters printed without the library:\n%s", native.stderr)
+	}
+	m := summaries(t, pre.stderr)
+	if len(m) != 4 {
+		t.Fatalf("%d ranks printed the library's counters, want 4:\n%s", len(m), pre.stderr)
+	}
+	for r, c := range m {
+		if c.routed < minRouted || c.routed != m[0].routed {
+			t.Errorf("rank %d routed %d calls to DPML, want >= %d and equal on all ranks (rank 0: %d)", r, c.routed, minRouted, m[0].routed)
+		}
+		if c.setup != c.released {
+			t.Errorf("rank %d: %d engines set up, %d released", r, c.setup, c.released)
+		}
+	}
+	t.Logf("rank 0 counters: %+v", m[0])
+	return m
+}
+
+func firstDiff(a, b []string) string {
+	for i := range max(len(a), len(b)) {
+		var x, y string
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y {
+			return fmt.Sprintf("first difference at line %d:\n  without: %s\n  with:    %s", i, x, y)
+		}
+	}
+	return ""
+}
+
+// TestC: every predefined type and op (plain and in place, 1 to 1000
+// elements), multi-segment messages, the special cases (count 0,
+// MPI_COMM_SELF, MAXLOC, user op, derived type, intercommunicator) and
+// 1,000 split and duplicated communicators created, used and freed.
+func TestC(t *testing.T) {
+	setup(t)
+	m := compare(t, nil, 2000, work.progs["allreduce"], "-o", outDir, "types", "special", "large", "loop=1000", "shm")
+	if c := m[0]; c.setup < 1001 {
+		t.Errorf("%d engines set up, want >= 1001 (World and the loop's communicators)", c.setup)
+	}
+	for _, reason := range []string{"type", "op", "count", "communicator"} {
+		if m[0].reasons[reason] == 0 {
+			t.Errorf("no call passed through for reason %q: %+v", reason, m[0])
+		}
+	}
+}
+
+// TestThreads: two threads reduce on two communicators at once under
+// MPI_THREAD_MULTIPLE.
+func TestThreads(t *testing.T) {
+	setup(t)
+	compare(t, nil, 400, work.progs["allreduce"], "-mt", "-o", outDir, "threads", "special", "shm")
+}
+
+// TestLinked: the program linked with -ldpml instead of preloaded.
+func TestLinked(t *testing.T) {
+	setup(t)
+	r := dpmlrun(t, false, nil, work.progs["allreduce-linked"], "-o", outDir, "special", "types", "shm")
+	if r.code != 0 || len(failures(r.out)) > 0 || !strings.Contains(r.out, "case world") {
+		t.Fatalf("exit code %d\n%s\n%s\n%s", r.code, r.out, r.stdout, r.stderr)
+	}
+	m := summaries(t, r.stderr)
+	if len(m) != 4 || m[0].routed == 0 {
+		t.Fatalf("library not used when linked: %+v\n%s", m, r.stderr)
+	}
+}
+
+// TestOverlap: overlapping send and receive buffers without MPI_IN_PLACE
+// (erroneous MPI, so there is no native run to compare with) reach the engine
+// as a copy of the send data.
+func TestOverlap(t *testing.T) {
+	setup(t)
+	r := dpmlrun(t, true, []string{"DPML_VERBOSE=2"}, work.progs["allreduce"], "-o", outDir, "overlap")
+	if r.code != 0 || len(failures(r.out)) > 0 {
+		t.Fatalf("exit code %d\n%s\n%s\n%s", r.code, r.out, r.stdout, r.stderr)
+	}
+	if n := strings.Count(r.stderr, "-> dpml"); n != 4 {
+		t.Errorf("%d routed calls, want 4 (one per rank)\n%s", n, r.stderr)
+	}
+}
+
+// TestSettings: DPML_DISABLE, DPML_MIN_BYTES and DPML_DROPIN_FROM_CALL change
+// the routing, never the results.
+func TestSettings(t *testing.T) {
+	setup(t)
+	prog := work.progs["allreduce"]
+	t.Run("disable", func(t *testing.T) {
+		m := compare(t, []string{"DPML_DISABLE=1"}, 0, prog, "-o", outDir, "special", "loop=10")
+		if m[0].routed != 0 || m[0].setup != 0 || m[0].reasons["disabled"] == 0 {
+			t.Errorf("DPML_DISABLE=1 still routed: %+v", m[0])
+		}
+	})
+	t.Run("min-bytes", func(t *testing.T) {
+		// Only the large part's messages (>= 1.2 MB) reach the engine.
+		m := compare(t, []string{"DPML_MIN_BYTES=1M"}, 1, prog, "-o", outDir, "special", "large", "loop=10")
+		if m[0].routed != 16 || m[0].reasons["small"] == 0 {
+			t.Errorf("DPML_MIN_BYTES=1M: want the 16 large calls routed: %+v", m[0])
+		}
+	})
+	t.Run("from-call", func(t *testing.T) {
+		// The loop makes 2 calls per communicator: the first passes.
+		m := compare(t, []string{"DPML_DROPIN_FROM_CALL=2"}, 30, prog, "-o", outDir, "loop=30")
+		if m[0].reasons["warm-up"] != 30 || m[0].setup != 30 {
+			t.Errorf("DPML_DROPIN_FROM_CALL=2: want 30 warm-up calls and 30 engines: %+v", m[0])
+		}
+	})
+	t.Run("bad", func(t *testing.T) {
+		m := compare(t, []string{"DPML_MIN_BYTES=lots"}, 0, prog, "-o", outDir, "special")
+		if m[0].routed != 0 {
+			t.Errorf("a bad setting did not disable the library: %+v", m[0])
+		}
+	})
+}
+
+// TestFortran: mpif.h, use mpi and use mpi_f08 programs, including
+// MPI_IN_PLACE and 200 communicators created and freed.
+func TestFortran(t *testing.T) {
+	setup(t)
+	if work.fskip != "" {
+		t.Skip(work.fskip)
+	}
+	for _, name := range []string{"f-mpifh", "f-usempi", "f-f08"} {
+		t.Run(name, func(t *testing.T) {
+			// 8 calls on World, 200 in the loop, 1 on a split.
+			m := compare(t, nil, 209, work.progs[name], "200", outDir)
+			if m[0].setup != 202 {
+				t.Errorf("%d engines set up, want 202", m[0].setup)
+			}
+		})
+	}
+}
+
+// TestAbort: MPI_Abort after routed calls leaves no DPML segment in
+// /dev/shm: checked by the ranks before the abort, and after the job by
+// plain mpirun on one node, where no dpmlrun removes leftovers.
+func TestAbort(t *testing.T) {
+	setup(t)
+	check := func(t *testing.T, r result, job string) {
+		t.Helper()
+		if r.code == 0 {
+			t.Fatalf("exit code 0 after MPI_Abort\n%s\n%s", r.stdout, r.stderr)
+		}
+		if n := strings.Count(r.out, "case abort"); n != 8 {
+			t.Errorf("%d results before the abort, want 8\n%s", n, r.out)
+		}
+		if n := strings.Count(r.out, " entries 0"); n != 4 {
+			t.Errorf("DPML segments in /dev/shm before the abort:\n%s", r.out)
+		}
+		if n := strings.Count(r.stderr, "-> dpml"); n < 8 {
+			t.Errorf("only %d calls routed before the abort\n%s", n, r.stderr)
+		}
+		if job != "" {
+			if m, _ := filepath.Glob("/dev/shm/dpml-" + job + "*"); len(m) > 0 {
+				t.Errorf("left in /dev/shm: %v", m)
+			}
+		}
+	}
+	t.Run("dpmlrun", func(t *testing.T) {
+		r := dpmlrun(t, true, []string{"DPML_VERBOSE=2"}, work.progs["allreduce"], "-o", outDir, "abort")
+		check(t, r, "")
+	})
+	t.Run("mpirun", func(t *testing.T) {
+		job, err := launch.NewJobToken()
+		if err != nil {
+			t.Fatal(err)
+		}
+		vader := t.TempDir() // Open MPI's own shared memory, out of /dev/shm
+		a := []string{"-np", "4", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1",
+			"--mca", "btl_vader_backing_directory", vader,
+			"-x", "LD_PRELOAD=" + work.lib, "-x", "DPML_JOB=" + job, "-x", "DPML_VERBOSE=2",
+			work.progs["allreduce"], "-o", outDir, "abort"}
+		if os.Geteuid() == 0 {
+			a = append([]string{"--allow-run-as-root"}, a...)
+		}
+		r := run(t, nil, "mpirun", a...)
+		check(t, r, job)
+	})
+}
+
+// TestBench: the C benchmark runs preloaded (a smoke test; the comparison
+// with the Go API is for the device runs).
+func TestBench(t *testing.T) {
+	setup(t)
+	r := dpmlrun(t, true, nil, work.progs["bench"], "-min", "8", "-max", "65536", "-time", "0.01")
+	if r.code != 0 {
+		t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := strings.Count(r.stdout, "\n"); n < 2+7 {
+		t.Errorf("want 7 sizes:\n%s", r.stdout)
+	}
+	if m := summaries(t, r.stderr); len(m) != 4 || m[0].routed == 0 {
+		t.Errorf("benchmark calls not routed: %+v", m)
+	}
+}

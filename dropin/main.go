@@ -1,0 +1,258 @@
+package main
+
+// #include "dropin.h"
+import "C"
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/dpmlgo/dpml/config"
+	"github.com/dpmlgo/dpml/dpml"
+	"github.com/dpmlgo/dpml/mpi"
+)
+
+// main is required by -buildmode=c-shared and never runs.
+func main() {}
+
+// gitCommit is set by the Makefile (-ldflags -X main.gitCommit=...).
+var gitCommit = "unknown"
+
+// engines holds the DPML communicators the C layer refers to by id. Ids
+// only grow, so an id released at MPI_Finalize and met again in a late
+// delete callback finds nothing.
+var (
+	mu      sync.Mutex
+	engines = map[uintptr]*dpml.Comm{}
+	nextID  uintptr
+	verbose int
+	rank0   bool
+	warned  bool // a setup failure was reported
+)
+
+// reasonNames matches the DPML_P_* enum in dropin.h.
+var reasonNames = [C.DPML_NREASONS]string{"routed", "nested", "not-initialized", "disabled",
+	"count", "type", "op", "small", "buffer", "communicator", "warm-up", "setup-failed"}
+
+//export dpmlGoInit
+func dpmlGoInit(s *C.dpml_settings) C.int {
+	// Adopt the MPI the application initialized (mpi.InitThread leaves its
+	// error handlers alone and never finalizes it).
+	if _, err := mpi.InitThread(mpi.ThreadFunneled); err != nil {
+		warnf("cannot adopt the application's MPI: %v; every MPI_Allreduce passes through", err)
+		return 1
+	}
+	s.world_rank = -1
+	if w := mpi.World(); w != nil {
+		s.world_rank = C.int(w.Rank())
+		rank0 = w.Rank() == 0
+	}
+	var bad []error
+	v, err := config.Int(config.Verbose)
+	bad = appendErr(bad, err)
+	verbose = v
+	s.verbose = C.int(v)
+	off, err := config.Bool(config.Disable)
+	bad = appendErr(bad, err)
+	minBytes, err := config.Bytes(config.MinBytes)
+	bad = appendErr(bad, err)
+	from, err := config.Int(config.DropinFrom)
+	bad = appendErr(bad, err)
+	s.min_bytes = C.int64_t(minBytes)
+	s.from_call = C.int64_t(max(from, 1))
+	if off {
+		s.disabled = 1
+	}
+	if len(bad) > 0 {
+		// Settings are equal on all ranks (config scopes), so every rank
+		// disables itself alike.
+		for _, e := range bad {
+			warnf("%v", e)
+		}
+		warnf("bad settings: every MPI_Allreduce passes through")
+		s.disabled = 1
+	}
+	if verbose >= 1 && rank0 {
+		fmt.Fprintf(os.Stderr, "libdpml: DPML-Go commit %s on %s\nlibdpml: settings:\n%s",
+			gitCommit, mpi.LibraryVersion(), indent(config.Effective()))
+	}
+	return 0
+}
+
+// dpmlGoNew builds the engine on the communicator with C handle h. It is
+// collective over h: every rank calls it on the same MPI_Allreduce of h. It
+// returns 0 (on every rank: dpml.New agrees on the outcome) when the engine
+// cannot run there; the communicator's calls then pass through.
+//
+//export dpmlGoNew
+func dpmlGoNew(h C.uintptr_t) C.uintptr_t {
+	c := mpi.CommFromC(uintptr(h))
+	if c == nil {
+		return 0
+	}
+	d, err := dpml.New(c)
+	mu.Lock()
+	defer mu.Unlock()
+	if err != nil {
+		// Once per process (or always under DPML_VERBOSE): a bad setting
+		// fails every communicator alike.
+		if c.Rank() == 0 && (!warned || verbose >= 1) {
+			warnf("DPML setup failed on a communicator of %d ranks; its MPI_Allreduce calls pass through: %v", c.Size(), err)
+		}
+		warned = true
+		return 0
+	}
+	nextID++
+	engines[nextID] = d
+	if verbose >= 2 {
+		fmt.Fprintf(os.Stderr, "libdpml: rank %d: DPML set up on comm %#x (%d ranks, %d nodes, ppn %d): id %d\n",
+			worldRank(), uintptr(h), d.Size(), d.Nodes(), d.PPN(), nextID)
+	}
+	return C.uintptr_t(nextID)
+}
+
+func lookup(id C.uintptr_t) *dpml.Comm {
+	mu.Lock()
+	defer mu.Unlock()
+	return engines[uintptr(id)]
+}
+
+// dpmlGoAllreduce runs one allreduce on engine id. send is nil for
+// MPI_IN_PLACE; otherwise it does not overlap recv (the C layer copies).
+// The buffers are C memory, so typed slices over them are not subject to
+// cgo's pointer rules. It returns 0 on success.
+//
+//export dpmlGoAllreduce
+func dpmlGoAllreduce(id C.uintptr_t, send, recv unsafe.Pointer, count, kind, op C.int) C.int {
+	d := lookup(id)
+	if d == nil {
+		warnf("allreduce on an unknown engine id %d", id)
+		return 1
+	}
+	n, o := int(count), mpi.Op(op)
+	var err error
+	switch mpi.Kind(kind) {
+	case mpi.KindInt8:
+		err = reduce[int8](d, send, recv, n, o)
+	case mpi.KindInt16:
+		err = reduce[int16](d, send, recv, n, o)
+	case mpi.KindInt32:
+		err = reduce[int32](d, send, recv, n, o)
+	case mpi.KindInt64:
+		err = reduce[int64](d, send, recv, n, o)
+	case mpi.KindUint8:
+		err = reduce[uint8](d, send, recv, n, o)
+	case mpi.KindUint16:
+		err = reduce[uint16](d, send, recv, n, o)
+	case mpi.KindUint32:
+		err = reduce[uint32](d, send, recv, n, o)
+	case mpi.KindUint64:
+		err = reduce[uint64](d, send, recv, n, o)
+	case mpi.KindFloat32:
+		err = reduce[float32](d, send, recv, n, o)
+	case mpi.KindFloat64:
+		err = reduce[float64](d, send, recv, n, o)
+	case mpi.KindComplex64:
+		err = reduce[complex64](d, send, recv, n, o)
+	case mpi.KindComplex128:
+		err = reduce[complex128](d, send, recv, n, o)
+	default:
+		err = fmt.Errorf("element kind %d", int(kind))
+	}
+	if err != nil {
+		warnf("MPI_Allreduce of %d elements (%v, %v) failed in the DPML engine: %v", n, mpi.Kind(kind), o, err)
+		return 1
+	}
+	return 0
+}
+
+func reduce[T mpi.Number](d *dpml.Comm, send, recv unsafe.Pointer, n int, op mpi.Op) error {
+	r := unsafe.Slice((*T)(recv), n)
+	if send == nil {
+		return dpml.AllreduceInPlace(d, r, op)
+	}
+	return dpml.Allreduce(d, unsafe.Slice((*T)(send), n), r, op)
+}
+
+// dpmlGoRelease closes engine id: its communicators are freed and its
+// shared memory unmapped. It runs in the attribute delete callback, inside
+// the application's MPI_Comm_free.
+//
+//export dpmlGoRelease
+func dpmlGoRelease(id C.uintptr_t) {
+	mu.Lock()
+	d := engines[uintptr(id)]
+	delete(engines, uintptr(id))
+	mu.Unlock()
+	if d == nil {
+		return
+	}
+	if err := d.Close(); err != nil {
+		warnf("releasing DPML state: %v", err)
+	}
+	C.dpml_note_released()
+}
+
+// dpmlGoFinalize runs in MPI_Finalize before the MPI library finalizes:
+// it closes every engine still open (communicators never freed, World) and
+// prints the counters under DPML_VERBOSE.
+//
+//export dpmlGoFinalize
+func dpmlGoFinalize() {
+	mu.Lock()
+	ids := slices.Sorted(maps.Keys(engines)) // creation order
+	mu.Unlock()
+	for _, id := range ids {
+		dpmlGoRelease(C.uintptr_t(id))
+	}
+	if verbose >= 1 {
+		fmt.Fprintf(os.Stderr, "libdpml: rank %d: %s\n", worldRank(), summary())
+	}
+}
+
+// summary is the counters line printed at MPI_Finalize under DPML_VERBOSE:
+// "routed N passed M (reason n, ...) comms set up S released R".
+func summary() string {
+	var passed uint64
+	s := ""
+	for i := 1; i < len(reasonNames); i++ {
+		n := uint64(C.dpml_counts[i])
+		passed += n
+		if n > 0 {
+			s += fmt.Sprintf(" %s %d", reasonNames[i], n)
+		}
+	}
+	return fmt.Sprintf("routed %d passed %d (%s ) comms set up %d released %d",
+		uint64(C.dpml_counts[0]), passed, s, uint64(C.dpml_comms_setup), uint64(C.dpml_comms_released))
+}
+
+func worldRank() int {
+	if w := mpi.World(); w != nil {
+		return w.Rank()
+	}
+	return -1
+}
+
+func warnf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "libdpml: rank %d: "+format+"\n", append([]any{worldRank()}, args...)...)
+}
+
+func appendErr(errs []error, err error) []error {
+	if err != nil {
+		return append(errs, err)
+	}
+	return errs
+}
+
+func indent(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString("libdpml:   " + l + "\n")
+	}
+	return b.String()
+}
