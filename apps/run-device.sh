@@ -61,7 +61,7 @@ esac
 { date -u; uname -a; lscpu; free -g; mpirun --version; } >"$OUTDIR/machine.txt" 2>&1
 
 ONE=${MPIRUN_ONE:-mpirun --allow-run-as-root -np $NP --bind-to core --map-by core --mca btl self,vader --mca btl_vader_single_copy_mechanism cma}
-FAKE=${MPIRUN_FAKE:-$BIN/dpmlrun -nodes $FAKE_NODES -ppn $FAKE_PPN -cores-per-node $FAKE_PPN -- --mca btl_vader_single_copy_mechanism cma --}
+FAKE=${MPIRUN_FAKE:-$BIN/dpmlrun -nodes $FAKE_NODES -ppn $FAKE_PPN -cores-per-node $FAKE_PPN -- --mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=${DPML_NODE_SPLIT:-host} --}
 
 launcher() { # launcher LAYOUT
   case $1 in

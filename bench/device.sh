@@ -13,7 +13,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 SIZES=${SIZES:-8:64M:x2}
 TIME=${TIME:-200ms}
 ONE="mpirun --allow-run-as-root -np 32 --bind-to core --map-by core --mca btl self,vader --mca btl_vader_single_copy_mechanism cma"
-FAKE="bin/dpmlrun -nodes 4 -ppn 8 -cores-per-node 8 -- --mca btl_vader_single_copy_mechanism cma --"
+# Nodes by host name: MPI_Comm_split_type(SHARED) hung the emulated nodes on
+# the device's Open MPI 4.1.6 (bench/results/2026-11-21-h200x2/README.md).
+FAKE="bin/dpmlrun -nodes 4 -ppn 8 -cores-per-node 8 -- --mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=${DPML_NODE_SPLIT:-host} --"
 run() { # run NAME TIMEOUT command...
   local name=$1 to=$2; shift 2
   echo "+ $*" >>"$OUTDIR/commands.txt"

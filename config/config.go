@@ -74,6 +74,7 @@ const (
 	DropinFrom   = "DPML_DROPIN_FROM_CALL"
 	MinBytes     = "DPML_MIN_BYTES"
 	MPITest      = "DPML_MPITEST"
+	NodeSplit    = "DPML_NODE_SPLIT"
 	MPITestLimit = "DPML_MPITEST_TIMEOUT"
 	RunCPUMap    = "DPML_RUN_CPUMAP"
 	RunNodes     = "DPML_RUN_NODES"
@@ -96,6 +97,8 @@ var Vars = []Var{
 		Doc: "Internal: set by the multi-rank test harness in the ranks it launches. Never set it by hand."},
 	{Name: MPITestLimit, Kind: KindDuration, Default: "120s", Scope: AllRanks, Users: "tests",
 		Doc: "Bound of one multi-rank test run (internal/mpitest); the job is killed after it."},
+	{Name: NodeSplit, Kind: KindString, Default: "shared", Scope: AllRanks, Users: "engine, dpmlbench, apps",
+		Doc: "How ranks are grouped into nodes: `shared` (MPI_Comm_split_type SHARED) or `host` (by MPI_Get_processor_name). `host` sidesteps MPI libraries whose notion of locality is wrong for the emulated nodes."},
 	{Name: Pipeline, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",
 		Doc: "Sub-chunks `k` per leader in the inter-node phase (DPML-Pipelined), or `auto`."},
 	{Name: RunCPUMap, Kind: KindString, Default: "", Scope: PerNode, Users: "dpmlrun",

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -180,6 +181,23 @@ func defaultOptions() (options, error) {
 	return o, nil
 }
 
+// SplitNode splits c into one communicator per node, the way DPML_NODE_SPLIT
+// says (shared: MPI_Comm_split_type SHARED; host: by processor name), ranks
+// in c's order. It is collective over c.
+func SplitNode(c *mpi.Comm) (*mpi.Comm, error) {
+	how, err := config.Get(config.NodeSplit)
+	if err != nil {
+		return nil, err
+	}
+	switch strings.ToLower(how) {
+	case "shared":
+		return c.SplitShared(c.Rank())
+	case "host":
+		return c.SplitByHost(c.Rank())
+	}
+	return nil, fmt.Errorf("dpml: %s=%q: want shared or host", config.NodeSplit, how)
+}
+
 // agree turns a local error into a job-wide one: the call fails on every rank
 // if it failed on any.
 func (d *Comm) agree(local error) error {
@@ -203,7 +221,7 @@ func (d *Comm) agree(local error) error {
 // on every rank and records the first local error.
 func (d *Comm) setup(o options) error {
 	var err error
-	if d.node, err = d.world.SplitShared(d.rank); err != nil {
+	if d.node, err = SplitNode(d.world); err != nil {
 		return fmt.Errorf("node split: %w", err)
 	}
 	d.local, d.ppn = d.node.Rank(), d.node.Size()

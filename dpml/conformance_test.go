@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/internal/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 )
@@ -33,6 +34,16 @@ func TestConformance(t *testing.T) {
 			mpitest.RunLayout(t, mpitest.Layout{PPN: lay.ppn}, conformance)
 		})
 	}
+	// Nodes found by host name instead of MPI_Comm_split_type.
+	t.Run("2+3-by-host", func(t *testing.T) {
+		t.Setenv(config.NodeSplit, "host")
+		mpitest.RunLayout(t, mpitest.Layout{PPN: []int{3, 2}}, func(t *testing.T, w *mpi.Comm) {
+			if v, _ := config.Get(config.NodeSplit); v != "host" {
+				t.Fatalf("%s = %q in the rank", config.NodeSplit, v)
+			}
+			conformance(t, w)
+		})
+	})
 }
 
 // world describes where every rank sits, so a rank can compute the

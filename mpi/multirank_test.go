@@ -209,3 +209,28 @@ func TestMultiRankArgErrors(t *testing.T) {
 		checkArgErrors(t, sh)
 	})
 }
+
+func TestSplitByHost(t *testing.T) {
+	mpitest.RunLayout(t, mpitest.Layout{PPN: []int{3, 2}}, func(t *testing.T, w *mpi.Comm) {
+		h, err := w.SplitByHost(w.Rank())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Free()
+		s, err := w.SplitShared(w.Rank())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Free()
+		if h.Size() != s.Size() || h.Rank() != s.Rank() {
+			t.Fatalf("by host: rank %d of %d; shared: rank %d of %d", h.Rank(), h.Size(), s.Rank(), s.Size())
+		}
+		want := 3
+		if w.Rank() >= 3 {
+			want = 2
+		}
+		if h.Size() != want {
+			t.Fatalf("rank %d: host group of %d, want %d", w.Rank(), h.Size(), want)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/dpmlgo/dpml/dpml"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
@@ -40,7 +41,7 @@ func gatherLayout(world *mpi.Comm) (layout, error) {
 		}
 		lay.rankHosts = append(lay.rankHosts, string(b))
 	}
-	node, err := world.SplitShared(world.Rank())
+	node, err := dpml.SplitNode(world)
 	if err != nil {
 		return lay, fmt.Errorf("node communicator: %w", err)
 	}

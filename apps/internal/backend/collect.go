@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dpmlgo/dpml/apps/internal/report"
+	"github.com/dpmlgo/dpml/dpml"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
@@ -41,7 +42,7 @@ const hostLen = 128
 // names. Collective over world.
 func GatherLayout(world *mpi.Comm) (Layout, error) {
 	var lay Layout
-	node, err := world.SplitShared(world.Rank())
+	node, err := dpml.SplitNode(world)
 	if err != nil {
 		return lay, fmt.Errorf("node communicator: %w", err)
 	}
