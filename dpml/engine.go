@@ -2,6 +2,7 @@ package dpml
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 	"unsafe"
 
@@ -51,6 +52,15 @@ func execute[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op, kern ker
 			return fmt.Errorf("dpml: native allreduce: %w", err)
 		}
 		return nil
+	}
+	if p.CMA {
+		// Peers will read and write these buffers by address: pinning
+		// keeps them on the heap (a stack buffer could move if this
+		// goroutine's stack grew during the call).
+		var pin runtime.Pinner
+		pin.Pin(unsafe.SliceData(send))
+		pin.Pin(unsafe.SliceData(recv))
+		defer pin.Unpin()
 	}
 	e := run[T]{c: c, p: p, send: send, recv: recv, op: op, kern: kern}
 	e.lead = c.pos < p.Leaders
