@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The device-machine measurement batch (32 cores, Open MPI 4.1.6), run from
 # the repository root with binaries built here (make build) and carried in
-# bin/. Usage: bench/device.sh OUTDIR [steps...]; steps: diag 1x32 han 4x8.
+# bin/. Usage: bench/device.sh OUTDIR [steps...]; steps: diag 1x32 han 4x8
+# dropin (default: all but diag).
 # Every sweep compares DPML with the native MPI_Allreduce in the same run.
 set -u
 OUTDIR=${1:?outdir}
 shift
-STEPS=${*:-diag 1x32 han 4x8}
+STEPS=${*:-1x32 han 4x8 dropin}
 mkdir -p "$OUTDIR"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 { lscpu; free -g; mpirun --version; } >"$OUTDIR/machine.txt" 2>&1
@@ -37,4 +38,13 @@ han)
 4x8)
   run 4x8 400 $FAKE bin/dpmlbench -membw -sizes "$SIZES" -leaders 1,2,4,8 -pipeline 1,2,4 -phases -check \
     -time "$TIME" -quiet -out "$OUTDIR/4x8" ;;
+dropin)
+  # libdpml.so preloaded into a C program vs the Go API, same fixed policy
+  # (the tuner off on both sides), 1 x 32; compare bench.c's avg with
+  # dpmlbench's mean column.
+  mpicc -O2 -o /tmp/dpml-cbench dropin/testdata/bench.c || continue
+  run dropin-c-native 200 $ONE /tmp/dpml-cbench -type float -max 64M
+  run dropin-c-dpml 200 $ONE -x LD_PRELOAD="$PWD/bin/libdpml.so" -x DPML_TUNER=static /tmp/dpml-cbench -type float -max 64M
+  run dropin-go 200 $ONE -x DPML_TUNER=static bin/dpmlbench -variants native,auto -tune-calls 0 -sizes 8:64M:x4 \
+    -time "$TIME" -quiet -out "$OUTDIR/dropin-go" ;;
 esac; done
