@@ -180,10 +180,12 @@
 //
 // Tuner.Save writes it (entries sorted by layout, class and size);
 // Tuner.Load / LoadTable read one: every entry whose arm is feasible under
-// the tuner's Config becomes a frozen key. NewTunerFromTable also takes the
+// the tuner's Config becomes a frozen key, or, with "state": "start" (never
+// written by Save), a key whose exploration starts at that arm. NewTunerFromTable also takes the
 // table's model. DefaultTable is the embedded default_table.json: a
 // PLACEHOLDER with the model calibrated on a 1 x 32 sweep of the device host
-// and that sweep's best arm per size; regenerate it from device runs
+// and that sweep's best arm per size as exploring starting points (the sweep
+// predates the cross-memory-attach path, so it is no verdict); regenerate it from device runs
 // (COSTMODEL_REGEN=1 go test ./costmodel -run TestRegenerateDefaultTable
 // rebuilds it from testdata/).
 //

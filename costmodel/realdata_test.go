@@ -134,7 +134,7 @@ func TestRegenerateDefaultTable(t *testing.T) {
 		tb.Entries = append(tb.Entries, Entry{
 			Elem: k.Elem.String(), Op: k.Op.String(), Log2Bytes: int(k.SizeLog2), Nodes: int(k.Nodes), PPN: int(k.PPN),
 			Variant: c.arm.Variant.String(), Leaders: c.arm.Leaders, Pipeline: c.arm.Pipeline,
-			Estimate: c.t, Prior: tu.Predicted(k, c.arm), Samples: 1, State: "frozen",
+			Estimate: c.t, Prior: tu.Predicted(k, c.arm), Samples: 1, State: "start",
 		})
 	}
 	var buf bytes.Buffer

@@ -39,7 +39,7 @@ type Entry struct {
 	Estimate  float64 `json:"estimate_s"`        // measured seconds of the arm (0: unknown)
 	Prior     float64 `json:"prior_s,omitempty"` // model's seconds
 	Samples   uint64  `json:"samples"`
-	State     string  `json:"state"` // "frozen" or "exploring"
+	State     string  `json:"state"` // "frozen" or "exploring" (loaded frozen), or "start" (explore from this arm)
 	// Measured lists the arms measured in the last episode (informative;
 	// Load ignores it).
 	Measured []MeasuredArm `json:"measured,omitempty"`
@@ -238,13 +238,18 @@ func (t *Tuner) LoadTable(tb *Table) (loaded int, err error) {
 			continue
 		}
 		e.cur = uint8(idx)
-		est := en.Estimate
-		if !(est > 0) || math.IsInf(est, 0) {
-			est = e.prior[idx]
+		if en.State == "start" {
+			// A starting point, not a verdict: the hill-climb begins at
+			// this arm (e.g. a table measured before the engine changed).
+		} else {
+			est := en.Estimate
+			if !(est > 0) || math.IsInf(est, 0) {
+				est = e.prior[idx]
+			}
+			e.freeze(est)
+			e.samples = en.Samples
+			e.settledAt, e.firstSettled = 0, 0
 		}
-		e.freeze(est)
-		e.samples = en.Samples
-		e.settledAt, e.firstSettled = 0, 0
 		pk := k.pack()
 		t.keys[pk] = e
 		if t.lastK == pk {

@@ -176,3 +176,20 @@ func TestDefaultTable(t *testing.T) {
 		t.Error("DefaultTable shares its entries")
 	}
 }
+
+// TestStartEntriesExplore: "start" entries (the default table's) begin the
+// hill-climb at their arm instead of freezing it.
+func TestStartEntriesExplore(t *testing.T) {
+	tu, err := NewTunerFromTable(Config{SegmentBytes: engineSegment(32)}, DefaultTable())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range DefaultTable().Entries {
+		k, _ := en.Key()
+		a, _ := en.Arm()
+		in, ok := tu.Info(k)
+		if !ok || in.State != Exploring || in.Arm != a {
+			t.Fatalf("entry %+v: loaded as %+v (found %v), want exploring at its arm", en, in, ok)
+		}
+	}
+}
