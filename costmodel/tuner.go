@@ -42,7 +42,7 @@ type Config struct {
 	Batch         int     // B, samples buffered between commits (16; 1..256)
 	SamplesPerArm int     // R, samples an arm needs before it is compared (3; 1..8)
 	Improve       float64 // move to a neighbour faster by more than this fraction (0.03)
-	Drift         float64 // re-explore when a frozen arm is slower by more than this (0.15)
+	Drift         float64 // re-explore when a frozen arm is slower or faster by more than this (0.15)
 	DriftWindow   int     // W, samples per drift check (8; 1..32)
 	FrozenStride  int     // a frozen key samples one call in this many (4)
 	// SegmentBytes is the engine's segment size for this communicator (the
@@ -400,8 +400,11 @@ func (e *entry) advance(c *Config) {
 		copy(tmp[:], e.win[:e.nwin])
 		med := median(tmp[:e.nwin])
 		e.nwin = 0
-		if med > e.est*(1+c.Drift) {
-			// Two windows in a row: one slow window is noise.
+		// Drift either way: slower means this arm degraded; faster than
+		// the best time it ever showed means the machine changed (a new
+		// engine path, other load gone), so the other arms' estimates are
+		// stale too. Two windows in a row: one window is noise.
+		if med > e.est*(1+c.Drift) || med < e.est*(1-c.Drift) {
 			if e.strikes++; e.strikes >= 2 {
 				e.reexplore(c)
 			}

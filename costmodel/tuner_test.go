@@ -465,3 +465,28 @@ func TestRegretSeries(t *testing.T) {
 		}
 	}
 }
+
+// TestLearnerDriftFaster: the whole surface gets faster and its optimum
+// moves (a new engine path); the frozen key must notice the gain, re-explore
+// and settle on the new optimum.
+func TestLearnerDriftFaster(t *testing.T) {
+	k := MakeKey(ElemFloat32, OpArith, 16<<20, Layout{4, 32})
+	before, after := bowl(2e-3, 1, 0, 3), bowl(0.5e-3, 4, 3, 3)
+	cost := func(call int, a Arm) float64 {
+		if call < 400 {
+			return before(call, a)
+		}
+		return after(call, a)
+	}
+	ts := newTuners(t, 4, Config{SegmentBytes: 256 << 10}, DefaultModel())
+	res, err := Simulate(ts, k, cost, SimOptions{Calls: 1500, Noise: 0.03, Seed: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Episodes < 2 {
+		t.Fatalf("no re-exploration after the surface got faster (episodes %d)", res.Episodes)
+	}
+	if gap := res.FinalCost/res.BestCost - 1; gap > 0.08 {
+		t.Errorf("after the gain: final %v is %.1f%% slower than best %v", res.Final, 100*gap, res.Best)
+	}
+}
