@@ -60,6 +60,7 @@ type Var struct {
 
 // Names of the variables, as constants so a typo is a compile error.
 const (
+	Intra        = "DPML_INTRA"
 	Leaders      = "DPML_LEADERS"
 	Pipeline     = "DPML_PIPELINE"
 	SegmentBytes = "DPML_SEGMENT_BYTES"
@@ -87,6 +88,8 @@ var Vars = []Var{
 		Doc: "Pass every MPI_Allreduce of the drop-in library straight to the MPI library."},
 	{Name: DropinFrom, Kind: KindInt, Default: "1", Scope: AllRanks, Users: "libdpml.so",
 		Doc: "The drop-in library sets up DPML on a communicator at its n-th eligible MPI_Allreduce; the calls before pass through to the MPI library. Raise it when a program makes many short-lived communicators that each see only a few calls (setup is several collectives)."},
+	{Name: Intra, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",
+		Doc: "Intra-node data path: `shm` (copies through the node segment), `cma` (leaders read and write the ranks' buffers with process_vm_readv/writev; falls back to shm where the kernel forbids it) or `auto` (the engine's rule: shm until device measurements say where cma wins)."},
 	{Name: Job, Kind: KindString, Default: "x", Scope: PerNode, Users: "engine, dpmlrun",
 		Doc: "Job token put in shared-memory segment names (`dpml-<job>-<random>`). dpmlrun sets it and removes any segment of its job after the run, so even a crashed run leaves nothing in /dev/shm."},
 	{Name: Leaders, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",

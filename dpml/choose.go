@@ -107,9 +107,11 @@ func (c *Comm) defaultPlan(bytes int) (Plan, int) {
 	if bytes >= 64<<10*c.minPPN {
 		l = c.minPPN
 	}
-	// Cross-memory attach pays one system call per rank and leader and
-	// segment: worth it once partitions are tens of KiB.
-	p := Plan{Variant: DPML, Leaders: l, Pipeline: 1, CMA: bytes >= 256<<10}
+	// Cross-memory attach saves two copies but pays system calls and page
+	// pinning per transfer; until device measurements show where it wins,
+	// the rule keeps the measured shared-memory path (DPML_INTRA=cma or
+	// Override.Intra opts in).
+	p := Plan{Variant: DPML, Leaders: l, Pipeline: 1, CMA: false}
 	if c.nodes > 1 && bytes/l >= 256<<10 {
 		p.Variant, p.Pipeline = Pipelined, 2
 	}

@@ -138,6 +138,9 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	if d.env.Pipeline, err = config.IntOrAuto(config.Pipeline); err != nil {
 		return nil, err
 	}
+	if d.env.Intra, err = parseIntra(); err != nil {
+		return nil, err
+	}
 	d.verbose, _ = config.Int(config.Verbose)
 
 	if d.world, err = c.Dup(); err != nil {
@@ -179,6 +182,22 @@ func defaultOptions() (options, error) {
 		return o, err
 	}
 	return o, nil
+}
+
+func parseIntra() (Intra, error) {
+	v, err := config.Get(config.Intra)
+	if err != nil {
+		return 0, err
+	}
+	switch strings.ToLower(v) {
+	case "auto":
+		return IntraAuto, nil
+	case "shm":
+		return IntraShm, nil
+	case "cma":
+		return IntraCMA, nil
+	}
+	return 0, fmt.Errorf("dpml: %s=%q: want auto, shm or cma", config.Intra, v)
 }
 
 // SplitNode splits c into one communicator per node, the way DPML_NODE_SPLIT

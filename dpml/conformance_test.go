@@ -34,6 +34,25 @@ func TestConformance(t *testing.T) {
 			mpitest.RunLayout(t, mpitest.Layout{PPN: lay.ppn}, conformance)
 		})
 	}
+	// Every call with cross-memory attach unless the case forces shm.
+	t.Run("2x2-intra-cma", func(t *testing.T) {
+		t.Setenv(config.Intra, "cma")
+		mpitest.RunLayout(t, mpitest.Even(2, 2), func(t *testing.T, w *mpi.Comm) {
+			conformance(t, w)
+			c, err := New(w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			buf := make([]float64, 1000)
+			if err := AllreduceInPlace(c, buf, mpi.OpSum); err != nil {
+				t.Fatal(err)
+			}
+			if c.CMA() && !c.LastPlan().CMA {
+				t.Fatalf("DPML_INTRA=cma not honoured: %+v", c.LastPlan())
+			}
+		})
+	})
 	// Nodes found by host name instead of MPI_Comm_split_type.
 	t.Run("2+3-by-host", func(t *testing.T) {
 		t.Setenv(config.NodeSplit, "host")

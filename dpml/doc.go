@@ -85,7 +85,8 @@
 // per batch of calls — so all take the same decision on every call with no
 // broadcast per call. DPML_TUNING_FILE loads a table at New and saves what
 // was learned at Close; DPML_TUNER=static uses the built-in rule instead.
-// Cross-memory attach is chosen by size (256 KiB and up) where permitted.
+// The intra-node path is not an arm: it is shared memory unless DPML_INTRA,
+// SetOverride or the call's Override asks for cross-memory attach.
 //
 // # Settings
 //

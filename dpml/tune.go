@@ -119,8 +119,12 @@ func (d *Comm) setupTuner() error {
 
 // tuned reports whether a call with override o is the tuner's to decide.
 func (c *Comm) tuned(o Override, count int) bool {
+	// The intra-node path is not one of the tuner's arms: forcing it
+	// leaves l and k to the tuner.
+	fixed, env := c.fixed, c.env
+	o.Intra, fixed.Intra, env.Intra = IntraAuto, IntraAuto, IntraAuto
 	return c.tuner != nil && count > 0 && c.nodes != c.size &&
-		o == (Override{}) && c.fixed == (Override{}) && c.env == (Override{})
+		o == (Override{}) && fixed == (Override{}) && env == (Override{})
 }
 
 // tunerKey is the tuning key of a call.

@@ -37,6 +37,7 @@ type runConfig struct {
 	samples     bool
 	quiet       bool
 	segBytes    int
+	intra       dpml.Intra
 }
 
 const defaultOut = "bench/results/<timestamp>"
@@ -67,6 +68,7 @@ func parseRunFlags(args []string) (*runConfig, error) {
 	fs.BoolVar(&c.samples, "samples", false, "store every per-iteration sample in results.json")
 	fs.BoolVar(&c.quiet, "quiet", false, "print only the closing summary, not the table rows as they come")
 	seg := fs.String("segment-bytes", "0", "DPML shared-memory slot size per rank (0: engine default)")
+	intra := fs.String("intra", "auto", "intra-node data path of the fixed dpml plans: auto (engine rule), shm (copies through shared memory) or cma (cross-memory attach)")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -103,6 +105,16 @@ func parseRunFlags(args []string) (*runConfig, error) {
 	}
 	if c.membwBytes, err = bench.ParseSize(*mbw); err != nil || c.membwBytes < 8 {
 		return fail(fmt.Errorf("membw-bytes %q: want a size >= 8", *mbw))
+	}
+	switch *intra {
+	case "auto":
+		c.intra = dpml.IntraAuto
+	case "shm":
+		c.intra = dpml.IntraShm
+	case "cma":
+		c.intra = dpml.IntraCMA
+	default:
+		return fail(fmt.Errorf("-intra %q: want auto, shm or cma", *intra))
 	}
 	if c.segBytes, err = bench.ParseSize(*seg); err != nil {
 		return fail(fmt.Errorf("segment-bytes: %w", err))
@@ -264,7 +276,7 @@ func runSweep(cfg *runConfig, world *mpi.Comm, start time.Time) (*bench.Report, 
 			rep.Meta.Leaders, rep.Meta.Pipelines = ls, cfg.pipelines
 			for _, l := range ls {
 				for _, k := range cfg.pipelines {
-					env.variants = append(env.variants, variantSpec{name: v, o: dpml.Override{Leaders: l, Pipeline: k}})
+					env.variants = append(env.variants, variantSpec{name: v, o: dpml.Override{Leaders: l, Pipeline: k, Intra: cfg.intra}})
 				}
 			}
 		}
