@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The device-machine measurement batch (32 cores, Open MPI 4.1.6), run from
 # the repository root with binaries built here (make build) and carried in
-# bin/. Usage: bench/device.sh OUTDIR [steps...]; steps: diag 1x32 han 4x8
-# dropin (default: all but diag).
+# bin/. Usage: bench/device.sh OUTDIR [steps...]; steps: diag 1x32 1x32cma
+# han 4x8 4x8cma dropin (default: all but diag).
 # Every sweep compares DPML with the native MPI_Allreduce in the same run.
 set -u
 OUTDIR=${1:?outdir}
 shift
-STEPS=${*:-1x32 han 4x8 dropin}
+STEPS=${*:-1x32 1x32cma han 4x8 4x8cma dropin}
 mkdir -p "$OUTDIR"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 { lscpu; free -g; mpirun --version; } >"$OUTDIR/machine.txt" 2>&1
@@ -32,6 +32,12 @@ diag)
 1x32)
   run 1x32 300 $ONE bin/dpmlbench -membw -sizes "$SIZES" -leaders 4,8,16,32 -pipeline 1 -phases -check \
     -time "$TIME" -quiet -out "$OUTDIR/1x32" ;;
+1x32cma)
+  run 1x32cma 300 $ONE bin/dpmlbench -membw -sizes "$SIZES" -leaders 4,8,16,32 -pipeline 1 -intra cma -phases -check \
+    -time "$TIME" -quiet -out "$OUTDIR/1x32cma" ;;
+4x8cma)
+  run 4x8cma 400 $FAKE bin/dpmlbench -sizes "$SIZES" -leaders 2,8 -pipeline 1,4 -intra cma -phases -check \
+    -time "$TIME" -quiet -out "$OUTDIR/4x8cma" ;;
 han)
   run 1x32-han 200 $ONE --mca coll_han_priority 100 bin/dpmlbench -variants native,auto -sizes "$SIZES" \
     -time "$TIME" -quiet -out "$OUTDIR/1x32-han" ;;
