@@ -25,43 +25,45 @@ type Comm struct {
 	world *mpi.Comm // private duplicate of the user's communicator
 	node  *mpi.Comm // ranks sharing this node's memory
 
-	rank, size   int
-	local, ppn   int // this rank on its node, and the node's size
-	nodeIdx      int
-	nodes        int // h
-	minPPN       int // smallest ppn over nodes: bound of l
-	pos          int // this rank's place in the leader order; leader j = pos j
-	leaderComm   *mpi.Comm
-	leaderOrder  []int // local ranks by leader position
-	segBudget    int   // bytes per input slot
-	seg          *shm.Segment
-	abort        *atomic.Uint64
-	inFlag       []*atomic.Uint64 // by local rank
-	outFlag      []*atomic.Uint64 // by leader position
-	sendAddr     []*atomic.Uint64 // by local rank: buffers of the current call (CMA plans)
-	recvAddr     []*atomic.Uint64
-	pids         []int          // by local rank
-	cma          bool           // cross-memory attach works on every node
-	scratch      []byte         // a leader's private staging buffers for CMA reads
-	data         unsafe.Pointer // start of the data area
-	slotStride   int            // bytes between input slots
-	bufStride    int            // bytes between the two buffer sets
-	gen          uint64         // segments completed on this communicator
-	wait         shm.Waiter
-	env          Override // forced by DPML_LEADERS / DPML_PIPELINE
-	fixed        Override // forced by SetOverride
-	timing       bool
-	times        PhaseTimes
-	err          error // sticky: a failed call leaves the communicator unusable
-	closed       bool
-	scratchSrcs  []unsafe.Pointer
-	pending      [2][]*mpi.Request
-	pendingRange [2]flagPost
-	verbose      int
-	reported     map[int]string // DPML_VERBOSE: last plan printed per size class
-	tuner        *costmodel.Tuner
-	tuningFile   string
-	last         Plan // the plan of the last call
+	rank, size      int
+	local, ppn      int // this rank on its node, and the node's size
+	nodeIdx         int
+	nodes           int // h
+	minPPN          int // smallest ppn over nodes: bound of l
+	pos             int // this rank's place in the leader order; leader j = pos j
+	leaderComm      *mpi.Comm
+	leaderOrder     []int // local ranks by leader position
+	segBudget       int   // bytes per input slot
+	seg             *shm.Segment
+	abort           *atomic.Uint64
+	inFlag          []*atomic.Uint64 // by local rank
+	outFlag         []*atomic.Uint64 // by leader position
+	sendAddr        []*atomic.Uint64 // by local rank: buffers of the current call (CMA plans)
+	recvAddr        []*atomic.Uint64
+	pids            []int          // by local rank
+	cma             bool           // cross-memory attach works on every node
+	oversub         bool           // this node has more ranks than cores
+	oversubAnywhere bool           // some node has (plans must agree everywhere)
+	scratch         []byte         // a leader's private staging buffers for CMA reads
+	data            unsafe.Pointer // start of the data area
+	slotStride      int            // bytes between input slots
+	bufStride       int            // bytes between the two buffer sets
+	gen             uint64         // segments completed on this communicator
+	wait            shm.Waiter
+	env             Override // forced by DPML_LEADERS / DPML_PIPELINE
+	fixed           Override // forced by SetOverride
+	timing          bool
+	times           PhaseTimes
+	err             error // sticky: a failed call leaves the communicator unusable
+	closed          bool
+	scratchSrcs     []unsafe.Pointer
+	pending         [2][]*mpi.Request
+	pendingRange    [2]flagPost
+	verbose         int
+	reported        map[int]string // DPML_VERBOSE: last plan printed per size class
+	tuner           *costmodel.Tuner
+	tuningFile      string
+	last            Plan // the plan of the last call
 }
 
 // flagPost remembers which out-flag to raise when a segment's pending
@@ -277,6 +279,14 @@ func (d *Comm) setup(o options) error {
 	if d.cma, err = d.cmaProbe(); err != nil {
 		return err
 	}
+	ov := []int32{0}
+	if d.oversub {
+		ov[0] = 1
+	}
+	if err := mpi.AllreduceInPlace(d.world, ov, mpi.OpMax); err != nil {
+		return fmt.Errorf("agree on oversubscription: %w", err)
+	}
+	d.oversubAnywhere = ov[0] == 1
 	return d.mapSegment(o)
 }
 
@@ -295,6 +305,15 @@ func (d *Comm) chooseLeaders() error {
 		return fmt.Errorf("decode placement: %w", err)
 	}
 	d.leaderOrder = leaders.Order(places)
+	cpus := map[int]bool{}
+	for _, pl := range places {
+		for _, c := range pl.CPUs {
+			cpus[c] = true
+		}
+	}
+	// More ranks than the cores they may run on: waits yield, and a path
+	// that adds system calls per transfer loses (measured on 2 cores).
+	d.oversub = len(cpus) > 0 && d.ppn > len(cpus)
 	d.pos = -1
 	for p, r := range d.leaderOrder {
 		if r == d.local {

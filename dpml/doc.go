@@ -85,8 +85,10 @@
 // per batch of calls — so all take the same decision on every call with no
 // broadcast per call. DPML_TUNING_FILE loads a table at New and saves what
 // was learned at Close; DPML_TUNER=static uses the built-in rule instead.
-// The intra-node path is not an arm: it is shared memory unless DPML_INTRA,
-// SetOverride or the call's Override asks for cross-memory attach.
+// The intra-node path is not an arm: by default cross-memory attach moves
+// messages of 64 KiB and more when the kernel permits it and no node has
+// more ranks than cores, shared-memory copies the rest; DPML_INTRA,
+// SetOverride or the call's Override force either.
 //
 // # Settings
 //
