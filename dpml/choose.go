@@ -74,7 +74,7 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 	case IntraCMA:
 		p.CMA = c.cma // precondition: falls back to copies
 	case IntraAuto:
-		p.CMA = c.cma && def.CMA
+		p.CMA = c.cma && def.CMA // never, for now: see defaultPlan
 	}
 	segBytes := c.segBudget
 	if o.SegmentBytes > 0 {
@@ -107,11 +107,12 @@ func (c *Comm) defaultPlan(bytes int) (Plan, int) {
 	if bytes >= 64<<10*c.minPPN {
 		l = c.minPPN
 	}
-	// Cross-memory attach saves two copies but pays system calls and page
-	// pinning per transfer: on 2 cores with 2 ranks it was 1.3x to 2.9x
-	// faster from 64 KiB up, with 4 ranks on those 2 cores slower. Not yet
-	// measured on the 32-core device.
-	p := Plan{Variant: DPML, Leaders: l, Pipeline: 1, CMA: bytes >= 64<<10 && !c.oversubAnywhere}
+	// Cross-memory attach saves two copies but pays system calls and
+	// page pinning per transfer. On the 2-core development machine it lost
+	// to the copies at 64 KiB and 16 MiB and won slightly at 1 MiB
+	// (bench/results/2026-11-21-dev-2core), and it has not run on the
+	// 32-core device yet: the default stays with the copies until it has.
+	p := Plan{Variant: DPML, Leaders: l, Pipeline: 1}
 	if c.nodes > 1 && bytes/l >= 256<<10 {
 		p.Variant, p.Pipeline = Pipelined, 2
 	}

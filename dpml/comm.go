@@ -279,14 +279,7 @@ func (d *Comm) setup(o options) error {
 	if d.cma, err = d.cmaProbe(); err != nil {
 		return err
 	}
-	ov := []int32{0}
-	if d.oversub {
-		ov[0] = 1
-	}
-	if err := mpi.AllreduceInPlace(d.world, ov, mpi.OpMax); err != nil {
-		return fmt.Errorf("agree on oversubscription: %w", err)
-	}
-	d.oversubAnywhere = ov[0] == 1
+
 	return d.mapSegment(o)
 }
 
@@ -305,15 +298,7 @@ func (d *Comm) chooseLeaders() error {
 		return fmt.Errorf("decode placement: %w", err)
 	}
 	d.leaderOrder = leaders.Order(places)
-	cpus := map[int]bool{}
-	for _, pl := range places {
-		for _, c := range pl.CPUs {
-			cpus[c] = true
-		}
-	}
-	// More ranks than the cores they may run on: waits yield, and a path
-	// that adds system calls per transfer loses (measured on 2 cores).
-	d.oversub = len(cpus) > 0 && d.ppn > len(cpus)
+
 	d.pos = -1
 	for p, r := range d.leaderOrder {
 		if r == d.local {

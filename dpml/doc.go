@@ -85,10 +85,9 @@
 // per batch of calls — so all take the same decision on every call with no
 // broadcast per call. DPML_TUNING_FILE loads a table at New and saves what
 // was learned at Close; DPML_TUNER=static uses the built-in rule instead.
-// The intra-node path is not an arm: by default cross-memory attach moves
-// messages of 64 KiB and more when the kernel permits it and no node has
-// more ranks than cores, shared-memory copies the rest; DPML_INTRA,
-// SetOverride or the call's Override force either.
+// The intra-node path is not an arm: shared-memory copies by default;
+// cross-memory attach when DPML_INTRA, SetOverride or the call's Override
+// asks for it (and the kernel permits it).
 //
 // # Settings
 //
