@@ -85,6 +85,22 @@ type Meta struct {
 }
 
 // Write writes r as indented JSON to path ("-": standard output).
+// Emit is what both apps do at the end of a run: rank 0 prints the summary
+// (unless quiet) and writes the JSON (when path is set); other ranks do
+// nothing.
+func Emit(rank int, quiet bool, path string, r *Result, summary func()) error {
+	if rank != 0 {
+		return nil
+	}
+	if !quiet {
+		summary()
+	}
+	if path != "" {
+		return Write(path, r)
+	}
+	return nil
+}
+
 func Write(path string, r *Result) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {

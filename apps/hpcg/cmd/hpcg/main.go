@@ -176,16 +176,7 @@ func run(w *mpi.Comm, p hpcg.Params, spec backend.Spec, sets, warmup int, jsonOu
 		MaxError: e[0], SetsMaxDiff: setsDiff, DDOTs: ddot.Calls, Rows: int64(f.GNX) * int64(f.GNY) * int64(f.GNZ),
 	}
 	res.Output = out
-	if rank != 0 {
-		return nil
-	}
-	if !quiet {
-		summary(res, out)
-	}
-	if jsonOut != "" {
-		return report.Write(jsonOut, res)
-	}
-	return nil
+	return report.Emit(rank, quiet, jsonOut, res, func() { summary(res, out) })
 }
 
 func summary(res *report.Result, out Output) {

@@ -156,16 +156,7 @@ func run(w *mpi.Comm, p miniamr.Params, spec backend.Spec, jsonOut, name string,
 		RefineRounds: st.RefineRounds, BalanceSweeps: st.BalanceSweeps, Objects: m.Objects(),
 	}
 	out.Output = o
-	if rank != 0 {
-		return nil
-	}
-	if !quiet {
-		summary(out, o)
-	}
-	if jsonOut != "" {
-		return report.Write(jsonOut, out)
-	}
-	return nil
+	return report.Emit(rank, quiet, jsonOut, out, func() { summary(out, o) })
 }
 
 func summary(res *report.Result, o Output) {
