@@ -68,14 +68,16 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		return err
 	}
 	if c.verbose > 0 {
-		c.report(&p)
+		c.report(p)
 	}
 	c.last = p
 	var t0 time.Time
 	if tuned {
 		t0 = time.Now()
 	}
-	err = execute(c, &p, send, recv, op, kern)
+	// The plan lives in the Comm (c.last): a pointer to a local would move
+	// it to the heap on every call.
+	err = execute(c, &c.last, send, recv, op, kern)
 	if err == nil && tuned {
 		err = c.observe(key, arm, time.Since(t0))
 	}
@@ -113,7 +115,7 @@ func overlaps[T any](a, b []T) bool {
 
 // report prints plan choices on rank 0 (DPML_VERBOSE): each new choice per
 // power-of-two size class at level 1, every call at level 2.
-func (c *Comm) report(p *Plan) {
+func (c *Comm) report(p Plan) {
 	if c.rank != 0 {
 		return
 	}
@@ -129,5 +131,5 @@ func (c *Comm) report(p *Plan) {
 		c.reported = map[int]string{}
 	}
 	c.reported[class] = key
-	fmt.Fprintf(os.Stderr, "dpml: %d B: %s", p.Count*p.ElemSize, p)
+	fmt.Fprintf(os.Stderr, "dpml: %d B: %s", p.Count*p.ElemSize, p.String())
 }

@@ -1,0 +1,53 @@
+package dpml
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/mpi"
+)
+
+// TestHotPathAllocations: the DPML path with shared-memory copies (tuned or
+// fixed) allocates nothing per call once warm. Pipelined plans allocate an
+// MPI request per sub-chunk, CMA plans their pins and I/O vectors; those are
+// logged, not asserted.
+func TestHotPathAllocations(t *testing.T) {
+	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
+		c, err := New(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		buf := make([]float64, 1024)
+		cases := []struct {
+			o   Override
+			max float64
+		}{
+			{Override{}, 0.5}, {Override{Leaders: 2}, 0.5},
+			{Override{Leaders: 2, Pipeline: 2}, -1}, {Override{Leaders: 2, Intra: IntraCMA}, -1},
+		}
+		for _, tc := range cases {
+			for i := 0; i < 300; i++ {
+				if err := AllreduceInPlaceWith(c, buf, mpi.OpSum, tc.o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var a, b runtime.MemStats
+			runtime.ReadMemStats(&a)
+			for i := 0; i < 1000; i++ {
+				if err := AllreduceInPlaceWith(c, buf, mpi.OpSum, tc.o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runtime.ReadMemStats(&b)
+			per := float64(b.Mallocs-a.Mallocs) / 1000
+			if tc.max >= 0 && per > tc.max {
+				t.Errorf("%+v: %.2f allocations per call, want <= %v", tc.o, per, tc.max)
+			}
+			if w.Rank() == 0 {
+				t.Logf("%+v: %.2f allocations per call", tc.o, per)
+			}
+		}
+	})
+}
