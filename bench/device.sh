@@ -2,12 +2,12 @@
 # The device-machine measurement batch (32 cores, Open MPI 4.1.6), run from
 # the repository root with binaries built here (make build) and carried in
 # bin/. Usage: bench/device.sh OUTDIR [steps...]; steps: diag 1x32 1x32cma
-# han 4x8 4x8cma dropin (default: all but diag).
+# han 4x8 4x8cma dropin tune (default: all but diag).
 # Every sweep compares DPML with the native MPI_Allreduce in the same run.
 set -u
 OUTDIR=${1:?outdir}
 shift
-STEPS=${*:-1x32 1x32cma han 4x8 4x8cma dropin}
+STEPS=${*:-1x32 1x32cma han 4x8 4x8cma dropin tune}
 mkdir -p "$OUTDIR"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 { lscpu; free -g; mpirun --version; } >"$OUTDIR/machine.txt" 2>&1
@@ -38,6 +38,11 @@ diag)
 4x8cma)
   run 4x8cma 400 $FAKE bin/dpmlbench -sizes "$SIZES" -leaders 2,8 -pipeline 1,4 -intra cma -phases -check \
     -time "$TIME" -quiet -out "$OUTDIR/4x8cma" ;;
+tune)
+  # The tuner on its own: calls per size until it settles, regret curves,
+  # and the tables it learned (issue 5).
+  run tune-1x32 200 $ONE bin/dpmlbench tune -sizes 8:64M:x8 -out "$OUTDIR/tuning-1x32.json" -regret "$OUTDIR/regret-1x32"
+  run tune-4x8 300 $FAKE bin/dpmlbench tune -sizes 8:64M:x8 -out "$OUTDIR/tuning-4x8.json" -regret "$OUTDIR/regret-4x8" ;;
 han)
   run 1x32-han 200 $ONE --mca coll_han_priority 100 bin/dpmlbench -variants native,auto -sizes "$SIZES" \
     -time "$TIME" -quiet -out "$OUTDIR/1x32-han" ;;

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"unsafe"
 
@@ -76,6 +77,7 @@ func cmdTune(args []string) error {
 	typ := fs.String("type", "float32", "element type: float32 or float64")
 	opName := fs.String("op", "sum", "reduction")
 	maxCalls := fs.Int("max-calls", 2000, "give up on a size after this many calls")
+	regretDir := fs.String("regret", "", "write regret.csv and regret.png (cumulative regret over calls per size) into this directory")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -101,14 +103,14 @@ func cmdTune(args []string) error {
 	defer mpi.Finalize()
 	switch *typ {
 	case "float32":
-		return tune[float32](world, counts, op, *maxCalls)
+		return tune[float32](world, counts, op, *maxCalls, *regretDir)
 	case "float64":
-		return tune[float64](world, counts, op, *maxCalls)
+		return tune[float64](world, counts, op, *maxCalls, *regretDir)
 	}
 	return usagef("-type %q: tune supports float32 and float64", *typ)
 }
 
-func tune[T float32 | float64](world *mpi.Comm, sizes []int, op mpi.Op, maxCalls int) error {
+func tune[T float32 | float64](world *mpi.Comm, sizes []int, op mpi.Op, maxCalls int, regretDir string) error {
 	d, err := dpml.New(world)
 	if err != nil {
 		return err
@@ -119,26 +121,52 @@ func tune[T float32 | float64](world *mpi.Comm, sizes []int, op mpi.Op, maxCalls
 	}
 	var z T
 	es := int(unsafe.Sizeof(z))
+	var regrets []bench.RegretSeries
 	for _, bytes := range sizes {
 		n := max(1, bytes/es)
 		send := make([]T, n)
 		recv := make([]T, n)
-		calls := 0
+		times := make([]float64, 0, maxCalls)
 		// Every rank holds the same tuner state, so all leave the loop
 		// at the same call.
-		for ; calls < maxCalls; calls++ {
+		for len(times) < maxCalls {
+			t0 := mpi.Wtime()
 			if err := dpml.Allreduce(d, send, recv, op); err != nil {
 				d.Close()
 				return err
 			}
-			if settled(d, n*es) && calls >= 16 {
+			times = append(times, mpi.Wtime()-t0)
+			if in, ok := keyInfo(d, n*es); ok && in.State == costmodel.Frozen && in.Calls > 0 && len(times) >= 16 {
 				break
 			}
 		}
+		if err := mpi.AllreduceInPlace(world, times, mpi.OpMax); err != nil {
+			d.Close()
+			return err
+		}
+		best := minOf(times)
+		if in, ok := keyInfo(d, n*es); ok && in.State == costmodel.Frozen && in.Estimate > 0 {
+			best = in.Estimate
+		}
+		regrets = append(regrets, bench.Regret(n*es, times, best))
 		if world.Rank() == 0 {
 			p := d.LastPlan()
-			fmt.Printf("%9s  %-9s l=%-3d k=%-2d cma=%-5v after %d calls\n", bench.FormatSize(n*es), p.Variant, p.Leaders, p.Pipeline, p.CMA, calls+1)
+			fmt.Printf("%9s  %-9s l=%-3d k=%-2d cma=%-5v after %d calls, regret %.1f calls of %.1f us\n", bench.FormatSize(n*es),
+				p.Variant, p.Leaders, p.Pipeline, p.CMA, len(times), regrets[len(regrets)-1].Cum[len(times)-1], best*1e6)
 		}
+	}
+	if regretDir != "" && world.Rank() == 0 {
+		if err := os.MkdirAll(regretDir, 0o755); err != nil {
+			return err
+		}
+		if err := bench.WriteRegretCSV(filepath.Join(regretDir, "regret.csv"), regrets); err != nil {
+			return err
+		}
+		title := fmt.Sprintf("Tuner regret: %d node(s) x %d ranks", d.Nodes(), d.MinPPN())
+		if err := bench.PlotRegret(regrets, title, filepath.Join(regretDir, "regret.png")); err != nil {
+			return err
+		}
+		fmt.Println("wrote", filepath.Join(regretDir, "regret.csv"), "and regret.png")
 	}
 	if err := d.Close(); err != nil {
 		return err
@@ -149,14 +177,22 @@ func tune[T float32 | float64](world *mpi.Comm, sizes []int, op mpi.Op, maxCalls
 	return nil
 }
 
-// settled reports whether the tuner's key for a call of the given size has
-// frozen.
-func settled(d *dpml.Comm, bytes int) bool {
+// keyInfo returns the tuner's state for calls of the given size on this
+// communicator's layout.
+func keyInfo(d *dpml.Comm, bytes int) (costmodel.Info, bool) {
 	for _, in := range d.Tuner().Infos() {
 		lo, hi := in.Key.Range()
 		if bytes >= lo && bytes <= hi && int(in.Key.Nodes) == d.Nodes() && int(in.Key.PPN) == d.MinPPN() {
-			return in.State == costmodel.Frozen && in.Calls > 0
+			return in, true
 		}
 	}
-	return false
+	return costmodel.Info{}, false
+}
+
+func minOf(v []float64) float64 {
+	m := v[0]
+	for _, x := range v[1:] {
+		m = min(m, x)
+	}
+	return m
 }
