@@ -58,26 +58,36 @@ type Arm struct {
 	Variant  Variant
 	Leaders  int
 	Pipeline int
+	CMA      bool // intra-node data by cross-memory attach (Config.CMA)
 }
 
 // Plan returns the arm as a model plan with the given segment size.
 func (a Arm) Plan(segmentBytes int) Plan {
-	return Plan{Variant: a.Variant, Leaders: a.Leaders, Pipeline: a.Pipeline, SegmentBytes: segmentBytes}
+	return Plan{Variant: a.Variant, Leaders: a.Leaders, Pipeline: a.Pipeline, SegmentBytes: segmentBytes, CMA: a.CMA}
 }
 
 func (a Arm) String() string {
 	if a.Variant == VariantNative {
 		return "native"
 	}
+	if a.CMA {
+		return fmt.Sprintf("%s l=%d k=%d cma", a.Variant, a.Leaders, a.Pipeline)
+	}
 	return fmt.Sprintf("%s l=%d k=%d", a.Variant, a.Leaders, a.Pipeline)
 }
 
 // level is one step of the pipeline axis: DPML (k = 1), then Pipelined
-// with growing k.
+// with growing k; with Config.CMA each step is followed by its
+// cross-memory-attach twin, so switching the intra-node path is one move.
 type level struct {
-	v Variant
-	k int
+	v   Variant
+	k   int
+	cma bool
 }
+
+// cmaMinBytes: buckets below it get no CMA arms (a system call per rank and
+// leader cannot pay off on a few cache lines).
+const cmaMinBytes = 16 << 10
 
 // armSet is the feasible arms of a (layout, size bucket) and their
 // neighbourhood graph: a grid over l (ascending) x level, where each arm's
@@ -114,14 +124,21 @@ func newArmSet(k Key, cfg *Config) *armSet {
 		if last := s.ls[len(s.ls)-1]; last != lay.PPN && lay.PPN*CacheLine <= hi {
 			s.ls = append(s.ls, lay.PPN)
 		}
-		s.levels = append(s.levels, level{VariantDPML, 1})
+		cma := cfg.CMA && hi >= cmaMinBytes
+		add := func(v Variant, k int) {
+			s.levels = append(s.levels, level{v, k, false})
+			if cma {
+				s.levels = append(s.levels, level{v, k, true})
+			}
+		}
+		add(VariantDPML, 1)
 		if lay.Nodes > 1 {
 			for _, kk := range cfg.Pipelines {
 				if kk == 1 && (cfg.SegmentBytes <= 0 || hi <= cfg.SegmentBytes) {
 					continue
 				}
 				if kk*CacheLine <= hi {
-					s.levels = append(s.levels, level{VariantPipelined, kk})
+					add(VariantPipelined, kk)
 				}
 			}
 		}
@@ -133,7 +150,7 @@ func newArmSet(k Key, cfg *Config) *armSet {
 			s.grid[li][ki] = -1
 			if l*lv.k*CacheLine <= hi {
 				s.grid[li][ki] = int16(len(s.arms))
-				s.arms = append(s.arms, Arm{Variant: lv.v, Leaders: l, Pipeline: lv.k})
+				s.arms = append(s.arms, Arm{Variant: lv.v, Leaders: l, Pipeline: lv.k, CMA: lv.cma})
 			}
 		}
 	}
@@ -184,7 +201,7 @@ func (s *armSet) index(a Arm) int {
 		return -1
 	}
 	for ki, lv := range s.levels {
-		if lv.v == a.Variant && (lv.k == a.Pipeline || (lv.v == VariantDPML && a.Pipeline <= 1)) {
+		if lv.v == a.Variant && lv.cma == a.CMA && (lv.k == a.Pipeline || (lv.v == VariantDPML && a.Pipeline <= 1)) {
 			return int(s.grid[li][ki])
 		}
 	}

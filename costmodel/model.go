@@ -121,6 +121,9 @@ type Plan struct {
 	Leaders      int
 	Pipeline     int
 	SegmentBytes int
+	// CMA: the intra-node phases move data by cross-memory attach (no
+	// copy through the node segment); priced with Model.CMACopy.
+	CMA bool
 }
 
 func (p Plan) String() string {
@@ -200,6 +203,9 @@ type Model struct {
 	NativeB float64 `json:"native_b"`
 	// Conc is the inter-node concurrency curve (Fig. 1 of the paper).
 	Conc Concurrency `json:"concurrency"`
+	// CMACopy scales the copy-in and copy-out phases of plans that move
+	// data by cross-memory attach (0: as the copies; unmeasured so far).
+	CMACopy float64 `json:"cma_copy,omitempty"`
 }
 
 // DefaultModel returns parameters of the right order for a one-host
@@ -354,6 +360,10 @@ func (m *Model) Breakdown(p Plan, n int, lay Layout, e ElemClass) Breakdown {
 	}
 	f := m.segment(full, l, k, lay, c)
 	z := m.segment(last, l, k, lay, c)
+	if p.CMA {
+		f.copy, f.bcast = f.copy*m.cmaFactor(), f.bcast*m.cmaFactor()
+		z.copy, z.bcast = z.copy*m.cmaFactor(), z.bcast*m.cmaFactor()
+	}
 	var b Breakdown
 	b.Segments, b.ActiveLeaders = segs, f.leaders
 	nf := float64(segs - 1)
@@ -370,6 +380,15 @@ func (m *Model) Breakdown(p Plan, n int, lay Layout, e ElemClass) Breakdown {
 	}
 	b.Total = b.Copy + b.Comp + b.Comm + b.Bcast + b.Sync
 	return b
+}
+
+// cmaFactor scales the copy phases of a CMA plan (CMACopy; 0 means 1: no
+// knowledge yet, so the learner's measurements decide).
+func (m *Model) cmaFactor() float64 {
+	if m.CMACopy > 0 {
+		return m.CMACopy
+	}
+	return 1
 }
 
 func (m *Model) native(p Plan, n int, lay Layout, e ElemClass) Breakdown {

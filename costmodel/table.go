@@ -36,6 +36,7 @@ type Entry struct {
 	Variant   string  `json:"variant"`
 	Leaders   int     `json:"leaders"`
 	Pipeline  int     `json:"pipeline"`
+	CMA       bool    `json:"cma,omitempty"`     // intra-node data by cross-memory attach
 	Estimate  float64 `json:"estimate_s"`        // measured seconds of the arm (0: unknown)
 	Prior     float64 `json:"prior_s,omitempty"` // model's seconds
 	Samples   uint64  `json:"samples"`
@@ -50,6 +51,7 @@ type MeasuredArm struct {
 	Variant  string  `json:"variant"`
 	Leaders  int     `json:"leaders"`
 	Pipeline int     `json:"pipeline"`
+	CMA      bool    `json:"cma,omitempty"`
 	Estimate float64 `json:"estimate_s"`
 	Samples  int     `json:"samples"`
 }
@@ -85,7 +87,7 @@ func (en *Entry) Arm() (Arm, error) {
 	if err != nil {
 		return Arm{}, err
 	}
-	return Arm{Variant: v, Leaders: en.Leaders, Pipeline: en.Pipeline}, nil
+	return Arm{Variant: v, Leaders: en.Leaders, Pipeline: en.Pipeline, CMA: en.CMA}, nil
 }
 
 // ReadTable reads a JSON tuning table and checks its schema version.
@@ -177,7 +179,7 @@ func (t *Tuner) Table() *Table {
 		en := Entry{
 			Elem: in.Key.Elem.String(), Op: in.Key.Op.String(), Log2Bytes: int(in.Key.SizeLog2),
 			Nodes: int(in.Key.Nodes), PPN: int(in.Key.PPN),
-			Variant: in.Arm.Variant.String(), Leaders: in.Arm.Leaders, Pipeline: in.Arm.Pipeline,
+			Variant: in.Arm.Variant.String(), Leaders: in.Arm.Leaders, Pipeline: in.Arm.Pipeline, CMA: in.Arm.CMA,
 			Samples: in.Samples, State: in.State.String(),
 		}
 		if !math.IsNaN(in.Prior) && !math.IsInf(in.Prior, 0) {
@@ -187,7 +189,7 @@ func (t *Tuner) Table() *Table {
 			en.Estimate = in.Estimate
 		}
 		for _, ms := range in.Measured {
-			en.Measured = append(en.Measured, MeasuredArm{ms.Arm.Variant.String(), ms.Arm.Leaders, ms.Arm.Pipeline, ms.Estimate, ms.Samples})
+			en.Measured = append(en.Measured, MeasuredArm{Variant: ms.Arm.Variant.String(), Leaders: ms.Arm.Leaders, Pipeline: ms.Arm.Pipeline, CMA: ms.Arm.CMA, Estimate: ms.Estimate, Samples: ms.Samples})
 		}
 		tb.Entries = append(tb.Entries, en)
 	}

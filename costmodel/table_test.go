@@ -113,7 +113,7 @@ func TestLoadedEntryReexploresOnDrift(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a := tu.Choose(k); a != (Arm{VariantDPML, 2, 1}) {
+			if a := tu.Choose(k); a != (Arm{Variant: VariantDPML, Leaders: 2, Pipeline: 1}) {
 				t.Fatalf("first call of a loaded key: %v, want the table's arm", a)
 			}
 			res, err := Simulate([]*Tuner{tu}, k, cost, SimOptions{Calls: 600, Noise: 0.02, Seed: 5})

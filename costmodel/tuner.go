@@ -49,16 +49,19 @@ type Config struct {
 	// model prices segments with it; Pipelined k = 1 is only an arm for
 	// buckets larger than one segment). 0: whole message in one segment.
 	SegmentBytes int
-	NoNative     bool  // leave the Native arm out
-	Pipelines    []int // Pipelined k values to try on several nodes ({1, 2, 4, 8})
-	Stat         Stat  // StatMin
+	NoNative     bool // leave the Native arm out
+	// CMA adds cross-memory-attach twins of the arms of buckets from
+	// 16 KiB (the engine sets it where the kernel permits the transfers).
+	CMA       bool
+	Pipelines []int // Pipelined k values to try on several nodes ({1, 2, 4, 8})
+	Stat      Stat  // StatMin
 }
 
 const (
 	maxSamples = 8
 	maxWindow  = 32
 	maxBatch   = 256
-	maxLevels  = 8
+	maxLevels  = 16 // (DPML + pipelines) x {copies, CMA}
 )
 
 // DefaultConfig returns the defaults.
@@ -109,8 +112,8 @@ func (c Config) normalize() (Config, error) {
 		}
 	}
 	sort.Ints(ks)
-	if len(ks) > maxLevels-1 {
-		return c, fmt.Errorf("costmodel: %d pipeline values, at most %d", len(ks), maxLevels-1)
+	if len(ks) > maxLevels/2-1 {
+		return c, fmt.Errorf("costmodel: %d pipeline values, at most %d", len(ks), maxLevels/2-1)
 	}
 	c.Pipelines = ks
 	c.SegmentBytes = max(c.SegmentBytes, 0)

@@ -490,3 +490,45 @@ func TestLearnerDriftFaster(t *testing.T) {
 		t.Errorf("after the gain: final %v is %.1f%% slower than best %v", res.Final, 100*gap, res.Best)
 	}
 }
+
+// TestLearnerPicksIntraPath: with Config.CMA the arms come in pairs (copies,
+// cross-memory attach); the learner must find the faster path of each size.
+func TestLearnerPicksIntraPath(t *testing.T) {
+	for _, tc := range []struct {
+		bytes   int
+		cmaGain float64 // CMA arm time = copy arm time * cmaGain
+	}{
+		{4 << 20, 0.7}, {4 << 20, 1.4}, {256 << 10, 0.8},
+	} {
+		k := MakeKey(ElemFloat32, OpArith, tc.bytes, Layout{1, 32})
+		base := bowl(1e-3, 3, 0, 3)
+		cost := func(call int, a Arm) float64 {
+			c := base(call, a)
+			if a.CMA {
+				c *= tc.cmaGain
+			}
+			return c
+		}
+		ts := newTuners(t, 4, Config{SegmentBytes: 256 << 10, CMA: true}, DefaultModel())
+		res, err := Simulate(ts, k, cost, SimOptions{Calls: 800, Noise: 0.03, Seed: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Final.CMA != (tc.cmaGain < 1) {
+			t.Errorf("%d B, CMA x%.1f: settled on %v (best %v)", tc.bytes, tc.cmaGain, res.Final, res.Best)
+		}
+		if gap := res.FinalCost/res.BestCost - 1; gap > 0.08 {
+			t.Errorf("%d B, CMA x%.1f: final %v is %.1f%% slower than best %v", tc.bytes, tc.cmaGain, res.Final, 100*gap, res.Best)
+		}
+	}
+	// Small buckets get no CMA arms.
+	tu, err := NewTuner(Config{CMA: true}, DefaultModel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range tu.Arms(MakeKey(ElemFloat32, OpArith, 1<<10, Layout{1, 32})) {
+		if a.CMA {
+			t.Fatalf("a 1 KiB bucket offers %v", a)
+		}
+	}
+}

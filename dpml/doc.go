@@ -85,9 +85,11 @@
 // per batch of calls — so all take the same decision on every call with no
 // broadcast per call. DPML_TUNING_FILE loads a table at New and saves what
 // was learned at Close; DPML_TUNER=static uses the built-in rule instead.
-// The intra-node path is not an arm: shared-memory copies by default;
-// cross-memory attach when DPML_INTRA, SetOverride or the call's Override
-// asks for it (and the kernel permits it).
+// Where the kernel permits cross-memory attach, every arm of 16 KiB and
+// more has a twin that moves the intra-node data that way, so the tuner
+// also picks the intra-node path. Without the tuner (DPML_TUNER=static or a
+// forced plan) the path is shared-memory copies unless DPML_INTRA,
+// SetOverride or the call's Override asks for cross-memory attach.
 //
 // # Settings
 //

@@ -60,6 +60,7 @@ func (d *Comm) setupTuner() error {
 	}
 	_, defSeg := d.defaultPlan(0)
 	cfg.SegmentBytes = min(d.segBudget, defSeg)
+	cfg.CMA = d.cma // arms with cross-memory attach where the kernel permits it
 	if d.tuningFile, err = config.Get(config.TuningFile); err != nil {
 		return err
 	}
@@ -119,12 +120,10 @@ func (d *Comm) setupTuner() error {
 
 // tuned reports whether a call with override o is the tuner's to decide.
 func (c *Comm) tuned(o Override, count int) bool {
-	// The intra-node path is not one of the tuner's arms: forcing it
-	// leaves l and k to the tuner.
-	fixed, env := c.fixed, c.env
-	o.Intra, fixed.Intra, env.Intra = IntraAuto, IntraAuto, IntraAuto
+	// Forcing any part of the plan (the intra-node path included: it is
+	// one of the tuner's arms) takes the call out of the tuner's hands.
 	return c.tuner != nil && count > 0 && c.nodes != c.size &&
-		o == (Override{}) && fixed == (Override{}) && env == (Override{})
+		o == (Override{}) && c.fixed == (Override{}) && c.env == (Override{})
 }
 
 // tunerKey is the tuning key of a call.
