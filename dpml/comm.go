@@ -489,7 +489,10 @@ func (d *Comm) release() error {
 	var errs []error
 	for i := range d.pending {
 		for _, r := range d.pending[i] {
-			if r != nil {
+			// After a failed call a peer may be gone and its requests may
+			// never complete: do not wait for them (MPI cannot cancel a
+			// collective; the job is ending anyway).
+			if r != nil && d.err == nil {
 				errs = append(errs, r.Wait())
 			}
 		}
