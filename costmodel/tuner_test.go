@@ -174,33 +174,42 @@ func mean(v []float64) float64 {
 	return s / float64(len(v))
 }
 
-// TestLearnerDrift: the surface's optimum moves after 400 calls; the frozen
-// key must notice, re-explore and settle on the new optimum.
+// TestLearnerDrift: the surface's optimum moves after 400 calls, with the
+// whole surface slower or faster (a new engine path); the frozen key must
+// notice, re-explore and settle on the new optimum.
 func TestLearnerDrift(t *testing.T) {
 	k := MakeKey(ElemFloat32, OpArith, 16<<20, Layout{4, 32})
-	before, after := bowl(1e-3, 1, 0, 3), bowl(2e-3, 4, 3, 3)
-	cost := func(call int, a Arm) float64 {
-		if call < 400 {
-			return before(call, a)
+	for _, tc := range []struct {
+		name          string
+		before, after func(int, Arm) float64
+		seed          uint64
+	}{
+		{"slower", bowl(1e-3, 1, 0, 3), bowl(2e-3, 4, 3, 3), 9},
+		{"faster", bowl(2e-3, 1, 0, 3), bowl(0.5e-3, 4, 3, 3), 11},
+	} {
+		cost := func(call int, a Arm) float64 {
+			if call < 400 {
+				return tc.before(call, a)
+			}
+			return tc.after(call, a)
 		}
-		return after(call, a)
+		ts := newTuners(t, 4, Config{SegmentBytes: 256 << 10}, DefaultModel())
+		res, err := Simulate(ts, k, cost, SimOptions{Calls: 1500, Noise: 0.03, Seed: tc.seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Episodes < 2 {
+			t.Fatalf("%s: no re-exploration after the drift (episodes %d)", tc.name, res.Episodes)
+		}
+		if gap := res.FinalCost/res.BestCost - 1; gap > 0.08 {
+			t.Errorf("%s: after drift: final %v is %.1f%% slower than best %v", tc.name, res.Final, 100*gap, res.Best)
+		}
+		t.Logf("drift %s: %d episodes, final %v (best %v), re-settled at call %d, regret %.1f best-calls",
+			tc.name, res.Episodes, res.Final, res.Best, res.SettledAt, res.Regret[len(res.Regret)-1]/res.BestCost)
 	}
-	ts := newTuners(t, 4, Config{SegmentBytes: 256 << 10}, DefaultModel())
-	res, err := Simulate(ts, k, cost, SimOptions{Calls: 1500, Noise: 0.03, Seed: 9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Episodes < 2 {
-		t.Fatalf("no re-exploration after the drift (episodes %d)", res.Episodes)
-	}
-	if gap := res.FinalCost/res.BestCost - 1; gap > 0.08 {
-		t.Errorf("after drift: final %v is %.1f%% slower than best %v", res.Final, 100*gap, res.Best)
-	}
-	t.Logf("drift: %d episodes, final %v (best %v), re-settled at call %d, regret %.1f best-calls",
-		res.Episodes, res.Final, res.Best, res.SettledAt, res.Regret[len(res.Regret)-1]/res.BestCost)
 	// No drift: a stationary noisy surface must not re-explore.
-	ts = newTuners(t, 4, Config{SegmentBytes: 256 << 10}, DefaultModel())
-	res, err = Simulate(ts, k, before, SimOptions{Calls: 3000, Noise: 0.05, Outliers: 0.02, Seed: 3})
+	ts := newTuners(t, 4, Config{SegmentBytes: 256 << 10}, DefaultModel())
+	res, err := Simulate(ts, k, bowl(1e-3, 1, 0, 3), SimOptions{Calls: 3000, Noise: 0.05, Outliers: 0.02, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,31 +472,6 @@ func TestRegretSeries(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "regret.csv"), []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-}
-
-// TestLearnerDriftFaster: the whole surface gets faster and its optimum
-// moves (a new engine path); the frozen key must notice the gain, re-explore
-// and settle on the new optimum.
-func TestLearnerDriftFaster(t *testing.T) {
-	k := MakeKey(ElemFloat32, OpArith, 16<<20, Layout{4, 32})
-	before, after := bowl(2e-3, 1, 0, 3), bowl(0.5e-3, 4, 3, 3)
-	cost := func(call int, a Arm) float64 {
-		if call < 400 {
-			return before(call, a)
-		}
-		return after(call, a)
-	}
-	ts := newTuners(t, 4, Config{SegmentBytes: 256 << 10}, DefaultModel())
-	res, err := Simulate(ts, k, cost, SimOptions{Calls: 1500, Noise: 0.03, Seed: 11})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Episodes < 2 {
-		t.Fatalf("no re-exploration after the surface got faster (episodes %d)", res.Episodes)
-	}
-	if gap := res.FinalCost/res.BestCost - 1; gap > 0.08 {
-		t.Errorf("after the gain: final %v is %.1f%% slower than best %v", res.Final, 100*gap, res.Best)
 	}
 }
 
