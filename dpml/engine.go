@@ -28,6 +28,12 @@ import (
 // slot for s+2 only after its copy-out of s, which waited for every leader
 // to finish s; a leader writes the result of s+2 only after every rank's
 // copy-in of s+2, which each rank did after its copy-out of s.
+//
+// With cross-memory attach (p.CMA) copy-in only publishes the buffers'
+// addresses, a leader fetches its partition from every rank's send buffer
+// (process_vm_readv) and writes the result into every rank's receive
+// buffer (process_vm_writev) before raising its flag, and copy-out only
+// waits for the flags.
 func execute[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op, kern kernel) error {
 	var t0 time.Time
 	if c.timing {
@@ -142,21 +148,15 @@ func (e *run[T]) tock(acc *time.Duration, t time.Time) {
 func (e *run[T]) copyIn(s int, g uint64) error {
 	c := e.c
 	t := e.tick()
-	if e.p.CMA {
+	if !e.p.CMA {
+		lo, hi := e.p.segment(s)
+		dst := unsafe.Slice((*T)(c.slot(g&1, c.local)), hi-lo)
+		copy(dst, e.send[lo:hi])
+	} else if s == 0 {
 		// Publish the buffers; the leaders fetch the data themselves.
-		if s == 0 {
-			c.sendAddr[c.local].Store(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(e.send)))))
-			c.recvAddr[c.local].Store(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(e.recv)))))
-		}
-		c.inFlag[c.local].Store(g)
-		if testHookCopiedIn != nil {
-			testHookCopiedIn(c, s)
-		}
-		return nil
+		c.sendAddr[c.local].Store(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(e.send)))))
+		c.recvAddr[c.local].Store(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(e.recv)))))
 	}
-	lo, hi := e.p.segment(s)
-	dst := unsafe.Slice((*T)(c.slot(g&1, c.local)), hi-lo)
-	copy(dst, e.send[lo:hi])
 	c.inFlag[c.local].Store(g)
 	if testHookCopiedIn != nil {
 		testHookCopiedIn(c, s)
