@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,13 +15,7 @@ func cmdPlot(args []string) error {
 	fs := newFlagSet("plot", "dpmlbench plot -in results.json [-out DIR]")
 	in := fs.String("in", "", "results.json written by `dpmlbench run` (required)")
 	out := fs.String("out", "", "directory for the PNGs (default: the directory of -in)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if *in == "" {
-		return usagef("-in is required")
-	}
-	rep, err := bench.ReadJSONFile(*in)
+	rep, err := readReport(fs, args, in)
 	if err != nil {
 		return err
 	}
@@ -45,13 +40,7 @@ func cmdPlot(args []string) error {
 func cmdTable(args []string) error {
 	fs := newFlagSet("table", "dpmlbench table -in results.json")
 	in := fs.String("in", "", "results.json written by `dpmlbench run` (required)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if *in == "" {
-		return usagef("-in is required")
-	}
-	rep, err := bench.ReadJSONFile(*in)
+	rep, err := readReport(fs, args, in)
 	if err != nil {
 		return err
 	}
@@ -89,4 +78,16 @@ func firstLine(s string) string {
 		}
 	}
 	return s
+}
+
+// readReport parses the offline subcommands' flags and reads the required
+// -in results.json.
+func readReport(fs *flag.FlagSet, args []string, in *string) (*bench.Report, error) {
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if *in == "" {
+		return nil, usagef("-in is required")
+	}
+	return bench.ReadJSONFile(*in)
 }

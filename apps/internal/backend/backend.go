@@ -259,3 +259,14 @@ func (r *Reducer) Int64(name string, buf []int64, op mpi.Op) error {
 func (r *Reducer) Float64(name string, buf []float64, op mpi.Op) error {
 	return AllreduceInPlace(r, r.Counter(name), buf, op)
 }
+
+// Open is what both apps do first: gather the node layout (for the report)
+// and build the reducer of spec. Both steps are collective.
+func Open(world *mpi.Comm, spec Spec) (Layout, *Reducer, error) {
+	lay, err := GatherLayout(world)
+	if err != nil {
+		return Layout{}, nil, err
+	}
+	r, err := New(world, spec)
+	return lay, r, err
+}

@@ -87,11 +87,7 @@ func main() {
 
 func run(w *mpi.Comm, p hpcg.Params, spec backend.Spec, sets, warmup int, jsonOut, name string, quiet bool) error {
 	rank := w.Rank()
-	lay, err := backend.GatherLayout(w)
-	if err != nil {
-		return err
-	}
-	r, err := backend.New(w, spec)
+	lay, r, err := backend.Open(w, spec)
 	if err != nil {
 		return err
 	}
