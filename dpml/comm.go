@@ -42,6 +42,7 @@ type Comm struct {
 	recvAddr        []*atomic.Uint64
 	pids            []int          // by local rank
 	cma             bool           // cross-memory attach works on every node
+	tuneCMA         bool           // DPML_INTRA=tune: the tuner has CMA arms
 	oversub         bool           // this node has more ranks than cores
 	oversubAnywhere bool           // some node has (plans must agree everywhere)
 	scratch         []byte         // a leader's private staging buffers for CMA reads
@@ -140,7 +141,7 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	if d.env.Pipeline, err = config.IntOrAuto(config.Pipeline); err != nil {
 		return nil, err
 	}
-	if d.env.Intra, err = parseIntra(); err != nil {
+	if d.env.Intra, d.tuneCMA, err = parseIntra(); err != nil {
 		return nil, err
 	}
 	d.verbose, _ = config.Int(config.Verbose)
@@ -186,20 +187,24 @@ func defaultOptions() (options, error) {
 	return o, nil
 }
 
-func parseIntra() (Intra, error) {
+// parseIntra reads DPML_INTRA: the forced path (IntraAuto: none) and
+// whether the tuner may try cross-memory-attach arms ("tune").
+func parseIntra() (Intra, bool, error) {
 	v, err := config.Get(config.Intra)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	switch strings.ToLower(v) {
 	case "auto":
-		return IntraAuto, nil
+		return IntraAuto, false, nil
+	case "tune":
+		return IntraAuto, true, nil
 	case "shm":
-		return IntraShm, nil
+		return IntraShm, false, nil
 	case "cma":
-		return IntraCMA, nil
+		return IntraCMA, false, nil
 	}
-	return 0, fmt.Errorf("dpml: %s=%q: want auto, shm or cma", config.Intra, v)
+	return 0, false, fmt.Errorf("dpml: %s=%q: want auto, tune, shm or cma", config.Intra, v)
 }
 
 // SplitNode splits c into one communicator per node, the way DPML_NODE_SPLIT

@@ -7,12 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/leaders"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
@@ -60,7 +60,7 @@ func (d *Comm) setupTuner() error {
 	}
 	_, defSeg := d.defaultPlan(0)
 	cfg.SegmentBytes = min(d.segBudget, defSeg)
-	cfg.CMA = d.cma // arms with cross-memory attach where the kernel permits it
+	cfg.CMA = d.cma && d.tuneCMA // CMA arms on request, where the kernel permits them
 	if d.tuningFile, err = config.Get(config.TuningFile); err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (c *Comm) saveTuning() error {
 	}
 	host, _ := os.Hostname()
 	c.tuner.SetProvenance(costmodel.Provenance{
-		Host: host, Cores: runtime.NumCPU(), Layout: fmt.Sprintf("%dx%d", c.nodes, c.minPPN),
+		Host: host, Cores: leaders.OnlineCPUs(), Layout: fmt.Sprintf("%dx%d", c.nodes, c.minPPN),
 		MPI: strings.SplitN(mpi.LibraryVersion(), "\n", 2)[0], Date: time.Now().UTC().Format(time.RFC3339),
 		Command: strings.Join(os.Args, " "),
 	})

@@ -241,3 +241,19 @@ func (t *Topology) nodeSocket(n int) int {
 	}
 	return s
 }
+
+// OnlineCPUs counts the CPUs online on this host (sysfs "online", e.g.
+// "0-31"), which runtime.NumCPU does not when the process is bound to a
+// subset of them (an MPI rank bound to a core, an emulated node). 0 when
+// unknown.
+func OnlineCPUs() int {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return 0
+	}
+	cpus, err := ParseCPUList(string(b))
+	if err != nil {
+		return 0
+	}
+	return len(cpus)
+}

@@ -142,6 +142,7 @@ func (st Store) Create(name string, size int) (*Segment, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mmap: %w", err)
 		}
+		populate(m)
 		return m, nil
 	}()
 	if err != nil {
@@ -220,6 +221,7 @@ func (st Store) Open(name string, size int) (*Segment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shm: open %s (%d bytes): mmap: %w", path, size, err)
 	}
+	populate(m)
 	return &Segment{name: name, path: path, size: size, m: m}, nil
 }
 
@@ -336,4 +338,15 @@ func PadTo(off, align int) int {
 		panic("shm: PadTo: overflow")
 	}
 	return off + align - r
+}
+
+// populate maps the segment's pages into this process's page tables now
+// (MADV_POPULATE_WRITE, Linux 5.14+), so the first calls of a communicator
+// do not pay a page fault per 4 KiB: that cost fell on whichever plan the
+// tuner tried first and biased its first samples. Older kernels refuse the
+// advice; the pages then fault in on first use, as before.
+func populate(m mmap.MMap) {
+	if len(m) > 0 {
+		_ = unix.Madvise(m, unix.MADV_POPULATE_WRITE)
+	}
 }

@@ -45,12 +45,28 @@ func sweep[T bench.Real](env *runEnv) ([]bench.Result, error) {
 				return all, fmt.Errorf("size %s: reference (native) results: %w", bench.FormatSize(count*es), err)
 			}
 		}
-		var rs []bench.Result
-		for _, v := range env.variants {
+		// Every variant is prepared (plan agreed, tuner settled, warmed up,
+		// iteration count fixed) before any is timed; the timed iterations
+		// then run round-robin across variants (with -interleave), so slow
+		// drift of the machine or a noisy neighbour touches all variants
+		// alike instead of whichever block it fell on.
+		pts := make([]*pointRun[T], len(env.variants))
+		for i, v := range env.variants {
 			env.progress.Describe(fmt.Sprintf("%7s %-14s", bench.FormatSize(count*es), v.label()))
-			r, err := s.point(count, v)
+			p, err := s.prepare(count, v)
 			if err != nil {
-				return append(all, rs...), fmt.Errorf("size %s, %s: %w", bench.FormatSize(count*es), v.label(), err)
+				return all, fmt.Errorf("size %s, %s: %w", bench.FormatSize(count*es), v.label(), err)
+			}
+			pts[i] = p
+		}
+		if err := s.timeAll(pts); err != nil {
+			return all, fmt.Errorf("size %s: %w", bench.FormatSize(count*es), err)
+		}
+		var rs []bench.Result
+		for _, p := range pts {
+			r, err := s.finish(p)
+			if err != nil {
+				return append(all, rs...), fmt.Errorf("size %s, %s: %w", bench.FormatSize(count*es), p.v.label(), err)
 			}
 			if env.membw != nil {
 				r.FloorUS = bench.FloorUS(r.Bytes, env.layout.ppnMax, env.membw.CopyGBs)
@@ -93,17 +109,30 @@ func (s *sweeper[T]) caller(v variantSpec) func(send, recv []T) error {
 	return func(send, recv []T) error { return dpml.AllreduceWith(d, send, recv, op, o) }
 }
 
-// point measures one (size, variant): warm-up, iteration count agreed from
-// rank 0's warm-up times, timed iterations each after a barrier, then one
-// MPI_MAX reduction of the per-iteration vector (with the phase times).
-func (s *sweeper[T]) point(count int, v variantSpec) (bench.Result, error) {
+// pointRun is one (size, variant) point between prepare and finish.
+type pointRun[T bench.Real] struct {
+	v     variantSpec
+	r     bench.Result
+	dp    bool // a DPML variant (auto or fixed)
+	skip  bool // the engine rejected the plan: not timed
+	n     int  // timed iterations
+	call  func(send, recv []T) error
+	local []float64 // per iteration: time, then the phase times
+	mism  int64
+	first string
+	last  dpml.Plan // the plan of this point's latest call
+}
+
+// prepare readies one (size, variant) point: plan agreed on by all ranks,
+// the tuner's untimed settling calls (auto), warm-up, and the iteration
+// count from rank 0's warm-up times.
+func (s *sweeper[T]) prepare(count int, v variantSpec) (*pointRun[T], error) {
 	env, cfg, world := s.env, s.env.cfg, s.env.world
-	rank := world.Rank()
-	r := bench.Result{Bytes: count * s.es, Count: count, Variant: v.name, Leaders: v.o.Leaders, Pipeline: v.o.Pipeline, Warmup: cfg.warmup}
-	dp := v.name != bench.VariantNative
-	if dp {
+	p := &pointRun[T]{v: v, dp: v.name != bench.VariantNative, call: s.caller(v)}
+	p.r = bench.Result{Bytes: count * s.es, Count: count, Variant: v.name, Leaders: v.o.Leaders, Pipeline: v.o.Pipeline, Warmup: cfg.warmup}
+	if p.dp {
 		o := v.o // zero for auto
-		p, perr := env.d.Plan(count, s.es, o)
+		pl, perr := env.d.Plan(count, s.es, o)
 		bad := int64(0)
 		if perr != nil {
 			bad = 1
@@ -112,114 +141,172 @@ func (s *sweeper[T]) point(count int, v variantSpec) (bench.Result, error) {
 		// point that others run would hang the job.
 		anyBad, err := allreduceInt64(world, bad, mpi.OpMax)
 		if err != nil {
-			return r, err
+			return nil, err
 		}
 		if anyBad != 0 {
-			r.Skipped = "plan rejected by the engine"
+			p.skip = true
+			p.r.Skipped = "plan rejected by the engine"
 			if perr != nil {
-				r.Skipped += ": " + perr.Error()
+				p.r.Skipped += ": " + perr.Error()
 			}
-			return r, nil
+			return p, nil
 		}
-		r.Plan = &bench.PlanInfo{Variant: p.Variant.String(), Leaders: p.Leaders, Pipeline: p.Pipeline, Segments: p.Segments}
+		p.r.Plan = &bench.PlanInfo{Variant: pl.Variant.String(), Leaders: pl.Leaders, Pipeline: pl.Pipeline, Segments: pl.Segments}
 	}
-	phases := dp && cfg.phases
-	call := s.caller(v)
-	var mism int64
-	var first string
-	one := func(j int) (float64, error) {
-		off := s.arena.Window(count, j)
-		send, recv := s.send[off:off+count], s.recv[off:off+count]
-		if cfg.check {
-			bench.Poison(recv)
-		}
-		if phases {
-			resetPhases(env.d)
-		}
-		if err := world.Barrier(); err != nil {
-			return 0, fmt.Errorf("iteration %d: barrier: %w", j, err)
-		}
-		t0 := mpi.Wtime()
-		err := call(send, recv)
-		t := mpi.Wtime() - t0
-		if err != nil {
-			return 0, fmt.Errorf("iteration %d: %w", j, err)
-		}
-		if corruptForTest && dp && rank == 1 && count > 0 {
-			recv[0]++
-		}
-		if cfg.check {
-			if m := bench.Compare(recv, s.ref[off:off+count]); m != nil {
-				mism += int64(m.Count)
-				if first == "" {
-					first = fmt.Sprintf("rank %d, iteration %d: %v", rank, j, m)
-				}
-			}
-		}
-		return t, nil
-	}
-
 	// The engine's tuner explores plans during its first calls of a size:
 	// let it settle, untimed, so auto is measured in its steady state.
-	if dp && v.o == (dpml.Override{}) {
+	if p.dp && v.o == (dpml.Override{}) {
 		for j := 0; j < cfg.tuneCalls; j++ {
-			if _, err := one(j); err != nil {
-				return r, fmt.Errorf("tuning %w", err)
+			if _, err := s.one(p, count, j); err != nil {
+				return nil, fmt.Errorf("tuning %w", err)
 			}
 		}
 	}
 	warm := make([]float64, cfg.warmup)
 	for j := range warm {
-		t, err := one(j)
+		t, err := s.one(p, count, j)
 		if err != nil {
-			return r, fmt.Errorf("warm-up %w", err)
+			return nil, fmt.Errorf("warm-up %w", err)
 		}
 		warm[j] = t
 	}
 	n := 0
-	if rank == 0 {
+	if world.Rank() == 0 {
 		n = cfg.policy.Iterations(bench.WarmupEstimate(warm))
 	}
 	n, err := bcastInt(world, n, 0)
 	if err != nil {
-		return r, fmt.Errorf("iteration count: %w", err)
+		return nil, fmt.Errorf("iteration count: %w", err)
 	}
+	p.n = n
+	p.local = make([]float64, n*s.stride())
+	return p, nil
+}
+
+// stride is the number of values stored per timed iteration.
+func (s *sweeper[T]) stride() int {
+	if s.env.cfg.phases {
+		return 1 + len(phaseNames)
+	}
+	return 1
+}
+
+// timeAll runs the timed iterations of a size's points: round-robin over
+// the points with -interleave, else each point's in one block. Every rank
+// runs the same sequence (the counts were broadcast).
+func (s *sweeper[T]) timeAll(pts []*pointRun[T]) error {
+	iter := func(p *pointRun[T], j int) error {
+		t, err := s.one(p, p.r.Count, s.env.cfg.warmup+j)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.v.label(), err)
+		}
+		st := s.stride()
+		p.local[j*st] = t
+		if st > 1 && p.dp {
+			phaseValues(s.env.d.PhaseTimes(), p.local[j*st+1:(j+1)*st])
+		}
+		return nil
+	}
+	if !s.env.cfg.interleave {
+		for _, p := range pts {
+			for j := 0; j < p.n && !p.skip; j++ {
+				if err := iter(p, j); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	most := 0
+	for _, p := range pts {
+		if !p.skip {
+			most = max(most, p.n)
+		}
+	}
+	for j := 0; j < most; j++ {
+		for _, p := range pts {
+			if p.skip || j >= p.n {
+				continue
+			}
+			if err := iter(p, j); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// one runs call j of a point (barrier, timed call, optional check) and
+// returns this rank's time.
+func (s *sweeper[T]) one(p *pointRun[T], count, j int) (float64, error) {
+	env, cfg, world := s.env, s.env.cfg, s.env.world
+	off := s.arena.Window(count, j)
+	send, recv := s.send[off:off+count], s.recv[off:off+count]
+	if cfg.check {
+		bench.Poison(recv)
+	}
+	if p.dp && cfg.phases {
+		resetPhases(env.d)
+	}
+	if err := world.Barrier(); err != nil {
+		return 0, fmt.Errorf("iteration %d: barrier: %w", j, err)
+	}
+	t0 := mpi.Wtime()
+	err := p.call(send, recv)
+	t := mpi.Wtime() - t0
+	if err != nil {
+		return 0, fmt.Errorf("iteration %d: %w", j, err)
+	}
+	if p.dp {
+		p.last = env.d.LastPlan()
+	}
+	if corruptForTest && p.dp && world.Rank() == 1 && count > 0 {
+		recv[0]++
+	}
+	if cfg.check {
+		if m := bench.Compare(recv, s.ref[off:off+count]); m != nil {
+			p.mism += int64(m.Count)
+			if p.first == "" {
+				p.first = fmt.Sprintf("rank %d, iteration %d: %v", world.Rank(), j, m)
+			}
+		}
+	}
+	return t, nil
+}
+
+// finish reduces a point's samples over ranks (max per iteration) and
+// summarises them.
+func (s *sweeper[T]) finish(p *pointRun[T]) (bench.Result, error) {
+	env, cfg, world := s.env, s.env.cfg, s.env.world
+	r := p.r
+	if p.skip {
+		return r, nil
+	}
+	n, stride := p.n, s.stride()
 	np := 0
-	if phases {
+	if p.dp && cfg.phases {
 		np = len(phaseNames)
 	}
-	stride := 1 + np
-	local := make([]float64, n*stride)
-	for j := 0; j < n; j++ {
-		t, err := one(cfg.warmup + j)
-		if err != nil {
-			return r, err
-		}
-		local[j*stride] = t
-		if phases {
-			phaseValues(env.d.PhaseTimes(), local[j*stride+1:(j+1)*stride])
-		}
-	}
-	maxed := make([]float64, len(local))
-	if err := mpi.Allreduce(world, local, maxed, mpi.OpMax); err != nil {
+	maxed := make([]float64, len(p.local))
+	if err := mpi.Allreduce(world, p.local, maxed, mpi.OpMax); err != nil {
 		return r, fmt.Errorf("max over ranks: %w", err)
 	}
 	if cfg.check {
-		tot, err := allreduceInt64(world, mism, mpi.OpSum)
+		tot, err := allreduceInt64(world, p.mism, mpi.OpSum)
 		if err != nil {
 			return r, fmt.Errorf("check: %w", err)
 		}
-		r.Check, r.Mismatches, r.MismatchAt = "ok", tot, first
+		r.Check, r.Mismatches, r.MismatchAt = "ok", tot, p.first
 		if tot > 0 {
 			r.Check = "mismatch"
-			if rank == 0 {
-				where := first
+			if world.Rank() == 0 {
+				where := p.first
 				if where == "" {
 					where = "on other ranks than 0"
 				}
 				env.progress.Clear()
 				fmt.Fprintf(os.Stderr, "dpmlbench: CHECK FAILED: size %s, %s: %d mismatching elements over all ranks; first %s\n",
-					bench.FormatSize(r.Bytes), v.label(), tot, where)
+					bench.FormatSize(r.Bytes), p.v.label(), tot, where)
 			}
 		}
 	}
@@ -242,20 +329,20 @@ func (s *sweeper[T]) point(count int, v variantSpec) (bench.Result, error) {
 			r.SamplesUS[j] = t * 1e6
 		}
 	}
-	if dp {
-		// What ran (the tuner may have moved since the plan above).
-		lp := env.d.LastPlan()
+	if p.dp {
+		// What ran last (the tuner may have moved since prepare).
+		lp := p.last
 		r.Plan = &bench.PlanInfo{Variant: lp.Variant.String(), Leaders: lp.Leaders, Pipeline: lp.Pipeline, Segments: lp.Segments}
 	}
-	for p := 0; p < np; p++ {
-		ps, err := bench.Summarize(col(1 + p))
+	for c := 0; c < np; c++ {
+		ps, err := bench.Summarize(col(1 + c))
 		if err != nil {
-			return r, fmt.Errorf("phase %s: %w", phaseNames[p], err)
+			return r, fmt.Errorf("phase %s: %w", phaseNames[c], err)
 		}
 		if ps.Max == 0 {
 			continue // a phase this plan does not run
 		}
-		r.Phases = append(r.Phases, bench.Phase{Name: phaseNames[p], MedianUS: ps.Median * 1e6, MeanUS: ps.Mean * 1e6})
+		r.Phases = append(r.Phases, bench.Phase{Name: phaseNames[c], MedianUS: ps.Median * 1e6, MeanUS: ps.Mean * 1e6})
 	}
 	return r, nil
 }

@@ -130,6 +130,13 @@ func tune[T float32 | float64](world *mpi.Comm, sizes []int, op mpi.Op, maxCalls
 		// Every rank holds the same tuner state, so all leave the loop
 		// at the same call.
 		for len(times) < maxCalls {
+			// A barrier first, as in run: without it a call's time holds
+			// the previous call's skew between ranks, the same for every
+			// plan, which drowns small messages' differences.
+			if err := world.Barrier(); err != nil {
+				d.Close()
+				return err
+			}
 			t0 := mpi.Wtime()
 			if err := dpml.Allreduce(d, send, recv, op); err != nil {
 				d.Close()

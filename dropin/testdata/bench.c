@@ -18,6 +18,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+// parse_size reads a byte count with an optional K, M or G suffix (1024s),
+// as dpmlbench's flags do; anything else after the number is an error.
+static long parse_size(const char *s) {
+	char *end;
+	long v = strtol(s, &end, 10);
+	switch (*end) {
+	case 'K': case 'k': v <<= 10; end++; break;
+	case 'M': case 'm': v <<= 20; end++; break;
+	case 'G': case 'g': v <<= 30; end++; break;
+	}
+	if (end == s || *end != '\0' || v < 1) {
+		fprintf(stderr, "bench: bad size %s\n", s);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	return v;
+}
+
 int main(int argc, char **argv) {
 	long minb = 8, maxb = 4L << 20;
 	double tbudget = 0.2;
@@ -26,8 +43,8 @@ int main(int argc, char **argv) {
 	const char *tname = "double";
 	MPI_Init(&argc, &argv);
 	for (int i = 1; i + 1 < argc; i += 2) {
-		if (strcmp(argv[i], "-min") == 0) minb = atol(argv[i + 1]);
-		else if (strcmp(argv[i], "-max") == 0) maxb = atol(argv[i + 1]);
+		if (strcmp(argv[i], "-min") == 0) minb = parse_size(argv[i + 1]);
+		else if (strcmp(argv[i], "-max") == 0) maxb = parse_size(argv[i + 1]);
 		else if (strcmp(argv[i], "-time") == 0) tbudget = atof(argv[i + 1]);
 		else if (strcmp(argv[i], "-type") == 0) {
 			tname = argv[i + 1];

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"github.com/dpmlgo/dpml/leaders"
 )
 
 // GitCommit is the commit dpmlbench was built from: override (set with
@@ -83,20 +85,8 @@ func HostCounts(rankHosts []string) map[string]int {
 	return m
 }
 
-// HostCPUs counts the CPUs online on this host (from sysfs, e.g. "0-31"),
-// which runtime.NumCPU does not when the process is bound to a subset (as
-// on an emulated node). 0 when unknown.
-func HostCPUs() int {
-	b, err := os.ReadFile("/sys/devices/system/cpu/online")
-	if err != nil {
-		return 0
-	}
-	n, err := CountCPUList(string(b))
-	if err != nil {
-		return 0
-	}
-	return n
-}
+// HostCPUs counts the CPUs online on this host (leaders.OnlineCPUs).
+func HostCPUs() int { return leaders.OnlineCPUs() }
 
 // CountCPUList counts the CPUs of a Linux CPU list such as "0-3,8,10-11".
 func CountCPUList(s string) (int, error) {
