@@ -22,7 +22,7 @@
 #   REPS       repetitions [2]
 #   HPCG_ARGS      [-nx 16 -ny 16 -nz 16 -iters 50 -sets 20 -warmup 2]
 #   MINIAMR_ARGS   [-lattice -nx 8 -vars 40 -num-refine 3 -steps 10 -stages 10 -checksum-freq 2]
-#   MINIAMR_V1024_ARGS [-lattice -nx 4 -vars 1024 -num-refine 3 -steps 10 -stages 10 -checksum-freq 1]
+#   MINIAMR_V1024_ARGS [-lattice -nx 4 -vars 1024 -num-refine 3 -steps 2 -stages 4 -checksum-freq 1]
 #   NP         ranks of the one-node layout [32]; FAKE_NODES x FAKE_PPN [4 x 8]
 #   MPIRUN_ONE, MPIRUN_FAKE  the launch commands of the two layouts [as in
 #              bench/device.sh: mpirun bound to cores; dpmlrun with
@@ -42,7 +42,7 @@ FAKE_PPN=${FAKE_PPN:-8}
 TIMEOUT=${TIMEOUT:-180}
 HPCG_ARGS=${HPCG_ARGS:--nx 16 -ny 16 -nz 16 -iters 50 -sets 20 -warmup 2}
 MINIAMR_ARGS=${MINIAMR_ARGS:--lattice -nx 8 -vars 40 -num-refine 3 -steps 10 -stages 10 -checksum-freq 2}
-MINIAMR_V1024_ARGS=${MINIAMR_V1024_ARGS:--lattice -nx 4 -vars 1024 -num-refine 3 -steps 10 -stages 10 -checksum-freq 1}
+MINIAMR_V1024_ARGS=${MINIAMR_V1024_ARGS:--lattice -nx 4 -vars 1024 -num-refine 3 -steps 2 -stages 4 -checksum-freq 1}
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mkdir -p "$OUTDIR"

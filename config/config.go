@@ -64,6 +64,7 @@ const (
 	Leaders      = "DPML_LEADERS"
 	Pipeline     = "DPML_PIPELINE"
 	SegmentBytes = "DPML_SEGMENT_BYTES"
+	StreamBytes  = "DPML_STREAM_BYTES"
 	Timeout      = "DPML_TIMEOUT"
 	Spin         = "DPML_SPIN"
 	Verbose      = "DPML_VERBOSE"
@@ -89,7 +90,7 @@ var Vars = []Var{
 	{Name: DropinFrom, Kind: KindInt, Default: "1", Scope: AllRanks, Users: "libdpml.so",
 		Doc: "The drop-in library sets up DPML on a communicator at its n-th eligible MPI_Allreduce; the calls before pass through to the MPI library. Raise it when a program makes many short-lived communicators that each see only a few calls (setup is several collectives)."},
 	{Name: Intra, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",
-		Doc: "Intra-node data path: `shm` (copies through the node segment), `cma` (leaders read and write the ranks' buffers with process_vm_readv/writev; falls back to shm where the kernel forbids it), `auto` (copies; the tuner picks l and k) or `tune` (the tuner also tries cross-memory-attach twins of its arms from 16 KiB). `auto` leaves CMA out because it lost to the copies at every size on the 32-core device (bench/results/2026-11-22-h200x2). `shm` and `cma` take calls out of the tuner's hands."},
+		Doc: "Intra-node data path: `shm` (copies through the node segment), `cma` (leaders read and write the ranks' buffers with process_vm_readv/writev; falls back to shm where the kernel forbids it) or `auto` (the tuner picks per size; without the tuner, shm). Setting it takes calls out of the tuner's hands."},
 	{Name: Job, Kind: KindString, Default: "x", Scope: PerNode, Users: "engine, dpmlrun",
 		Doc: "Job token put in shared-memory segment names (`dpml-<job>-<random>`). dpmlrun sets it and removes any segment of its job after the run, so even a crashed run leaves nothing in /dev/shm."},
 	{Name: Leaders, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",
@@ -116,6 +117,8 @@ var Vars = []Var{
 		Doc: "Directory (a tmpfs) where node segments are created."},
 	{Name: Spin, Kind: KindInt, Default: "4000", Scope: PerRank, Users: "engine",
 		Doc: "Polls of a shared-memory flag before a waiting rank starts yielding its core."},
+	{Name: StreamBytes, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",
+		Doc: "Copy-out writes the receive buffer with non-temporal (streaming) stores once a call's bytes times the node's ranks reach this many bytes: results that cannot stay in the last-level cache are not first read in from memory. `auto`: the last-level cache size (32M when unknown); `off`: never."},
 	{Name: Timeout, Kind: KindDuration, Default: "60s", Scope: PerRank, Users: "engine",
 		Doc: "How long a rank waits for a peer on a shared-memory flag before the call fails with an error (a dead peer never hangs the job). Negative: wait forever."},
 	{Name: Tuner, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",

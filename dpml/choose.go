@@ -76,6 +76,7 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 	case IntraAuto:
 		p.CMA = c.cma && def.CMA // never, for now: see defaultPlan
 	}
+	p.Stream = !p.CMA && c.streamBytes > 0 && count*es*p.PPN >= c.streamBytes
 	segBytes := c.segBudget
 	if o.SegmentBytes > 0 {
 		segBytes = min(segBytes, max(o.SegmentBytes, alignBytes))
@@ -108,10 +109,11 @@ func (c *Comm) defaultPlan(bytes int) (Plan, int) {
 		l = c.minPPN
 	}
 	// Cross-memory attach saves two copies but pays system calls and
-	// page pinning per transfer. On the 2-core development machine it lost
-	// to the copies at 64 KiB and 16 MiB and won slightly at 1 MiB
-	// (bench/results/2026-11-21-dev-2core), and it has not run on the
-	// 32-core device yet: the default stays with the copies until it has.
+	// page pinning per transfer. On the 32-core device it lost to the
+	// copies at every size on one node of 32 ranks (about 140 us below
+	// 16 KiB, 1.3x at 64 MiB) but won from 1 to 4 MiB on 4 fake nodes of
+	// 8, where the tuner chose it (bench/results/2026-11-22-h200x2). The
+	// tuner has both paths as arms; this static policy keeps the copies.
 	p := Plan{Variant: DPML, Leaders: l, Pipeline: 1}
 	if c.nodes > 1 && bytes/l >= 256<<10 {
 		p.Variant, p.Pipeline = Pipelined, 2

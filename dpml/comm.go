@@ -34,6 +34,7 @@ type Comm struct {
 	leaderComm      *mpi.Comm
 	leaderOrder     []int // local ranks by leader position
 	segBudget       int   // bytes per input slot
+	streamBytes     int   // copy-out streams when bytes x ppn reach this (0: never)
 	seg             *shm.Segment
 	abort           *atomic.Uint64
 	inFlag          []*atomic.Uint64 // by local rank
@@ -42,7 +43,6 @@ type Comm struct {
 	recvAddr        []*atomic.Uint64
 	pids            []int          // by local rank
 	cma             bool           // cross-memory attach works on every node
-	tuneCMA         bool           // DPML_INTRA=tune: the tuner has CMA arms
 	oversub         bool           // this node has more ranks than cores
 	oversubAnywhere bool           // some node has (plans must agree everywhere)
 	scratch         []byte         // a leader's private staging buffers for CMA reads
@@ -141,7 +141,10 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	if d.env.Pipeline, err = config.IntOrAuto(config.Pipeline); err != nil {
 		return nil, err
 	}
-	if d.env.Intra, d.tuneCMA, err = parseIntra(); err != nil {
+	if d.env.Intra, err = parseIntra(); err != nil {
+		return nil, err
+	}
+	if d.streamBytes, err = parseStream(); err != nil {
 		return nil, err
 	}
 	d.verbose, _ = config.Int(config.Verbose)
@@ -187,24 +190,43 @@ func defaultOptions() (options, error) {
 	return o, nil
 }
 
-// parseIntra reads DPML_INTRA: the forced path (IntraAuto: none) and
-// whether the tuner may try cross-memory-attach arms ("tune").
-func parseIntra() (Intra, bool, error) {
+// parseStream reads DPML_STREAM_BYTES: the node-wide receive bytes from
+// which copy-out streams (0: never).
+func parseStream() (int, error) {
+	v, err := config.Get(config.StreamBytes)
+	if err != nil {
+		return 0, err
+	}
+	switch strings.ToLower(v) {
+	case "off":
+		return 0, nil
+	case "auto":
+		if llc, err := leaders.LLCBytes(); err == nil && llc > 0 {
+			return llc, nil
+		}
+		return 32 << 20, nil
+	}
+	n, err := config.ParseBytes(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("dpml: %s=%q: want a byte count, auto or off", config.StreamBytes, v)
+	}
+	return int(n), nil
+}
+
+func parseIntra() (Intra, error) {
 	v, err := config.Get(config.Intra)
 	if err != nil {
-		return 0, false, err
+		return 0, err
 	}
 	switch strings.ToLower(v) {
 	case "auto":
-		return IntraAuto, false, nil
-	case "tune":
-		return IntraAuto, true, nil
+		return IntraAuto, nil
 	case "shm":
-		return IntraShm, false, nil
+		return IntraShm, nil
 	case "cma":
-		return IntraCMA, false, nil
+		return IntraCMA, nil
 	}
-	return 0, false, fmt.Errorf("dpml: %s=%q: want auto, tune, shm or cma", config.Intra, v)
+	return 0, fmt.Errorf("dpml: %s=%q: want auto, shm or cma", config.Intra, v)
 }
 
 // SplitNode splits c into one communicator per node, the way DPML_NODE_SPLIT

@@ -53,6 +53,26 @@ func TestConformance(t *testing.T) {
 			}
 		})
 	})
+	// Every copy-out with streaming stores (uneven ranks, so partitions
+	// and segments start at many alignments).
+	t.Run("2+3-stream", func(t *testing.T) {
+		t.Setenv(config.StreamBytes, "1")
+		mpitest.RunLayout(t, mpitest.Layout{PPN: []int{3, 2}}, func(t *testing.T, w *mpi.Comm) {
+			conformance(t, w)
+			c, err := New(w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			buf := make([]float64, 1000)
+			if err := AllreduceInPlace(c, buf, mpi.OpSum); err != nil {
+				t.Fatal(err)
+			}
+			if !c.LastPlan().Stream {
+				t.Fatalf("DPML_STREAM_BYTES=1 not honoured: %+v", c.LastPlan())
+			}
+		})
+	})
 	// Nodes found by host name instead of MPI_Comm_split_type.
 	t.Run("2+3-by-host", func(t *testing.T) {
 		t.Setenv(config.NodeSplit, "host")

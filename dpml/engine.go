@@ -375,8 +375,12 @@ func (e *run[T]) copyOut(s int, g uint64) error {
 		return nil // the leaders wrote the result into recv
 	}
 	t = e.tick()
-	src := unsafe.Slice((*T)(c.result(g&1)), hi-lo)
-	copy(e.recv[lo:hi], src)
+	if p.Stream {
+		streamCopy(unsafe.Pointer(unsafe.SliceData(e.recv[lo:hi])), c.result(g&1), (hi-lo)*p.ElemSize)
+	} else {
+		src := unsafe.Slice((*T)(c.result(g&1)), hi-lo)
+		copy(e.recv[lo:hi], src)
+	}
 	e.tock(&c.times.CopyOut, t)
 	return nil
 }

@@ -117,6 +117,9 @@ type Plan struct {
 	Leaders  int  // l, active leaders (<= requested when the message is small)
 	Pipeline int  // k
 	CMA      bool // leaders move data with cross-memory attach
+	// Stream: copy-out writes the receive buffer with non-temporal
+	// stores (a result too large for the last-level cache).
+	Stream bool
 
 	SegElems int // elements per segment (the last may be shorter)
 	Segments int
@@ -184,6 +187,8 @@ func (p *Plan) String() string {
 	intra := "shared-memory copies"
 	if p.CMA {
 		intra = "cross-memory attach"
+	} else if p.Stream {
+		intra += ", streaming copy-out"
 	}
 	fmt.Fprintf(&b, "leaders l=%d, pipeline k=%d, %d segment(s) of %d elements (%s), intra-node by %s\n",
 		p.Leaders, p.Pipeline, p.Segments, p.SegElems, human(p.SegElems*p.ElemSize), intra)

@@ -60,7 +60,7 @@ func (d *Comm) setupTuner() error {
 	}
 	_, defSeg := d.defaultPlan(0)
 	cfg.SegmentBytes = min(d.segBudget, defSeg)
-	cfg.CMA = d.cma && d.tuneCMA // CMA arms on request, where the kernel permits them
+	cfg.CMA = d.cma // arms with cross-memory attach where the kernel permits it
 	if d.tuningFile, err = config.Get(config.TuningFile); err != nil {
 		return err
 	}

@@ -477,12 +477,22 @@ func TestAbort(t *testing.T) {
 // with the Go API is for the device runs).
 func TestBench(t *testing.T) {
 	setup(t)
-	r := dpmlrun(t, true, nil, work.progs["bench"], "-min", "8", "-max", "65536", "-time", "0.01")
+	r := dpmlrun(t, true, nil, work.progs["bench"], "-min", "8", "-max", "64K", "-time", "0.01")
 	if r.code != 0 {
 		t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if n := strings.Count(r.stdout, "\n"); n < 2+7 {
-		t.Errorf("want 7 sizes:\n%s", r.stdout)
+	var rows int
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if f := strings.Fields(line); len(f) != 6 {
+			t.Errorf("want bytes count avg min max median, got %q", line)
+		}
+		rows++
+	}
+	if rows != 7 {
+		t.Errorf("want 7 sizes (8 B to 64K by 4x):\n%s", r.stdout)
 	}
 	if m := summaries(t, r.stderr); len(m) != 4 || m[0].routed == 0 {
 		t.Errorf("benchmark calls not routed: %+v", m)

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/dpmlgo/dpml/config"
 )
 
 // DefaultSysfs is where ReadTopology looks when given "".
@@ -256,4 +258,26 @@ func OnlineCPUs() int {
 		return 0
 	}
 	return len(cpus)
+}
+
+// LLCPath is where Linux describes cpu0's last-level (level-3) cache.
+const LLCPath = "/sys/devices/system/cpu/cpu0/cache/index3/size"
+
+// LLCBytes reads the last-level cache size of cpu0 from sysfs (0 and an
+// error when it is not there, e.g. in some containers).
+func LLCBytes() (int, error) {
+	b, err := os.ReadFile(LLCPath)
+	if err != nil {
+		return 0, fmt.Errorf("last-level cache size: %w", err)
+	}
+	return ParseCacheSize(string(b))
+}
+
+// ParseCacheSize parses a sysfs cache size such as "32768K", "1M" or "512".
+func ParseCacheSize(s string) (int, error) {
+	n, err := config.ParseBytes(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("cache size %q: not a positive byte count", strings.TrimSpace(s))
+	}
+	return int(n), nil
 }

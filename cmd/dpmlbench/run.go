@@ -69,7 +69,7 @@ func parseRunFlags(args []string) (*runConfig, error) {
 	fs.BoolVar(&c.samples, "samples", false, "store every per-iteration sample in results.json")
 	fs.BoolVar(&c.interleave, "interleave", true, "time the variants of a size round-robin, one iteration each in turn (false: one block per variant)")
 	fs.BoolVar(&c.quiet, "quiet", false, "print only the closing summary, not the table rows as they come")
-	seg := fs.String("segment-bytes", "0", "DPML shared-memory slot size per rank (0: engine default)")
+	seg := fs.String("segment-bytes", "0", "DPML shared-memory slot size per rank, and the segment size of the fixed dpml plans (0: engine default)")
 	intra := fs.String("intra", "auto", "intra-node data path of the fixed dpml plans: auto (engine rule), shm (copies through shared memory) or cma (cross-memory attach)")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
@@ -278,7 +278,7 @@ func runSweep(cfg *runConfig, world *mpi.Comm, start time.Time) (*bench.Report, 
 			rep.Meta.Leaders, rep.Meta.Pipelines = ls, cfg.pipelines
 			for _, l := range ls {
 				for _, k := range cfg.pipelines {
-					env.variants = append(env.variants, variantSpec{name: v, o: dpml.Override{Leaders: l, Pipeline: k, Intra: cfg.intra}})
+					env.variants = append(env.variants, variantSpec{name: v, o: dpml.Override{Leaders: l, Pipeline: k, Intra: cfg.intra, SegmentBytes: cfg.segBytes}})
 				}
 			}
 		}

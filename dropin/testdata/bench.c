@@ -11,12 +11,24 @@
 // a warm-up call, then batches of calls until -time (default 0.2 s) has
 // passed on rank 0 (the batch count is agreed on with a broadcast, so every
 // rank makes the same calls). Rank 0 prints "bytes count avg_us min_us
-// max_us" where avg is the mean over calls of the slowest rank's time.
+// max_us median_us" where avg (median) is the mean (median) over calls of
+// the slowest rank's time.
 
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+// The slowest rank's time of each call (the first MAXSAMP calls of a
+// size), for the median, which dpmlbench reports too.
+#define MAXSAMP 100000
+static double samp[MAXSAMP];
+static int nsamp;
+
+static int cmpd(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
 
 // parse_size reads a byte count with an optional K, M or G suffix (1024s),
 // as dpmlbench's flags do; anything else after the number is an error.
@@ -57,13 +69,14 @@ int main(int argc, char **argv) {
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	char *send = malloc(maxb + es), *recv = malloc(maxb + es);
 	memset(send, 0, maxb + es);
-	if (rank == 0) printf("# MPI_Allreduce %s sum, %d ranks\n# bytes count avg_us min_us max_us\n", tname, size);
+	if (rank == 0) printf("# MPI_Allreduce %s sum, %d ranks\n# bytes count avg_us min_us max_us median_us\n", tname, size);
 	for (long b = minb; b <= maxb; b *= 4) {
 		int n = (int)(b / es);
 		if (n < 1) n = 1;
 		MPI_Allreduce(send, recv, n, dt, MPI_SUM, MPI_COMM_WORLD); // warm-up (and DPML setup)
 		double total = 0, tmin = 1e30, tmax = 0;
 		long calls = 0;
+		nsamp = 0;
 		int more = 1;
 		double start = MPI_Wtime();
 		while (more) {
@@ -76,12 +89,15 @@ int main(int argc, char **argv) {
 				total += tm;
 				if (tm < tmin) tmin = tm;
 				if (tm > tmax) tmax = tm;
+				if (nsamp < MAXSAMP) samp[nsamp++] = tm;
 				calls++;
 			}
 			more = MPI_Wtime() - start < tbudget;
 			MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
 		}
-		if (rank == 0) printf("%ld %d %.2f %.2f %.2f\n", (long)n * es, n, 1e6 * total / calls, 1e6 * tmin, 1e6 * tmax);
+		qsort(samp, nsamp, sizeof samp[0], cmpd);
+		double med = nsamp % 2 ? samp[nsamp / 2] : (samp[nsamp / 2 - 1] + samp[nsamp / 2]) / 2;
+		if (rank == 0) printf("%ld %d %.2f %.2f %.2f %.2f\n", (long)n * es, n, 1e6 * total / calls, 1e6 * tmin, 1e6 * tmax, 1e6 * med);
 	}
 	free(send);
 	free(recv);

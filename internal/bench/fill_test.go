@@ -176,22 +176,8 @@ func TestArena(t *testing.T) {
 	}
 }
 
-func TestCacheSize(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want int
-	}{{"32768K\n", 32 << 20}, {"1M", 1 << 20}, {"512", 512}} {
-		if got, err := ParseCacheSize(tc.in); err != nil || got != tc.want {
-			t.Errorf("ParseCacheSize(%q) = %d, %v", tc.in, got, err)
-		}
-	}
-	if _, err := ParseCacheSize("big"); err == nil {
-		t.Error("want error")
-	}
+func TestRotateBytes(t *testing.T) {
 	if RotateBytes(0) != DefaultRotateBytes || RotateBytes(128<<20) != 256<<20 {
 		t.Error("RotateBytes")
-	}
-	if n, err := LLCBytes(); err == nil && n <= 0 {
-		t.Errorf("LLCBytes = %d", n)
 	}
 }

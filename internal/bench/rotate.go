@@ -1,36 +1,12 @@
 package bench
 
-import (
-	"fmt"
-	"os"
-	"strings"
-)
-
-// LLCPath is where Linux describes cpu0's level-3 cache.
-const LLCPath = "/sys/devices/system/cpu/cpu0/cache/index3/size"
+import "github.com/dpmlgo/dpml/leaders"
 
 // DefaultRotateBytes is the -rotate total when the LLC size is unknown.
 const DefaultRotateBytes = 64 << 20
 
-// ParseCacheSize parses a sysfs cache size such as "32768K", "1M" or "512".
-func ParseCacheSize(s string) (int, error) {
-	t := strings.TrimSpace(s)
-	n, err := ParseSize(t)
-	if err != nil {
-		return 0, fmt.Errorf("cache size %q: %w", s, err)
-	}
-	return n, nil
-}
-
-// LLCBytes reads the last-level cache size of cpu0 from sysfs (0 and an
-// error when it is not there, e.g. in some containers).
-func LLCBytes() (int, error) {
-	b, err := os.ReadFile(LLCPath)
-	if err != nil {
-		return 0, fmt.Errorf("last-level cache size: %w", err)
-	}
-	return ParseCacheSize(string(b))
-}
+// LLCBytes reads the last-level cache size (leaders.LLCBytes).
+func LLCBytes() (int, error) { return leaders.LLCBytes() }
 
 // RotateBytes is the default total size of the rotated buffer pairs: twice
 // the last-level cache but at least DefaultRotateBytes, so every iteration
