@@ -102,3 +102,96 @@ func (r Report) String() string {
 	b.WriteString("\n")
 	return b.String()
 }
+
+// Pick is the model's choice among the plans measured for one size and
+// layout, next to the fastest of them.
+type Pick struct {
+	Bytes    int
+	Layout   Layout
+	Chosen   Plan    // the plan the model predicts fastest
+	Best     Plan    // the plan measured fastest
+	Penalty  float64 // measured(Chosen) / measured(Best) - 1
+	Measured int     // plans measured for this size (native included)
+}
+
+// Picks asks, for every size and layout of s.Calls (with s.Native as the
+// native plan), which measured plan m predicts fastest, and how much slower
+// that plan measured than the fastest one: the model used alone, with no
+// online step.
+func Picks(m *Model, s Samples) []Pick {
+	type key struct {
+		bytes int
+		lay   Layout
+	}
+	type cand struct {
+		plan Plan
+		meas float64
+		pred float64
+	}
+	groups := map[key][]cand{}
+	var order []key
+	add := func(k key, c cand) {
+		if !ok(c.meas) {
+			return
+		}
+		if _, seen := groups[k]; !seen {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], c)
+	}
+	for _, c := range s.Calls {
+		add(key{c.Bytes, c.Layout}, cand{plan: c.Plan, meas: c.Seconds, pred: m.Breakdown(c.Plan, c.Bytes, c.Layout, c.Elem).Total})
+	}
+	for _, c := range s.Native {
+		if _, has := groups[key{c.Bytes, c.Layout}]; !has {
+			continue // a size with no DPML plan measured: nothing to choose
+		}
+		nat := Plan{Variant: VariantNative}
+		add(key{c.Bytes, c.Layout}, cand{plan: nat, meas: c.Seconds, pred: m.Predict(nat, c.Bytes, c.Layout)})
+	}
+	sort.Slice(order, func(i, j int) bool {
+		if order[i].lay != order[j].lay {
+			return order[i].lay.String() < order[j].lay.String()
+		}
+		return order[i].bytes < order[j].bytes
+	})
+	var out []Pick
+	for _, k := range order {
+		cs := groups[k]
+		chosen, best := cs[0], cs[0]
+		for _, c := range cs[1:] {
+			if c.pred < chosen.pred {
+				chosen = c
+			}
+			if c.meas < best.meas {
+				best = c
+			}
+		}
+		out = append(out, Pick{Bytes: k.bytes, Layout: k.lay, Chosen: chosen.plan, Best: best.plan,
+			Penalty: chosen.meas/best.meas - 1, Measured: len(cs)})
+	}
+	return out
+}
+
+// PicksString renders picks as a table with the median and largest penalty.
+func PicksString(ps []Pick) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-8s %12s %-22s %-22s %8s\n", "layout", "bytes", "model picks", "fastest measured", "penalty")
+	pen := make([]float64, 0, len(ps))
+	for _, p := range ps {
+		fmt.Fprintf(&b, "%-8s %12d %-22s %-22s %7.1f%%\n", p.Layout, p.Bytes, p.Chosen, p.Best, 100*p.Penalty)
+		pen = append(pen, p.Penalty)
+	}
+	if len(pen) > 0 {
+		sort.Float64s(pen)
+		within := 0
+		for _, x := range pen {
+			if x <= 0.20 {
+				within++
+			}
+		}
+		fmt.Fprintf(&b, "sizes %d: median penalty %.1f%%, max %.1f%%, within 20%% of the fastest at %d\n",
+			len(pen), 100*median(append([]float64(nil), pen...)), 100*pen[len(pen)-1], within)
+	}
+	return b.String()
+}

@@ -38,11 +38,16 @@ func cmdPlot(args []string) error {
 
 // cmdTable prints the table of a results.json without MPI.
 func cmdTable(args []string) error {
-	fs := newFlagSet("table", "dpmlbench table -in results.json")
+	fs := newFlagSet("table", "dpmlbench table -in results.json [-md]")
 	in := fs.String("in", "", "results.json written by `dpmlbench run` (required)")
+	md := fs.Bool("md", false, "print only the Markdown table of ratios DPML / native (best fixed and auto) per size")
 	rep, err := readReport(fs, args, in)
 	if err != nil {
 		return err
+	}
+	if *md {
+		bench.WriteRatios(os.Stdout, rep)
+		return nil
 	}
 	printHeader(os.Stdout, rep)
 	bench.WriteTable(os.Stdout, rep)

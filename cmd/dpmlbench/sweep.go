@@ -151,7 +151,7 @@ func (s *sweeper[T]) prepare(count int, v variantSpec) (*pointRun[T], error) {
 			}
 			return p, nil
 		}
-		p.r.Plan = &bench.PlanInfo{Variant: pl.Variant.String(), Leaders: pl.Leaders, Pipeline: pl.Pipeline, Segments: pl.Segments}
+		p.r.Plan = planInfo(pl)
 	}
 	// The engine's tuner explores plans during its first calls of a size:
 	// let it settle, untimed, so auto is measured in its steady state.
@@ -332,7 +332,7 @@ func (s *sweeper[T]) finish(p *pointRun[T]) (bench.Result, error) {
 	if p.dp {
 		// What ran last (the tuner may have moved since prepare).
 		lp := p.last
-		r.Plan = &bench.PlanInfo{Variant: lp.Variant.String(), Leaders: lp.Leaders, Pipeline: lp.Pipeline, Segments: lp.Segments}
+		r.Plan = planInfo(lp)
 	}
 	for c := 0; c < np; c++ {
 		ps, err := bench.Summarize(col(1 + c))
@@ -345,4 +345,10 @@ func (s *sweeper[T]) finish(p *pointRun[T]) (bench.Result, error) {
 		r.Phases = append(r.Phases, bench.Phase{Name: phaseNames[c], MedianUS: ps.Median * 1e6, MeanUS: ps.Mean * 1e6})
 	}
 	return r, nil
+}
+
+// planInfo is the part of a plan a result records.
+func planInfo(p dpml.Plan) *bench.PlanInfo {
+	return &bench.PlanInfo{Variant: p.Variant.String(), Leaders: p.Leaders, Pipeline: p.Pipeline, Segments: p.Segments,
+		CMA: p.CMA, Stream: p.Stream}
 }

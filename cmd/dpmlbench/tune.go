@@ -51,6 +51,7 @@ func cmdCalibrate(args []string) error {
 		return err
 	}
 	fmt.Printf("fitted model:\n%s\n\npredicted vs measured:\n%s\n", b, costmodel.Compare(&m, s))
+	fmt.Printf("the model alone, choosing among the measured plans of each size:\n%s\n", costmodel.PicksString(costmodel.Picks(&m, s)))
 	if *out == "" {
 		return nil
 	}

@@ -57,6 +57,8 @@ type PlanInfo struct {
 	Leaders  int    `json:"leaders"`
 	Pipeline int    `json:"pipeline"`
 	Segments int    `json:"segments"`
+	CMA      bool   `json:"cma,omitempty"`    // intra-node by cross-memory attach
+	Stream   bool   `json:"stream,omitempty"` // copy-out with streaming stores
 }
 
 // FloorUS returns the memory-bandwidth floor in microseconds of an
@@ -265,7 +267,7 @@ func CSVHeader(rep *Report) []string {
 	h := []string{"bytes", "size", "count", "type", "op", "nodes", "ppn", "variant", "label", "leaders", "pipeline",
 		"warmup", "iters", "min_us", "median_us", "mean_us", "p25_us", "p75_us", "iqr_us", "p99_us", "max_us", "stddev_us",
 		"ratio_vs_native", "speedup_vs_native", "check", "mismatches", "skipped",
-		"plan_variant", "plan_leaders", "plan_pipeline", "plan_segments", "membw_floor_us"}
+		"plan_variant", "plan_leaders", "plan_pipeline", "plan_segments", "plan_cma", "plan_stream", "membw_floor_us"}
 	for _, p := range phaseNames(rep.Results) {
 		h = append(h, "phase_"+p+"_median_us")
 	}
@@ -316,9 +318,10 @@ func WriteCSV(w io.Writer, rep *Report) error {
 		}
 		row = append(row, r.Check, strconv.FormatInt(r.Mismatches, 10), r.Skipped)
 		if p := r.Plan; p != nil {
-			row = append(row, p.Variant, itoa(p.Leaders), itoa(p.Pipeline), itoa(p.Segments))
+			row = append(row, p.Variant, itoa(p.Leaders), itoa(p.Pipeline), itoa(p.Segments),
+				strconv.FormatBool(p.CMA), strconv.FormatBool(p.Stream))
 		} else {
-			row = append(row, "", "", "", "")
+			row = append(row, "", "", "", "", "", "")
 		}
 		if r.FloorUS > 0 {
 			row = append(row, f(r.FloorUS))

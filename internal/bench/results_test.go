@@ -352,3 +352,21 @@ func TestProgressNil(t *testing.T) {
 	q.Add(2)
 	q.Done()
 }
+
+func TestWriteRatios(t *testing.T) {
+	var buf bytes.Buffer
+	WriteRatios(&buf, sampleReport())
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("want header, rule and 2 sizes:\n%s", buf.String())
+	}
+	// 4 B: native 20, best fixed l=1 k=1 (l=2 k=4 failed its check) 10,
+	// auto 12 as pipelined l=2 k=2, floor 0.5.
+	want := "| 4 | 20.00 | l=1 k=1 | 10.00 | 0.500 | pipelined l=2 k=2 | 12.00 | 0.600 | 1.200 | 0.50 |"
+	if lines[2] != want {
+		t.Errorf("4 B row:\n got %s\nwant %s", lines[2], want)
+	}
+	if !strings.HasPrefix(lines[3], "| 64K | 84.00 | l=2 k=4 | 31.00 | 0.369 | - | 44.00 | 0.524 | 1.419 | - |") {
+		t.Errorf("64K row: %s", lines[3])
+	}
+}

@@ -158,3 +158,54 @@ func find(rs []Result, bytes int, variant string) (Result, bool) {
 	}
 	return Result{}, false
 }
+
+// WriteRatios writes a Markdown table of the ratios DPML / native (medians
+// of the same run; below 1 is faster): best fixed plan and auto, per size,
+// with auto's plan, auto / best, and the memory floor when measured.
+func WriteRatios(w io.Writer, rep *Report) {
+	fmt.Fprintln(w, "| size | native us | best fixed | us | ratio | auto plan | auto us | ratio | auto / best | floor us |")
+	fmt.Fprintln(w, "| ---: | ---: | :--- | ---: | ---: | :--- | ---: | ---: | ---: | ---: |")
+	for _, s := range rep.Sizes() {
+		native, ok := rep.Native(s)
+		if !ok {
+			continue
+		}
+		best, okb := BestFixed(rep.Results, s)
+		auto, oka := find(rep.Results, s, VariantAuto)
+		cell := func(ok bool, f func() string) string {
+			if !ok {
+				return "-"
+			}
+			return f()
+		}
+		ratio := func(r Result) string { return fmtRatio(r.US.Median / native.US.Median) }
+		fl := "-"
+		if native.FloorUS > 0 {
+			fl = fmtUS(native.FloorUS)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", FormatSize(s), fmtUS(native.US.Median),
+			cell(okb, func() string { return fmt.Sprintf("l=%d k=%d", best.Leaders, best.Pipeline) }),
+			cell(okb, func() string { return fmtUS(best.US.Median) }), cell(okb, func() string { return ratio(best) }),
+			cell(oka && auto.Plan != nil, func() string { return planLabel(*auto.Plan) }),
+			cell(oka, func() string { return fmtUS(auto.US.Median) }), cell(oka, func() string { return ratio(auto) }),
+			cell(oka && okb, func() string { return fmtRatio(auto.US.Median / best.US.Median) }), fl)
+	}
+}
+
+// planLabel is a plan's short name: "native", "dpml l=8" or "pipelined
+// l=8 k=4", with "+cma" for cross-memory attach.
+func planLabel(p PlanInfo) string {
+	var s string
+	switch p.Variant {
+	case "native":
+		return "native"
+	case "dpml":
+		s = fmt.Sprintf("dpml l=%d", p.Leaders)
+	default:
+		s = fmt.Sprintf("%s l=%d k=%d", p.Variant, p.Leaders, p.Pipeline)
+	}
+	if p.CMA {
+		s += "+cma"
+	}
+	return s
+}
