@@ -2,8 +2,8 @@
 # The device-machine measurement batch (32 cores, Open MPI 4.1.6), run from
 # the repository root with binaries built here (make build) and carried in
 # bin/. Usage: bench/device.sh OUTDIR [steps...]; steps: diag 1x32 1x32cma
-# han 4x8 4x8cma dropin tune stream segment apps1x32 apps4x8 (default: all
-# but diag, stream, segment and the apps). DEADLINE=seconds bounds the whole batch: a step's timeout is
+# han 4x8 4x8cma dropin tune explore apps1x32 apps4x8 (default: all but
+# diag, explore and the apps). DEADLINE=seconds bounds the whole batch: a step's timeout is
 # cut to what is left, and steps that would start with under 20 s left are
 # skipped (a device call has 10 minutes). After a failed diag step the
 # emulated-node steps are skipped and the hung ranks' stacks recorded.
@@ -78,17 +78,17 @@ dropin)
   run dropin-c-dpml 200 $ONE -x LD_PRELOAD="$PWD/bin/libdpml.so" -x DPML_TUNER=static /tmp/dpml-cbench -type float -max 64M
   run dropin-go 200 $ONE -x DPML_TUNER=static bin/dpmlbench -variants native,auto -tune-calls 0 -sizes 8:64M:x4 \
     -time "$TIME" -quiet -out "$OUTDIR/dropin-go" ;;
-stream)
-  # Copy-out with streaming stores (default from LLC/ppn bytes) against
-  # plain stores, large messages, 1 x 32.
-  run 1x32-nostream 120 $ONE -x DPML_STREAM_BYTES=off bin/dpmlbench -membw -sizes 4M:64M:x2 -leaders 16,32 -pipeline 1 \
-    -variants native,dpml -phases -time "$TIME" -quiet -out "$OUTDIR/1x32-nostream" ;;
-segment)
-  # Larger shared-memory segments than the default (~248 KiB at ppn 32).
-  for sb in 1M 4M; do
-    run "1x32-seg$sb" 90 $ONE bin/dpmlbench -sizes 1M:64M:x4 -leaders 32 -pipeline 1 -variants dpml -segment-bytes $sb \
+explore)
+  # Engine settings at large messages, 1 x 32: shared-memory segment size
+  # (default ~248 KiB at ppn 32, then 1M and 4M) and the streaming copy-out
+  # (default on from LLC/ppn bytes) against plain stores.
+  for sb in 0 1M 4M; do
+    v=dpml; [ $sb = 0 ] && v=native,dpml
+    run "1x32-seg$sb" 60 $ONE bin/dpmlbench -sizes 256K:64M:x4 -leaders 16,32 -pipeline 1 -variants $v -segment-bytes $sb \
       -phases -time "$TIME" -quiet -out "$OUTDIR/1x32-seg$sb"
-  done ;;
+  done
+  run 1x32-nostream 60 $ONE -x DPML_STREAM_BYTES=off bin/dpmlbench -sizes 16M,64M -leaders 16,32 -pipeline 1 -variants dpml \
+    -phases -time "$TIME" -quiet -out "$OUTDIR/1x32-nostream" ;;
 apps1x32|apps4x8)
   # The mini-apps (issue 7), one layout per step.
   lay=${s#apps}
