@@ -2,8 +2,8 @@
 # The device-machine measurement batch (32 cores, Open MPI 4.1.6), run from
 # the repository root with binaries built here (make build) and carried in
 # bin/. Usage: bench/device.sh OUTDIR [steps...]; steps: diag 1x32 1x32cma
-# han 4x8 4x8cma dropin tune explore apps1x32 apps4x8 (default: all but
-# diag, explore and the apps). DEADLINE=seconds bounds the whole batch: a step's timeout is
+# han 4x8 4x8cma dropin tune overhead explore apps1x32 apps4x8 (default:
+# all but diag, explore and the apps). DEADLINE=seconds bounds the whole batch: a step's timeout is
 # cut to what is left, and steps that would start with under 20 s left are
 # skipped (a device call has 10 minutes). After a failed diag step the
 # emulated-node steps are skipped and the hung ranks' stacks recorded.
@@ -78,6 +78,10 @@ dropin)
   run dropin-c-dpml 200 $ONE -x LD_PRELOAD="$PWD/bin/libdpml.so" -x DPML_TUNER=static /tmp/dpml-cbench -type float -max 64M
   run dropin-go 200 $ONE -x DPML_TUNER=static bin/dpmlbench -variants native,auto -tune-calls 0 -sizes 8:64M:x4 \
     -time "$TIME" -quiet -out "$OUTDIR/dropin-go" ;;
+overhead)
+  # The tuner's decision cost per call (costmodel benchmarks; the test
+  # binary is built here: go test -c -o bin/costmodel.test ./costmodel).
+  run overhead 60 bin/costmodel.test -test.run '^$' -test.bench . -test.benchtime 200ms -test.benchmem ;;
 explore)
   # Engine settings at large messages, 1 x 32: shared-memory segment size
   # (default ~248 KiB at ppn 32, then 1M and 4M) and the streaming copy-out

@@ -97,9 +97,13 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 
 // defaultPlan is the built-in policy used until the tuner chooses: about
 // 4 KiB per leader, all leaders for large messages, pipelining once the
-// per-leader share passes 256 KiB, and segments sized so both buffer sets of
-// a node (2 x (ppn+1) slots) stay near 16 MiB, inside a server's last-level
-// cache. It returns the plan's shape and the segment size in bytes.
+// per-leader share passes 256 KiB. It returns the plan's shape and the
+// segment size in bytes: both buffer sets of a node (2 x (ppn+1) slots)
+// within half the last-level cache, at least 64 KiB (the slot size,
+// DPML_SEGMENT_BYTES, caps it). On the 32-core device (300 MiB L3) 1 MiB
+// slots beat the earlier 16 MiB-per-node rule's 248 KiB by 1.2x to 1.4x
+// from 1 MiB to 64 MiB, and 4 MiB slots were slower again
+// (bench/results/2026-11-22-h200x2/explore).
 func (c *Comm) defaultPlan(bytes int) (Plan, int) {
 	l := 1
 	for l*2 <= c.minPPN && bytes/(l*2) >= 4<<10 {
@@ -118,5 +122,5 @@ func (c *Comm) defaultPlan(bytes int) (Plan, int) {
 	if c.nodes > 1 && bytes/l >= 256<<10 {
 		p.Variant, p.Pipeline = Pipelined, 2
 	}
-	return p, max(64<<10, (16<<20)/(2*(c.minPPN+1))/alignBytes*alignBytes)
+	return p, max(64<<10, c.llcBytes/2/(2*(c.minPPN+1))/alignBytes*alignBytes)
 }

@@ -35,6 +35,7 @@ type Comm struct {
 	leaderOrder     []int // local ranks by leader position
 	segBudget       int   // bytes per input slot
 	streamBytes     int   // copy-out streams when bytes x ppn reach this (0: never)
+	llcBytes        int   // last-level cache size (32 MiB when unknown)
 	seg             *shm.Segment
 	abort           *atomic.Uint64
 	inFlag          []*atomic.Uint64 // by local rank
@@ -144,7 +145,11 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	if d.env.Intra, err = parseIntra(); err != nil {
 		return nil, err
 	}
-	if d.streamBytes, err = parseStream(); err != nil {
+	d.llcBytes = 32 << 20
+	if llc, err := leaders.LLCBytes(); err == nil && llc > 0 {
+		d.llcBytes = llc
+	}
+	if d.streamBytes, err = parseStream(d.llcBytes); err != nil {
 		return nil, err
 	}
 	d.verbose, _ = config.Int(config.Verbose)
@@ -191,8 +196,8 @@ func defaultOptions() (options, error) {
 }
 
 // parseStream reads DPML_STREAM_BYTES: the node-wide receive bytes from
-// which copy-out streams (0: never).
-func parseStream() (int, error) {
+// which copy-out streams (0: never); auto is the last-level cache size.
+func parseStream(llc int) (int, error) {
 	v, err := config.Get(config.StreamBytes)
 	if err != nil {
 		return 0, err
@@ -201,10 +206,7 @@ func parseStream() (int, error) {
 	case "off":
 		return 0, nil
 	case "auto":
-		if llc, err := leaders.LLCBytes(); err == nil && llc > 0 {
-			return llc, nil
-		}
-		return 32 << 20, nil
+		return llc, nil
 	}
 	n, err := config.ParseBytes(v)
 	if err != nil || n < 1 {
