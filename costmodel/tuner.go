@@ -403,6 +403,14 @@ func (e *entry) advance(c *Config) {
 		copy(tmp[:], e.win[:e.nwin])
 		med := median(tmp[:e.nwin])
 		e.nwin = 0
+		if !(e.est > 0) {
+			// The first window after exploring is the reference: the
+			// exploration samples hold each arm's first calls, which can
+			// carry one-time costs (page faults, connections opened on
+			// first use) and make a median of three far too high.
+			e.est = med
+			return
+		}
 		// Drift either way: slower means this arm degraded; faster than
 		// the best time it ever showed means the machine changed (a new
 		// engine path, other load gone), so the other arms' estimates are
@@ -462,13 +470,13 @@ func (e *entry) advance(c *Config) {
 		} else if nat >= 0 && nat != cur && e.st[nat].est < bar {
 			e.cur = uint8(nat)
 		}
-		e.freeze(e.st[e.cur].median())
+		e.freeze(0) // the reference comes from the first drift window
 		return
 	}
 }
 
-// freeze makes cur the key's choice; est (the median of cur's samples) is
-// the reference the drift windows (medians too) are compared with.
+// freeze makes cur the key's choice; est is the reference the drift
+// windows (medians) are compared with: 0 sets it from the first window.
 func (e *entry) freeze(est float64) {
 	e.state = Frozen
 	e.est = est

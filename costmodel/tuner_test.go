@@ -516,3 +516,37 @@ func TestLearnerPicksIntraPath(t *testing.T) {
 		}
 	}
 }
+
+// TestColdFirstCalls: every arm's first two calls cost 50 times its steady
+// time (connections opened and pages faulted on first use). The key must
+// still settle once, with a reference estimate from steady calls, and not
+// re-explore because its steady calls look "faster" than the cold ones.
+func TestColdFirstCalls(t *testing.T) {
+	k := MakeKey(ElemFloat32, OpArith, 16<<20, Layout{4, 32})
+	steady := bowl(1e-3, 1, 0, 3)
+	tu := newTuners(t, 1, Config{SegmentBytes: 256 << 10}, DefaultModel())[0]
+	rng := rand.New(rand.NewPCG(7, 1))
+	used := map[Arm]int{}
+	for call := 0; call < 800; call++ {
+		a := tu.Choose(k)
+		v := steady(call, a) * math.Exp(0.03*rng.NormFloat64())
+		if used[a]++; used[a] <= 2 {
+			v *= 50
+		}
+		if tu.Record(k, a, v) {
+			if err := tu.Commit(append([]float64(nil), tu.Pending()...)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	in, ok := tu.Info(k)
+	if !ok || in.State != Frozen {
+		t.Fatalf("not settled: %+v", in)
+	}
+	if in.Episodes > 1 {
+		t.Errorf("re-explored %d times after cold first calls", in.Episodes-1)
+	}
+	if want := steady(0, in.Arm); math.Abs(in.Estimate/want-1) > 0.1 {
+		t.Errorf("reference estimate %.3g s, steady time of %v is %.3g s", in.Estimate, in.Arm, want)
+	}
+}

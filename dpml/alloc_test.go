@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/internal/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 )
@@ -11,7 +12,8 @@ import (
 // TestHotPathAllocations: the DPML path with shared-memory copies (tuned or
 // fixed) allocates nothing per call once warm. Pipelined plans allocate an
 // MPI request per sub-chunk, CMA plans their pins and I/O vectors; those are
-// logged, not asserted.
+// logged, not asserted, and so is the tuned case when the tuner settled on
+// one of them (its choice depends on timings).
 func TestHotPathAllocations(t *testing.T) {
 	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
 		c, err := New(w)
@@ -33,6 +35,8 @@ func TestHotPathAllocations(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			key := c.tunerKey(mpi.KindFloat64, mpi.OpSum, len(buf))
+			before, _ := c.Tuner().Info(key)
 			var a, b runtime.MemStats
 			runtime.ReadMemStats(&a)
 			for i := 0; i < 1000; i++ {
@@ -42,6 +46,18 @@ func TestHotPathAllocations(t *testing.T) {
 			}
 			runtime.ReadMemStats(&b)
 			per := float64(b.Mallocs-a.Mallocs) / 1000
+			// Plans and tuner states are equal on all ranks, so all take
+			// the same branch. A tuned key that explored (pipelined and CMA
+			// arms allocate) or settled on such an arm is only logged.
+			after, _ := c.Tuner().Info(key)
+			lp := c.LastPlan()
+			if tc.o == (Override{}) && (before.State != costmodel.Frozen || after.State != costmodel.Frozen ||
+				after.Episodes != before.Episodes || lp.Variant == Pipelined || lp.CMA) {
+				if w.Rank() == 0 {
+					t.Logf("tuned: explored or settled on %v l=%d k=%d cma=%v: %.2f allocations per call (not asserted)", lp.Variant, lp.Leaders, lp.Pipeline, lp.CMA, per)
+				}
+				continue
+			}
 			if tc.max >= 0 && per > tc.max {
 				t.Errorf("%+v: %.2f allocations per call, want <= %v", tc.o, per, tc.max)
 			}

@@ -144,7 +144,9 @@ func tune[T float32 | float64](world *mpi.Comm, sizes []int, op mpi.Op, maxCalls
 				return err
 			}
 			times = append(times, mpi.Wtime()-t0)
-			if in, ok := keyInfo(d, n*es); ok && in.State == costmodel.Frozen && in.Calls > 0 && len(times) >= 16 {
+			// Settled, with the reference time of its arm measured (the
+			// first drift window after freezing).
+			if in, ok := keyInfo(d, n*es); ok && in.State == costmodel.Frozen && in.Estimate > 0 && len(times) >= 16 {
 				break
 			}
 		}
