@@ -59,6 +59,12 @@ func ReadBenchCSV(r io.Reader) ([]BenchRow, error) {
 		default:
 			continue // auto: the plan is not fixed
 		}
+		if b.variant == VariantDPML && get(r, "plan_variant") == "pipelined" {
+			b.variant = VariantPipelined // dpmlbench's fixed grid names k > 1 "dpml" too
+		}
+		if get(r, "plan_cma") == "true" {
+			continue // cross-memory attach: the model prices the copies
+		}
 		b.bytes = int(num(r, "bytes"))
 		switch get(r, "type") {
 		case "float32":
@@ -85,8 +91,11 @@ func ReadBenchCSV(r io.Reader) ([]BenchRow, error) {
 }
 
 // engineSegment is the engine's default segment for ppn ranks per node
-// (dpml.defaultPlan): both buffer sets of a node near 16 MiB.
-func engineSegment(ppn int) int { return max(64<<10, (16<<20)/(2*(ppn+1))/CacheLine*CacheLine) }
+// (dpml.defaultPlan) on the device of the testdata sweeps: both buffer sets
+// within half of its 300 MiB last-level cache, capped by the 1 MiB slot.
+func engineSegment(ppn int) int {
+	return min(1<<20, max(64<<10, (150<<20)/(2*(ppn+1))/CacheLine*CacheLine))
+}
 
 // SamplesFromBench maps dpmlbench rows (swept with -phases) to calibration
 // samples (see doc.go). Plans that moved data by cross-memory attach are
@@ -98,7 +107,9 @@ func SamplesFromBench(rows []BenchRow) Samples {
 			s.Native = append(s.Native, NativeSample{b.bytes, b.lay, b.median})
 			continue
 		}
-		seg := engineSegment(b.lay.PPN)
+		// The segment the run used, from its segment count.
+		seg := (b.bytes + b.segments - 1) / b.segments
+		seg = (seg + CacheLine - 1) / CacheLine * CacheLine
 		pl := Plan{Variant: b.variant, Leaders: b.leaders, Pipeline: b.pipe, SegmentBytes: seg}
 		s.Calls = append(s.Calls, CallSample{pl, b.bytes, b.lay, b.elem, b.median})
 		per := b.bytes / b.segments

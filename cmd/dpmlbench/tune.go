@@ -19,8 +19,9 @@ import (
 // cmdCalibrate fits the cost model to sweeps (no MPI): dpmlbench run
 // -phases over fixed plans and native writes the rows it needs.
 func cmdCalibrate(args []string) error {
-	fs := newFlagSet("calibrate", "dpmlbench calibrate -in results.csv[,more.csv] -out table.json")
+	fs := newFlagSet("calibrate", "dpmlbench calibrate -in results.csv[,more.csv] [-eval other.csv,...] -out table.json")
 	in := fs.String("in", "", "comma-separated results.csv files of `dpmlbench run -phases` (required)")
+	eval := fs.String("eval", "", "report predictions and the model's picks on these results.csv files instead of the fitted ones (out of sample)")
 	out := fs.String("out", "", "write a tuning table holding the fitted model here (default: print only)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -28,20 +29,10 @@ func cmdCalibrate(args []string) error {
 	if *in == "" {
 		return usagef("-in is required")
 	}
-	var rows []costmodel.BenchRow
-	for _, p := range strings.Split(*in, ",") {
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		r, err := costmodel.ReadBenchCSV(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		rows = append(rows, r...)
+	s, err := readSamples(*in)
+	if err != nil {
+		return err
 	}
-	s := costmodel.SamplesFromBench(rows)
 	m, err := costmodel.Calibrate(s)
 	if err != nil {
 		return err
@@ -50,8 +41,15 @@ func cmdCalibrate(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("fitted model:\n%s\n\npredicted vs measured:\n%s\n", b, costmodel.Compare(&m, s))
-	fmt.Printf("the model alone, choosing among the measured plans of each size:\n%s\n", costmodel.PicksString(costmodel.Picks(&m, s)))
+	es, what := s, "the fitted sweeps"
+	if *eval != "" {
+		if es, err = readSamples(*eval); err != nil {
+			return err
+		}
+		what = *eval + " (out of sample)"
+	}
+	fmt.Printf("fitted model:\n%s\n\npredicted vs measured, %s:\n%s\n", b, what, costmodel.Compare(&m, es))
+	fmt.Printf("the model alone, choosing among the measured plans of each size of %s:\n%s\n", what, costmodel.PicksString(costmodel.Picks(&m, es)))
 	if *out == "" {
 		return nil
 	}
@@ -67,6 +65,25 @@ func cmdCalibrate(args []string) error {
 	}
 	fmt.Println("wrote", *out)
 	return f.Close()
+}
+
+// readSamples reads comma-separated results.csv files into calibration
+// samples.
+func readSamples(list string) (costmodel.Samples, error) {
+	var rows []costmodel.BenchRow
+	for _, p := range strings.Split(list, ",") {
+		f, err := os.Open(p)
+		if err != nil {
+			return costmodel.Samples{}, err
+		}
+		r, err := costmodel.ReadBenchCSV(f)
+		f.Close()
+		if err != nil {
+			return costmodel.Samples{}, fmt.Errorf("%s: %w", p, err)
+		}
+		rows = append(rows, r...)
+	}
+	return costmodel.SamplesFromBench(rows), nil
 }
 
 // cmdTune runs the engine's tuner on every size until each size's key
