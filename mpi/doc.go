@@ -24,6 +24,11 @@
 // ThreadSerialized any goroutine may call, one at a time (go test runs each
 // test on its own goroutine, so tests use ThreadSerialized).
 //
+// A process bound to one CPU (mpirun --bind-to core) would run with
+// GOMAXPROCS 1; the package's init raises it to 2 unless GOMAXPROCS is set,
+// so the runtime's monitor thread does not take the P of every long MPI
+// call and wake every 20 us on the rank's own core (sysmon.go).
+//
 // # Types and ops
 //
 // The generic functions take any Number (fixed-size ints, uints, floats and
