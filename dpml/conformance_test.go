@@ -39,18 +39,7 @@ func TestConformance(t *testing.T) {
 		t.Setenv(config.Intra, "cma")
 		mpitest.RunLayout(t, mpitest.Even(2, 2), func(t *testing.T, w *mpi.Comm) {
 			conformance(t, w)
-			c, err := New(w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			buf := make([]float64, 1000)
-			if err := AllreduceInPlace(c, buf, mpi.OpSum); err != nil {
-				t.Fatal(err)
-			}
-			if c.CMA() && !c.LastPlan().CMA {
-				t.Fatalf("DPML_INTRA=cma not honoured: %+v", c.LastPlan())
-			}
+			checkLastPlan(t, w, "DPML_INTRA=cma", func(c *Comm, p Plan) bool { return !c.CMA() || p.CMA })
 		})
 	})
 	// Every copy-out with streaming stores (uneven ranks, so partitions
@@ -59,18 +48,7 @@ func TestConformance(t *testing.T) {
 		t.Setenv(config.StreamBytes, "1")
 		mpitest.RunLayout(t, mpitest.Layout{PPN: []int{3, 2}}, func(t *testing.T, w *mpi.Comm) {
 			conformance(t, w)
-			c, err := New(w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			buf := make([]float64, 1000)
-			if err := AllreduceInPlace(c, buf, mpi.OpSum); err != nil {
-				t.Fatal(err)
-			}
-			if !c.LastPlan().Stream {
-				t.Fatalf("DPML_STREAM_BYTES=1 not honoured: %+v", c.LastPlan())
-			}
+			checkLastPlan(t, w, "DPML_STREAM_BYTES=1", func(_ *Comm, p Plan) bool { return p.Stream })
 		})
 	})
 	// Nodes found by host name instead of MPI_Comm_split_type.
@@ -83,6 +61,24 @@ func TestConformance(t *testing.T) {
 			conformance(t, w)
 		})
 	})
+}
+
+// checkLastPlan makes one call of 1000 float64 on a new Comm and fails
+// unless ok accepts the plan it ran (the setting named by what honoured).
+func checkLastPlan(t *testing.T, w *mpi.Comm, what string, ok func(*Comm, Plan) bool) {
+	t.Helper()
+	c, err := New(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]float64, 1000)
+	if err := AllreduceInPlace(c, buf, mpi.OpSum); err != nil {
+		t.Fatal(err)
+	}
+	if !ok(c, c.LastPlan()) {
+		t.Fatalf("%s not honoured: %+v", what, c.LastPlan())
+	}
 }
 
 // world describes where every rank sits, so a rank can compute the

@@ -115,13 +115,8 @@ func fmtRatio(x float64) string {
 // auto against native, and the memory-bandwidth floor when known.
 func WriteBest(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "%8s  %-16s %10s %8s  %10s %8s  %10s\n", "size", "best fixed plan", "median_us", "speedup", "auto_us", "speedup", "floor_us")
-	for _, s := range rep.Sizes() {
-		native, ok := rep.Native(s)
-		if !ok {
-			continue
-		}
-		best, okb := BestFixed(rep.Results, s)
-		auto, oka := find(rep.Results, s, VariantAuto)
+	for _, row := range summaryRows(rep) {
+		s, native, best, okb, auto, oka := row.bytes, row.native, row.best, row.okBest, row.auto, row.okAuto
 		bl, bm, bs := "-", "-", "-"
 		if okb {
 			bl, bm, bs = fmt.Sprintf("l=%d k=%d", best.Leaders, best.Pipeline), fmtUS(best.US.Median), fmtRatio(Speedup(best, native))
@@ -165,13 +160,8 @@ func find(rs []Result, bytes int, variant string) (Result, bool) {
 func WriteRatios(w io.Writer, rep *Report) {
 	fmt.Fprintln(w, "| size | native us | best fixed | us | ratio | auto plan | auto us | ratio | auto / best | floor us |")
 	fmt.Fprintln(w, "| ---: | ---: | :--- | ---: | ---: | :--- | ---: | ---: | ---: | ---: |")
-	for _, s := range rep.Sizes() {
-		native, ok := rep.Native(s)
-		if !ok {
-			continue
-		}
-		best, okb := BestFixed(rep.Results, s)
-		auto, oka := find(rep.Results, s, VariantAuto)
+	for _, row := range summaryRows(rep) {
+		s, native, best, okb, auto, oka := row.bytes, row.native, row.best, row.okBest, row.auto, row.okAuto
 		cell := func(ok bool, f func() string) string {
 			if !ok {
 				return "-"
@@ -208,4 +198,28 @@ func planLabel(p PlanInfo) string {
 		s += "+cma"
 	}
 	return s
+}
+
+// summaryRow is one size of a summary: native, the best fixed plan and auto.
+type summaryRow struct {
+	bytes              int
+	native, best, auto Result
+	okBest, okAuto     bool
+}
+
+// summaryRows lists the sizes that have a native result, with the best
+// fixed plan and auto where measured.
+func summaryRows(rep *Report) []summaryRow {
+	var out []summaryRow
+	for _, s := range rep.Sizes() {
+		native, ok := rep.Native(s)
+		if !ok {
+			continue
+		}
+		r := summaryRow{bytes: s, native: native}
+		r.best, r.okBest = BestFixed(rep.Results, s)
+		r.auto, r.okAuto = find(rep.Results, s, VariantAuto)
+		out = append(out, r)
+	}
+	return out
 }
