@@ -60,6 +60,7 @@ type Comm struct {
 	closed          bool
 	scratchSrcs     []unsafe.Pointer
 	pending         [2][]*mpi.Request
+	reqPool         [2][]mpi.Request // the requests pending points into, reused
 	pendingRange    [2]flagPost
 	verbose         int
 	reported        map[int]string // DPML_VERBOSE: last plan printed per size class

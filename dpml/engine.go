@@ -219,6 +219,11 @@ func (e *run[T]) reduce(s int, g uint64) error {
 		return e.post(s, g)
 	default: // Pipelined: reduce a sub-chunk, start its allreduce, next
 		reqs := c.pending[b][:0]
+		// Requests of set b are reused: the previous segment of set b
+		// completed all of them before this one started.
+		if len(c.reqPool[b]) < p.Pipeline {
+			c.reqPool[b] = make([]mpi.Request, p.Pipeline)
+		}
 		for q := 0; q < p.Pipeline; q++ {
 			a, z := subchunk(0, phi-plo, p.Pipeline, q, p.Align)
 			if a == z {
@@ -228,8 +233,8 @@ func (e *run[T]) reduce(s int, g uint64) error {
 				return err
 			}
 			t = e.tick()
-			r, err := mpi.IallreduceInPlace(c.leaderComm, resT[a:z], e.op)
-			if err != nil {
+			r := &c.reqPool[b][q]
+			if err := mpi.IallreduceInPlaceReq(c.leaderComm, resT[a:z], e.op, r); err != nil {
 				return fmt.Errorf("dpml: leader %d inter-node iallreduce of segment %d: %w", c.pos, s, err)
 			}
 			reqs = append(reqs, r)

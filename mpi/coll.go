@@ -132,20 +132,35 @@ func Iallreduce[T Number](c *Comm, send, recv []T, op Op) (*Request, error) {
 
 // IallreduceInPlace starts a non-blocking AllreduceInPlace.
 func IallreduceInPlace[T Number](c *Comm, buf []T, op Op) (*Request, error) {
+	r := &Request{}
+	if err := IallreduceInPlaceReq(c, buf, op, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// IallreduceInPlaceReq is IallreduceInPlace started in a Request the caller
+// owns, which must not be pending (its zero value, or one completed by
+// Wait, Test or Waitall): a loop of non-blocking calls that reuses its
+// Requests allocates nothing.
+func IallreduceInPlaceReq[T Number](c *Comm, buf []T, op Op, r *Request) error {
 	const fn = "IallreduceInPlace"
 	k := KindOf[T]()
 	if err := checkReduce(c, fn, op, k, len(buf)); err != nil {
-		return nil, err
+		return err
+	}
+	if r == nil || r.active {
+		return fmt.Errorf("%w: %s: the Request is nil or still pending", ErrArg, fn)
 	}
 	bp := bufPtr(buf)
-	r := &Request{fn: "MPI_Iallreduce", dt: handles.dt[k]}
+	r.fn, r.dt = "MPI_Iallreduce", handles.dt[k]
 	pin(r, bp)
 	if rc := C.dpml_iallreduce_inplace(bp, C.int(len(buf)), handles.dt[k], handles.op[op], c.h, &r.req); rc != C.MPI_SUCCESS {
 		r.pin.Unpin()
-		return nil, mpiError("MPI_Iallreduce", rc)
+		return mpiError("MPI_Iallreduce", rc)
 	}
 	r.active = true
-	return r, nil
+	return nil
 }
 
 // pin pins p for the life of r; nil (empty slice) needs nothing, and

@@ -475,6 +475,43 @@ func TestHotPathAllocs(t *testing.T) {
 	}
 }
 
+// IallreduceInPlaceReq reuses the caller's Request: no allocation per call,
+// a pending Request is refused, a completed one starts again.
+func TestIallreduceInPlaceReq(t *testing.T) {
+	w := initOnce(t)
+	buf := []int64{3, -4, 5}
+	var r mpi.Request
+	if err := mpi.IallreduceInPlaceReq(w, buf, mpi.OpSum, &r); err != nil {
+		t.Fatal(err)
+	}
+	if err := mpi.IallreduceInPlaceReq(w, buf, mpi.OpSum, &r); !errors.Is(err, mpi.ErrArg) {
+		t.Errorf("start on a pending Request: %v, want ErrArg", err)
+	}
+	if err := r.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if buf[0] != 3 || buf[1] != -4 || buf[2] != 5 {
+		t.Errorf("singleton sum changed the buffer: %v", buf)
+	}
+	if err := mpi.IallreduceInPlaceReq(w, buf, mpi.OpSum, nil); !errors.Is(err, mpi.ErrArg) {
+		t.Errorf("nil Request: %v, want ErrArg", err)
+	}
+	if err := mpi.IallreduceInPlaceReq(w, []float64{1}, mpi.OpBand, &r); !errors.Is(err, mpi.ErrOp) {
+		t.Errorf("band on float64: %v, want ErrOp", err)
+	}
+	if a := testing.AllocsPerRun(200, func() {
+		err := mpi.IallreduceInPlaceReq(w, buf, mpi.OpMax, &r)
+		if err == nil {
+			err = r.Wait()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Errorf("IallreduceInPlaceReq+Wait allocates %v per call, want 0", a)
+	}
+}
+
 func BenchmarkAllreduce8(b *testing.B) {
 	if _, err := mpi.InitThread(mpi.ThreadSerialized); err != nil {
 		b.Fatal(err)
