@@ -4,16 +4,15 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/internal/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
-// TestHotPathAllocations: the DPML and Pipelined paths with shared-memory
-// copies (tuned or fixed) allocate nothing per call once warm (Pipelined
-// reuses its MPI requests). CMA plans allocate their pins and I/O vectors:
-// logged, not asserted, and so is the tuned case when the tuner explored or
-// settled on a CMA arm (its choice depends on timings).
+// TestHotPathAllocations: every plan (tuned, DPML, Pipelined, cross-memory
+// attach) allocates nothing per call once warm: Pipelined reuses its MPI
+// requests, CMA keeps its I/O vectors on the stack, and the tuner's state is
+// preallocated. The bound leaves room for a rare allocation (a new tuner
+// key's first use), not for one per call.
 func TestHotPathAllocations(t *testing.T) {
 	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
 		c, err := New(w)
@@ -28,7 +27,7 @@ func TestHotPathAllocations(t *testing.T) {
 		}{
 			{Override{}, 0.5}, {Override{Leaders: 2}, 0.5},
 			{Override{Leaders: 2, Pipeline: 2}, 0.5}, {Override{Leaders: 2, Pipeline: 4}, 0.5},
-			{Override{Leaders: 2, Intra: IntraCMA}, -1},
+			{Override{Leaders: 2, Intra: IntraCMA}, 0.5},
 		}
 		for _, tc := range cases {
 			for i := 0; i < 300; i++ {
@@ -36,8 +35,6 @@ func TestHotPathAllocations(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			key := c.tunerKey(mpi.KindFloat64, mpi.OpSum, len(buf))
-			before, _ := c.Tuner().Info(key)
 			var a, b runtime.MemStats
 			runtime.ReadMemStats(&a)
 			for i := 0; i < 1000; i++ {
@@ -47,18 +44,6 @@ func TestHotPathAllocations(t *testing.T) {
 			}
 			runtime.ReadMemStats(&b)
 			per := float64(b.Mallocs-a.Mallocs) / 1000
-			// Plans and tuner states are equal on all ranks, so all take
-			// the same branch. A tuned key that explored (pipelined and CMA
-			// arms allocate) or settled on such an arm is only logged.
-			after, _ := c.Tuner().Info(key)
-			lp := c.LastPlan()
-			if tc.o == (Override{}) && (before.State != costmodel.Frozen || after.State != costmodel.Frozen ||
-				after.Episodes != before.Episodes || lp.CMA) {
-				if w.Rank() == 0 {
-					t.Logf("tuned: explored or settled on %v l=%d k=%d cma=%v: %.2f allocations per call (not asserted)", lp.Variant, lp.Leaders, lp.Pipeline, lp.CMA, per)
-				}
-				continue
-			}
 			if tc.max >= 0 && per > tc.max {
 				t.Errorf("%+v: %.2f allocations per call, want <= %v", tc.o, per, tc.max)
 			}

@@ -56,23 +56,33 @@ func (d *Comm) cmaProbe() (bool, error) {
 
 // cmaRead copies n bytes at remote address addr of process pid into local.
 func cmaRead(pid int, local unsafe.Pointer, addr uintptr, n int) error {
-	return cmaCopy(pid, local, addr, n, unix.ProcessVMReadv, "process_vm_readv")
+	return cmaCopy(pid, local, addr, n, false)
 }
 
 // cmaWrite copies n bytes from local to remote address addr of process pid.
 func cmaWrite(pid int, local unsafe.Pointer, addr uintptr, n int) error {
-	return cmaCopy(pid, local, addr, n, unix.ProcessVMWritev, "process_vm_writev")
+	return cmaCopy(pid, local, addr, n, true)
 }
 
-type cmaCall func(pid int, local []unix.Iovec, remote []unix.RemoteIovec, flags uint) (int, error)
-
 // cmaCopy runs one transfer to completion: the kernel may move less than
-// asked (a partial transfer), and a signal may interrupt it.
-func cmaCopy(pid int, local unsafe.Pointer, addr uintptr, n int, call cmaCall, name string) error {
+// asked (a partial transfer), and a signal may interrupt it. The I/O
+// vectors live on the stack (direct calls, not a function value through
+// which they would escape): no allocation per transfer.
+func cmaCopy(pid int, local unsafe.Pointer, addr uintptr, n int, write bool) error {
+	name := "process_vm_readv"
+	if write {
+		name = "process_vm_writev"
+	}
 	for n > 0 {
-		l := []unix.Iovec{{Base: (*byte)(local), Len: uint64(n)}}
-		r := []unix.RemoteIovec{{Base: addr, Len: n}}
-		got, err := call(pid, l, r, 0)
+		l := [1]unix.Iovec{{Base: (*byte)(local), Len: uint64(n)}}
+		r := [1]unix.RemoteIovec{{Base: addr, Len: n}}
+		var got int
+		var err error
+		if write {
+			got, err = unix.ProcessVMWritev(pid, l[:], r[:], 0)
+		} else {
+			got, err = unix.ProcessVMReadv(pid, l[:], r[:], 0)
+		}
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue
