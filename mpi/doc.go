@@ -24,15 +24,14 @@
 // ThreadSerialized any goroutine may call, one at a time (go test runs each
 // test on its own goroutine, so tests use ThreadSerialized).
 //
-// A known cost: while a rank waits inside a long MPI call (a cgo call), the
-// Go runtime's monitor thread (sysmon) keeps waking up, and in a rank bound
-// to one core it runs on that core. bench/diag/sysmon measured about 6
-// context switches per 2 ms MPI_Barrier wait on the development machine,
-// the same with GOMAXPROCS 1 or 2; on the 32-core device an 8-byte
-// MPI_Allreduce had a median of 4.9 us from a C program and 15 us from a Go
-// one (bench/results/2026-11-22-h200x2). Programs that bind ranks to cores
-// and care about microseconds should leave each rank a spare hardware
-// thread, or compare with the C drop-in (package dropin).
+// An open question: on the 32-core device an 8-byte MPI_Allreduce had a
+// median of 4.9 us from a C program and 15 us from a Go one
+// (bench/results/2026-11-22-h200x2). While a rank waits inside a long MPI
+// call (a cgo call) the Go runtime's monitor thread (sysmon) keeps waking
+// on the rank's core; bench/diag/sysmon measures it, but on the
+// development machine neither GOMAXPROCS 2 nor a runtime.Gosched per call
+// lowered the rank's total context switches, so sysmon is not shown to be
+// the cause.
 //
 // # Types and ops
 //
