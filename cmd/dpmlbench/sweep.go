@@ -192,7 +192,8 @@ func (s *sweeper[T]) stride() int {
 }
 
 // timeAll runs the timed iterations of a size's points: round-robin over
-// the points with -interleave, else each point's in one block. Every rank
+// the points with -interleave (each round rotated by one), else each
+// point's in one block. Every rank
 // runs the same sequence (the counts were broadcast).
 func (s *sweeper[T]) timeAll(pts []*pointRun[T]) error {
 	iter := func(p *pointRun[T], j int) error {
@@ -223,8 +224,11 @@ func (s *sweeper[T]) timeAll(pts []*pointRun[T]) error {
 			most = max(most, p.n)
 		}
 	}
+	// Round j starts at point j mod len(pts): no variant always runs right
+	// after the same other one (after native's memory traffic, say).
 	for j := 0; j < most; j++ {
-		for _, p := range pts {
+		for i := range pts {
+			p := pts[(i+j)%len(pts)]
 			if p.skip || j >= p.n {
 				continue
 			}
