@@ -84,15 +84,21 @@ overhead)
   run overhead 60 bin/costmodel.test -test.run '^$' -test.bench . -test.benchtime 200ms -test.benchmem ;;
 explore)
   # Engine settings at large messages, 1 x 32: shared-memory segment size
-  # (default ~248 KiB at ppn 32, then 1M and 4M) and the streaming copy-out
-  # (default on from LLC/ppn bytes) against plain stores.
+  # (engine default, then 1M and 4M), the streaming copy-out (default on
+  # from LLC/ppn bytes) against plain stores, and CLDEMOTE.
   for sb in 0 1M 4M; do
     v=dpml; [ $sb = 0 ] && v=native,dpml
     run "1x32-seg$sb" 60 $ONE bin/dpmlbench -sizes 256K:64M:x4 -leaders 16,32 -pipeline 1 -variants $v -segment-bytes $sb \
       -phases -time "$TIME" -quiet -out "$OUTDIR/1x32-seg$sb"
   done
   run 1x32-nostream 60 $ONE -x DPML_STREAM_BYTES=off bin/dpmlbench -sizes 16M,64M -leaders 16,32 -pipeline 1 -variants dpml \
-    -phases -time "$TIME" -quiet -out "$OUTDIR/1x32-nostream" ;;
+    -phases -time "$TIME" -quiet -out "$OUTDIR/1x32-nostream"
+  # CLDEMOTE after copy-in and reduce (DPML_DEMOTE) against none, same run
+  # shape, 64 KiB to 64 MiB.
+  for dm in 0 1; do
+    run "1x32-demote$dm" 90 $ONE -x DPML_DEMOTE=$dm bin/dpmlbench -sizes 64K:64M:x4 -leaders 16,32 -pipeline 1 \
+      -variants native,dpml -phases -time "$TIME" -quiet -out "$OUTDIR/1x32-demote$dm"
+  done ;;
 apps1x32|apps4x8)
   # The mini-apps (issue 7), one layout per step.
   lay=${s#apps}

@@ -74,6 +74,7 @@ const (
 	Job          = "DPML_JOB"
 	Disable      = "DPML_DISABLE"
 	DropinFrom   = "DPML_DROPIN_FROM_CALL"
+	Demote       = "DPML_DEMOTE"
 	MinBytes     = "DPML_MIN_BYTES"
 	MPITest      = "DPML_MPITEST"
 	NodeSplit    = "DPML_NODE_SPLIT"
@@ -85,6 +86,8 @@ const (
 
 // Vars is the table. Keep it sorted by name; TestTableSorted checks.
 var Vars = []Var{
+	{Name: Demote, Kind: KindBool, Default: "false", Scope: PerRank, Users: "engine",
+		Doc: "Experimental: after writing its slot (copy-in) or its reduced partition, a rank issues CLDEMOTE for those cache lines, a hint that moves them towards the shared last-level cache where the cores that read them next find them without a snoop. A no-op on CPUs without CLDEMOTE; results are unchanged. Not measured yet: off by default."},
 	{Name: Disable, Kind: KindBool, Default: "0", Scope: AllRanks, Users: "libdpml.so",
 		Doc: "Pass every MPI_Allreduce of the drop-in library straight to the MPI library."},
 	{Name: DropinFrom, Kind: KindInt, Default: "1", Scope: AllRanks, Users: "libdpml.so",

@@ -36,6 +36,7 @@ type Comm struct {
 	segBudget       int   // bytes per input slot
 	streamBytes     int   // copy-out streams when bytes x ppn reach this (0: never)
 	llcBytes        int   // last-level cache size (32 MiB when unknown)
+	demote          bool  // DPML_DEMOTE: CLDEMOTE what this rank wrote for others
 	seg             *shm.Segment
 	abort           *atomic.Uint64
 	inFlag          []*atomic.Uint64 // by local rank
@@ -144,6 +145,9 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 		return nil, err
 	}
 	if d.env.Intra, err = parseIntra(); err != nil {
+		return nil, err
+	}
+	if d.demote, err = config.Bool(config.Demote); err != nil {
 		return nil, err
 	}
 	d.llcBytes = 32 << 20

@@ -51,6 +51,15 @@ func TestConformance(t *testing.T) {
 			checkLastPlan(t, w, "DPML_STREAM_BYTES=1", func(_ *Comm, p Plan) bool { return p.Stream })
 		})
 	})
+	// CLDEMOTE after every write for others (a hint: results unchanged;
+	// a no-op where the CPU lacks it).
+	t.Run("2x2-demote", func(t *testing.T) {
+		t.Setenv(config.Demote, "1")
+		mpitest.RunLayout(t, mpitest.Even(2, 2), func(t *testing.T, w *mpi.Comm) {
+			conformance(t, w)
+			checkLastPlan(t, w, "DPML_DEMOTE=1", func(c *Comm, _ Plan) bool { return c.demote })
+		})
+	})
 	// Nodes found by host name instead of MPI_Comm_split_type.
 	t.Run("2+3-by-host", func(t *testing.T) {
 		t.Setenv(config.NodeSplit, "host")

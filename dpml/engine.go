@@ -152,6 +152,9 @@ func (e *run[T]) copyIn(s int, g uint64) error {
 		lo, hi := e.p.segment(s)
 		dst := unsafe.Slice((*T)(c.slot(g&1, c.local)), hi-lo)
 		copy(dst, e.send[lo:hi])
+		if c.demote {
+			demote(c.slot(g&1, c.local), (hi-lo)*e.p.ElemSize)
+		}
 	} else if s == 0 {
 		// Publish the buffers; the leaders fetch the data themselves.
 		c.sendAddr[c.local].Store(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(e.send)))))
@@ -199,6 +202,9 @@ func (e *run[T]) reduce(s int, g uint64) error {
 			srcs[i] = unsafe.Add(c.slot(b, i), q*es)
 		}
 		e.kern(unsafe.Add(res, (q-plo)*es), srcs, n)
+		if c.demote {
+			demote(unsafe.Add(res, (q-plo)*es), n*es)
+		}
 		return nil
 	}
 	switch {

@@ -9,6 +9,22 @@ import (
 //go:noescape
 func streamCopyAVX(dst, src unsafe.Pointer, blocks uintptr)
 
+// demoteLines takes an address, not a pointer: the lines are in the node
+// segment (memory Go does not manage), and the first may begin before p.
+func demoteLines(addr, lines uintptr)
+
+// demote hints that the n bytes at p (in the node segment), just written
+// by this core, will be read by other cores next: CLDEMOTE per cache line
+// (DPML_DEMOTE).
+func demote(p unsafe.Pointer, n int) {
+	if n <= 0 {
+		return
+	}
+	first := uintptr(p) &^ (alignBytes - 1)
+	last := (uintptr(p) + uintptr(n) - 1) &^ (alignBytes - 1)
+	demoteLines(first, (last-first)/alignBytes+1)
+}
+
 var haveStream = cpu.X86.HasAVX
 
 // streamCopy copies n bytes from src to dst, the bulk with non-temporal

@@ -27,3 +27,21 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
+
+// func demoteLines(addr, lines uintptr)
+// CLDEMOTE each of lines 64-byte lines from p: a hint to move them from
+// this core's caches towards the shared last-level cache, where the next
+// reader (another core) finds them without a snoop. A NOP on CPUs without
+// CLDEMOTE (it is encoded in the hint-NOP space).
+TEXT ·demoteLines(SB), NOSPLIT, $0-16
+	MOVQ addr+0(FP), AX
+	MOVQ lines+8(FP), CX
+	TESTQ CX, CX
+	JZ ddone
+dloop:
+	CLDEMOTE (AX)
+	ADDQ $64, AX
+	DECQ CX
+	JNZ dloop
+ddone:
+	RET

@@ -10,3 +10,6 @@ var haveStream = false
 func streamCopy(dst, src unsafe.Pointer, n int) {
 	copy(unsafe.Slice((*byte)(dst), n), unsafe.Slice((*byte)(src), n))
 }
+
+// demote does nothing where no cache-demote instruction exists.
+func demote(p unsafe.Pointer, n int) {}

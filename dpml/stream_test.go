@@ -33,3 +33,22 @@ func TestStreamCopy(t *testing.T) {
 		}
 	}
 }
+
+// demote is a hint: it must run on any CPU (a NOP without CLDEMOTE) for any
+// length and alignment, and leave the bytes as they were.
+func TestDemote(t *testing.T) {
+	buf := make([]byte, 4096+256)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	for _, n := range []int{0, 1, 63, 64, 65, 4096} {
+		for _, off := range []int{0, 1, 63, 64} {
+			demote(unsafe.Pointer(&buf[off]), n)
+		}
+	}
+	for i := range buf {
+		if buf[i] != byte(i) {
+			t.Fatalf("byte %d changed", i)
+		}
+	}
+}
