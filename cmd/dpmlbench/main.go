@@ -11,7 +11,9 @@
 //	mpirun -np N dpmlbench [run] [flags]     the sweep (default subcommand)
 //	mpirun -np N dpmlbench membw [flags]     memory bandwidth of every node
 //	dpmlbench plot -in results.json -out DIR redraw the plots (no MPI)
-//	dpmlbench table -in results.json         print a result table (no MPI)
+//	dpmlbench table -in results.json [-md]   print a result table (no MPI)
+//	dpmlbench calibrate -in CSV [-eval CSV]  fit the cost model (no MPI)
+//	mpirun -np N dpmlbench tune -out T.json  run the tuner until it settles
 //
 // Run `dpmlbench <subcommand> -h` for the flags.
 //
@@ -21,12 +23,17 @@
 // process: native (mpi.Allreduce on the world communicator), one dpml
 // point per fixed (l, k) of -leaders x -pipeline (dpml.AllreduceWith; l
 // larger than the engine's MaxLeaders is skipped), and auto (dpml.Allreduce).
-// Each point runs -warmup calls, which rank 0 times to choose the number of
-// timed iterations (-time / warm-up time, within -min-iters..-max-iters) and
-// broadcasts it. Every timed call follows a barrier and is timed with
-// MPI_Wtime on every rank; at the end of the point one MPI_MAX allreduce of
-// the per-iteration vector gives, per iteration, the slowest rank's time,
-// and the point reports min, median, mean, p99 and IQR over iterations.
+// Each point runs -warmup calls (auto first runs -tune-calls untimed calls
+// so its tuner settles), which rank 0 times to choose the number of timed
+// iterations (-time / warm-up time, within -min-iters..-max-iters) and
+// broadcasts it. Then the points of a size are timed round-robin, one
+// iteration of each in turn, each round starting one point later
+// (-interleave; -interleave=false times each point in one block): drift of
+// the machine touches every variant alike. Every timed call follows a
+// barrier and is timed with MPI_Wtime on every rank; at the end of the
+// size one MPI_MAX allreduce per point of the per-iteration vector gives,
+// per iteration, the slowest rank's time, and the point reports min,
+// median, mean, p99 and IQR over iterations.
 //
 // With -check, inputs are small integers (exact in every type, so any
 // reduction order gives the same bits), the native result of every buffer
