@@ -11,6 +11,7 @@ import (
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/leaders"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
@@ -39,7 +40,7 @@ func TestConformance(t *testing.T) {
 		t.Setenv(config.Intra, "cma")
 		mpitest.RunLayout(t, mpitest.Even(2, 2), func(t *testing.T, w *mpi.Comm) {
 			conformance(t, w)
-			checkLastPlan(t, w, "DPML_INTRA=cma", func(c *Comm, p Plan) bool { return !c.CMA() || p.CMA })
+			checkLastPlan(t, w, "DPML_INTRA=cma", func(c *Comm, p Plan) bool { return !c.CMA() || p.Intra == IntraCMA })
 		})
 	})
 	// Every copy-out with streaming stores (uneven ranks, so partitions
@@ -95,7 +96,8 @@ func checkLastPlan(t *testing.T, w *mpi.Comm, what string, ok func(*Comm, Plan) 
 type world struct {
 	size, rank int
 	nodes      int
-	byNode     [][]int // world ranks of each node, in local-rank order
+	byNode     [][]int           // world ranks of each node, in local-rank order
+	places     [][]leaders.Place // where each node's ranks run, in local-rank order
 	c          *Comm
 }
 
@@ -114,6 +116,7 @@ func describe(t *testing.T, c *Comm, w *mpi.Comm) world {
 		}
 		d.byNode[n][l] = r
 	}
+	d.places = gatherPlaces(t, c, w, d.byNode)
 	return d
 }
 
@@ -252,6 +255,9 @@ func check[T mpi.Number](t *testing.T, d world, w *mpi.Comm, tc testCase) {
 		t.Fatalf("%T %v: %v", *new(T), tc, err)
 	}
 	want := reference[T](d, tc)
+	if p := d.c.LastPlan(); p.Intra == IntraTree {
+		want = treeReference[T](d, tc, p.Radix)
+	}
 	// Exact cases compare values (the MPI library may produce -0 where Go
 	// produces +0, e.g. in complex products); order-checked cases compare bits.
 	for i := range want {
@@ -335,7 +341,7 @@ func conformance(t *testing.T, w *mpi.Comm) {
 	exact := d.nodes > 2
 	if !c.CMA() {
 		t.Log("cross-memory attach is not permitted here: CMA plans fall back to shared-memory copies")
-	} else if p, _ := c.Plan(1<<20, 8, Override{Intra: IntraCMA}); !p.CMA && c.Size() > c.Nodes() {
+	} else if p, _ := c.Plan(1<<20, 8, Override{Intra: IntraCMA}); p.Intra != IntraCMA && c.Size() > c.Nodes() {
 		t.Fatalf("CMA permitted but the plan does not use it: %+v", p)
 	}
 	for _, l := range []int{1, 2, 4, maxL} {

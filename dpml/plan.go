@@ -78,6 +78,8 @@ type Override struct {
 	SegmentBytes int
 	// Intra chooses how data moves inside a node.
 	Intra Intra
+	// Radix is the reduction tree's radix inside a NUMA domain (IntraTree).
+	Radix int
 }
 
 // Intra is the intra-node data path of a plan.
@@ -92,16 +94,30 @@ const (
 	// results into them with process_vm_readv/writev: no copies through
 	// the segment. Falls back to IntraShm where the kernel forbids it.
 	IntraCMA
+	// IntraTree reduces through a tree of cache-line flags (one leader,
+	// the tree's root), for small messages; messages larger than a slot
+	// fall back to IntraShm.
+	IntraTree
+	numIntra
 )
 
+var intraNames = [numIntra]string{"auto", "shm", "cma", "tree"}
+
 func (i Intra) String() string {
-	switch i {
-	case IntraShm:
-		return "shm"
-	case IntraCMA:
-		return "cma"
+	if i < numIntra {
+		return intraNames[i]
 	}
-	return "auto"
+	return fmt.Sprintf("Intra(%d)", int(i))
+}
+
+// ParseIntra parses "auto", "shm", "cma" or "tree".
+func ParseIntra(s string) (Intra, error) {
+	for i, n := range intraNames {
+		if strings.EqualFold(s, n) {
+			return Intra(i), nil
+		}
+	}
+	return 0, fmt.Errorf("dpml: unknown intra-node transport %q (want auto, shm, cma or tree)", s)
 }
 
 // Plan is the data an allreduce executes: which phases run, with how many
@@ -110,13 +126,19 @@ func (i Intra) String() string {
 type Plan struct {
 	Variant  Variant
 	Phases   []Phase
-	Count    int  // elements
-	ElemSize int  // bytes per element
-	Nodes    int  // h
-	PPN      int  // smallest ranks-per-node of the communicator
-	Leaders  int  // l, active leaders (<= requested when the message is small)
-	Pipeline int  // k
-	CMA      bool // leaders move data with cross-memory attach
+	Count    int // elements
+	ElemSize int // bytes per element
+	Nodes    int // h
+	PPN      int // smallest ranks-per-node of the communicator
+	Leaders  int // l, active leaders (<= requested when the message is small)
+	Pipeline int // k
+	// Intra is the transport that moves data inside a node (never
+	// IntraAuto in a resolved plan).
+	Intra Intra
+	Radix int // the tree's radix (IntraTree)
+	// Overlap: segment s's inter-node step runs during segment s+1's
+	// intra-node steps (Pipelined with more than one node).
+	Overlap bool
 	// Stream: copy-out writes the receive buffer with non-temporal
 	// stores (a result too large for the last-level cache).
 	Stream bool
@@ -185,9 +207,16 @@ func (p *Plan) String() string {
 		return b.String()
 	}
 	intra := "shared-memory copies"
-	if p.CMA {
+	switch p.Intra {
+	case IntraCMA:
 		intra = "cross-memory attach"
-	} else if p.Stream {
+	case IntraTree:
+		intra = fmt.Sprintf("a radix-%d reduction tree", p.Radix)
+		if p.inline() {
+			intra += ", data inline in the flag lines"
+		}
+	}
+	if p.Stream {
 		intra += ", streaming copy-out"
 	}
 	fmt.Fprintf(&b, "leaders l=%d, pipeline k=%d, %d segment(s) of %d elements (%s), intra-node by %s\n",
@@ -199,7 +228,7 @@ func (p *Plan) String() string {
 	}
 	b.WriteString("\n")
 	lag := 0
-	if p.Variant == Pipelined && p.Has(PhaseInter) {
+	if p.Overlap {
 		lag = 1 // copy-out of segment s waits for s's inter-node step, done during s+1
 	}
 	steps := p.Segments + lag

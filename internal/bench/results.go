@@ -58,6 +58,8 @@ type PlanInfo struct {
 	Pipeline int    `json:"pipeline"`
 	Segments int    `json:"segments"`
 	CMA      bool   `json:"cma,omitempty"`    // intra-node by cross-memory attach
+	Intra    string `json:"intra,omitempty"`  // intra-node transport: shm, cma or tree
+	Radix    int    `json:"radix,omitempty"`  // the reduction tree's radix (intra tree)
 	Stream   bool   `json:"stream,omitempty"` // copy-out with streaming stores
 }
 

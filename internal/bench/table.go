@@ -194,8 +194,14 @@ func planLabel(p PlanInfo) string {
 	default:
 		s = fmt.Sprintf("%s l=%d k=%d", p.Variant, p.Leaders, p.Pipeline)
 	}
-	if p.CMA {
+	switch {
+	case p.CMA:
 		s += "+cma"
+	case p.Intra == "tree":
+		s = fmt.Sprintf("tree r=%d", p.Radix)
+		if p.Pipeline > 1 {
+			s += fmt.Sprintf(" k=%d", p.Pipeline)
+		}
 	}
 	return s
 }
