@@ -17,6 +17,9 @@ mpicc -O2 -o /tmp/dpml-b2b bench/diag/b2b.c || exit 1
 ONE="mpirun --allow-run-as-root -np 32 --bind-to core --map-by core --mca btl self,vader --mca btl_vader_single_copy_mechanism cma"
 FAKE="${DPMLRUN:-bin/dpmlrun} -nodes 4 -ppn 8 -cores-per-node 8 -- --mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=host"
 MAXB=${MAXB:-1048576}
+# VARIANTS_FILE: a shell file setting VARIANTS_1x32 / VARIANTS_4x8 (it may
+# use $OLD and $NEW), for a call's own list.
+[ -n "${VARIANTS_FILE:-}" ] && . "$VARIANTS_FILE"
 # name|library|settings (space-separated VAR=value, exported with -x)
 VARIANTS_1x32=${VARIANTS_1x32:-"native||
 old|$OLD|
@@ -42,7 +45,7 @@ for lay in $LAYOUTS; do
       for kv in $settings; do export "${kv?}"; xs="$xs -x ${kv%%=*}"; done
       if [ "$lay" = 1x32 ]; then cmd="$launch $xs /tmp/dpml-b2b 5 $MAXB"; else cmd="$launch $xs -- /tmp/dpml-b2b 5 $MAXB"; fi
       echo "+ $cmd" >>"$OUT/commands.txt"
-      timeout -k 5 60 $cmd >"$OUT/$lay-$name-$rep.txt" 2>&1 || echo "# exit $?" >>"$OUT/$lay-$name-$rep.txt"
+      timeout -k 5 60 $cmd </dev/null >"$OUT/$lay-$name-$rep.txt" 2>&1 || echo "# exit $?" >>"$OUT/$lay-$name-$rep.txt"
       for kv in $settings; do unset "${kv%%=*}"; done
     done <<<"$vs"
   done
