@@ -128,7 +128,7 @@ var Vars = []Var{
 		Doc: "How long a rank waits for a peer on a shared-memory flag before the call fails with an error (a dead peer never hangs the job). Negative: wait forever."},
 	{Name: TreeBytes, Kind: KindBytes, Default: "4K", Scope: AllRanks, Users: "engine",
 		Doc: "Messages up to this many bytes (at most one shared-memory slot) take the small-message reduction tree when neither the caller nor the tuner chose a plan: each rank folds its tree children's partials into its own and hands it to its parent, the root runs the inter-node step and releases the node. Up to 56 bytes the data travels inside the flags' cache lines."},
-	{Name: TreeRadix, Kind: KindInt, Default: "4", Scope: AllRanks, Users: "engine",
+	{Name: TreeRadix, Kind: KindInt, Default: "8", Scope: AllRanks, Users: "engine",
 		Doc: "Children per parent inside a NUMA domain of the small-message reduction tree (1..64); domains and sockets are joined at their first ranks."},
 	{Name: Tuner, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",
 		Doc: "Plan selection: `auto` (cost model + online learner), `model` (cost model only), `static` (built-in table only)."},

@@ -25,49 +25,48 @@ type Comm struct {
 	world *mpi.Comm // private duplicate of the user's communicator
 	node  *mpi.Comm // ranks sharing this node's memory
 
-	rank, size      int
-	local, ppn      int // this rank on its node, and the node's size
-	nodeIdx         int
-	nodes           int // h
-	minPPN          int // smallest ppn over nodes: bound of l
-	pos             int // this rank's place in the leader order; leader j = pos j
-	leaderComm      *mpi.Comm
-	leaderOrder     []int // local ranks by leader position
-	segBudget       int   // bytes per input slot
-	streamBytes     int   // copy-out streams when bytes x ppn reach this (0: never)
-	llcBytes        int   // last-level cache size (32 MiB when unknown)
-	demote          bool  // DPML_DEMOTE: CLDEMOTE what this rank wrote for others
-	seg             *nodeSegment
-	abort           *atomic.Uint64
-	places          []leaders.Place // by local rank: where each runs (trees are built from them)
-	trees           [maxRadix + 1]*treeShape
-	treeRadix       int // DPML_TREE_RADIX
-	treeBytes       int // DPML_TREE_BYTES: the default plan's tree threshold
-	transports      [numIntra]transport
-	call            call   // the call in progress (transports' state)
-	pids            []int  // by local rank
-	cma             bool   // cross-memory attach works on every node
-	oversub         bool   // this node has more ranks than cores
-	oversubAnywhere bool   // some node has (plans must agree everywhere)
-	scratch         []byte // a leader's private staging buffers for CMA reads
-	gen             uint64 // segments completed on this communicator
-	wait            shm.Waiter
-	waitPoll        shm.Waiter // wait, progressing pending MPI requests while it waits
-	env             Override   // forced by DPML_LEADERS / DPML_PIPELINE
-	fixed           Override   // forced by SetOverride
-	timing          bool
-	times           PhaseTimes
-	err             error // sticky: a failed call leaves the communicator unusable
-	closed          bool
-	scratchSrcs     []unsafe.Pointer
-	pending         [2][]*mpi.Request
-	reqPool         [2][]mpi.Request // the requests pending points into, reused
-	pendingRange    [2]flagPost
-	verbose         int
-	reported        map[int]string // DPML_VERBOSE: last plan printed per size class
-	tuner           *costmodel.Tuner
-	tuningFile      string
-	last            Plan // the plan of the last call
+	rank, size   int
+	local, ppn   int // this rank on its node, and the node's size
+	nodeIdx      int
+	nodes        int // h
+	minPPN       int // smallest ppn over nodes: bound of l
+	pos          int // this rank's place in the leader order; leader j = pos j
+	leaderComm   *mpi.Comm
+	leaderOrder  []int // local ranks by leader position
+	segBudget    int   // bytes per input slot
+	streamBytes  int   // copy-out streams when bytes x ppn reach this (0: never)
+	llcBytes     int   // last-level cache size (32 MiB when unknown)
+	demote       bool  // DPML_DEMOTE: CLDEMOTE what this rank wrote for others
+	seg          *nodeSegment
+	abort        *atomic.Uint64
+	places       []leaders.Place // by local rank: where each runs (trees are built from them)
+	trees        [maxRadix + 1]*treeShape
+	treeRadix    int // DPML_TREE_RADIX
+	treeBytes    int // DPML_TREE_BYTES: the default plan's tree threshold
+	transports   [numIntra]transport
+	call         call   // the call in progress (transports' state)
+	pids         []int  // by local rank
+	cma          bool   // cross-memory attach works on every node
+	oversub      bool   // this node has more ranks than CPUs (or its CPUs are unknown)
+	scratch      []byte // a leader's private staging buffers for CMA reads
+	gen          uint64 // segments completed on this communicator
+	wait         shm.Waiter
+	waitPoll     shm.Waiter // wait, progressing pending MPI requests while it waits
+	env          Override   // forced by DPML_LEADERS / DPML_PIPELINE
+	fixed        Override   // forced by SetOverride
+	timing       bool
+	times        PhaseTimes
+	err          error // sticky: a failed call leaves the communicator unusable
+	closed       bool
+	scratchSrcs  []unsafe.Pointer
+	pending      [2][]*mpi.Request
+	reqPool      [2][]mpi.Request // the requests pending points into, reused
+	pendingRange [2]flagPost
+	verbose      int
+	reported     map[int]string // DPML_VERBOSE: last plan printed per size class
+	tuner        *costmodel.Tuner
+	tuningFile   string
+	last         Plan // the plan of the last call
 }
 
 // flagPost remembers which out-flag to raise when a segment's pending
@@ -341,6 +340,8 @@ func (d *Comm) chooseLeaders() error {
 	}
 	d.places = places
 	d.leaderOrder = leaders.Order(places)
+	d.oversub = oversubscribed(places)
+	d.wait.NoSleep = !d.oversub
 
 	d.pos = -1
 	for p, r := range d.leaderOrder {
@@ -362,6 +363,23 @@ func (d *Comm) chooseLeaders() error {
 		return errors.New("leader order misses this rank")
 	}
 	return nil
+}
+
+// oversubscribed reports whether the ranks of a node share CPUs: more
+// ranks than the CPUs they may run on together, or a rank whose CPUs are
+// unknown. Waits then back off to sleeping, so that the rank that will set
+// a flag can get the core; ranks that own their cores only spin and yield.
+func oversubscribed(places []leaders.Place) bool {
+	cpus := map[int]bool{}
+	for _, p := range places {
+		if len(p.CPUs) == 0 {
+			return true
+		}
+		for _, c := range p.CPUs {
+			cpus[c] = true
+		}
+	}
+	return len(cpus) < len(places)
 }
 
 func (d *Comm) mapSegment(o options) error {

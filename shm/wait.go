@@ -77,6 +77,13 @@ type Waiter struct {
 	// Abort, if non-nil, ends the wait with ErrAborted as soon as it is
 	// seen non-zero (checked every round and every abortEvery spins).
 	Abort *atomic.Uint64
+	// NoSleep keeps the back-off at sched_yield for the whole wait: for
+	// processes that own their core (no oversubscription), as MPI
+	// libraries poll. Sleeping there saves nothing (the core has no other
+	// work) and costs latency: an idle core drops into a deep idle state
+	// (on a VM the host may deschedule the virtual CPU), and the next
+	// small-message calls pay its wake-up.
+	NoSleep bool
 }
 
 // Until waits until ready reports true: the one wait loop behind every wait
@@ -192,7 +199,7 @@ func (b *backoff) round(w *Waiter) error {
 		}
 	}
 	b.rounds++
-	if b.rounds <= yieldRounds {
+	if b.rounds <= yieldRounds || w.NoSleep {
 		yield()
 		if b.rounds%clockEvery != 0 {
 			return nil
