@@ -8,6 +8,9 @@
 //
 // B2B_PASSES=2 in the environment runs the whole sweep twice and prints
 // only the last pass (steady state, after any start-up transient).
+// B2B_MINCALLS=n makes every batch at least n calls (a batch of few calls
+// also measures how late the ranks left the barrier before it);
+// B2B_NOBARRIER=1 drops that barrier (batches follow each other).
 // Per size: a warm-up batch, then reps batches of n calls (n chosen so a
 // batch takes about 2 ms, agreed by a broadcast); a batch's time is the
 // slowest rank's average per call. Prints "bytes median_us min_us" over
@@ -35,6 +38,8 @@ int main(int argc, char **argv) {
 	if (rank == 0) printf("# b2b MPI_Allreduce float sum, %d ranks\n# bytes median_us min_us\n", size);
 	long bad = 0;
 	int passes = getenv("B2B_PASSES") ? atoi(getenv("B2B_PASSES")) : 1;
+	int mincalls = getenv("B2B_MINCALLS") ? atoi(getenv("B2B_MINCALLS")) : 10;
+	int nobarrier = getenv("B2B_NOBARRIER") != NULL;
 	for (int pass = 1; pass <= passes; pass++)
 	for (long b = 4; b <= maxb; b *= 4) {
 		int n = (int)(b / 4);
@@ -43,11 +48,11 @@ int main(int argc, char **argv) {
 		for (int k = 0; k < 20; k++) MPI_Allreduce(send, recv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 		double per = (MPI_Wtime() - t0) / 20;
 		int calls = per > 0 ? (int)(2e-3 / per) : 1000;
-		if (calls < 10) calls = 10;
+		if (calls < mincalls) calls = mincalls;
 		if (calls > 20000) calls = 20000;
 		MPI_Bcast(&calls, 1, MPI_INT, 0, MPI_COMM_WORLD);
 		for (int r = 0; r < reps; r++) {
-			MPI_Barrier(MPI_COMM_WORLD);
+			if (!nobarrier) MPI_Barrier(MPI_COMM_WORLD);
 			t0 = MPI_Wtime();
 			for (int k = 0; k < calls; k++) MPI_Allreduce(send, recv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 			double mine = (MPI_Wtime() - t0) / calls;
