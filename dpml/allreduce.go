@@ -135,4 +135,7 @@ func (c *Comm) report(p Plan) {
 	}
 	c.reported[class] = key
 	fmt.Fprintf(os.Stderr, "dpml: %d B: %s", p.Count*p.ElemSize, p.String())
+	if p.Intra == IntraTree {
+		fmt.Fprintf(os.Stderr, "reduction tree of node 0 (local ranks, children indented):\n%s", c.treeFor(p.Radix).tree.String())
+	}
 }

@@ -88,6 +88,7 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 			p.Radix = c.treeRadix
 		}
 		p.Radix = min(p.Radix, maxRadix)
+		p.Depth = c.treeFor(p.Radix).depth
 	}
 	if v == DPML {
 		k = 1

@@ -136,6 +136,7 @@ type Plan struct {
 	// IntraAuto in a resolved plan).
 	Intra Intra
 	Radix int // the tree's radix (IntraTree)
+	Depth int // hops from the deepest rank to the tree's root on this node (IntraTree)
 	// Overlap: segment s's inter-node step runs during segment s+1's
 	// intra-node steps (Pipelined with more than one node).
 	Overlap bool
@@ -211,7 +212,7 @@ func (p *Plan) String() string {
 	case IntraCMA:
 		intra = "cross-memory attach"
 	case IntraTree:
-		intra = fmt.Sprintf("a radix-%d reduction tree", p.Radix)
+		intra = fmt.Sprintf("a radix-%d reduction tree of depth %d", p.Radix, p.Depth)
 		if p.inline() {
 			intra += ", data inline in the flag lines"
 		}

@@ -45,6 +45,7 @@ type treeShape struct {
 	kids     []int            // this rank's children, in fold order
 	kidFlags []*atomic.Uint64 // their in[] flags
 	root     bool
+	depth    int // of this node's tree
 }
 
 // treeFor returns this rank's view of the tree of radix r, building it on
@@ -57,6 +58,7 @@ func (c *Comm) treeFor(r int) *treeShape {
 	t := &treeShape{tree: leaders.BuildTree(c.places, r)}
 	t.kids = t.tree.Children[c.local]
 	t.root = t.tree.Root == c.local
+	t.depth = t.tree.Depth()
 	for _, k := range t.kids {
 		t.kidFlags = append(t.kidFlags, c.seg.inSeq[k])
 	}
