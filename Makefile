@@ -56,6 +56,7 @@ lib: deps
 	@mkdir -p bin
 	$(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS)" -o bin/libdpml.so ./dropin
 	@rm -f bin/libdpml.h
+	cp dropin/dpmlx.h bin/dpmlx.h
 
 test: deps
 	$(GO) test ./... -count=1 -timeout 20m
