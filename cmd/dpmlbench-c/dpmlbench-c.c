@@ -96,6 +96,10 @@ static DPMLX_Set_plan_fn x_set;
 static DPMLX_Last_plan_fn x_last;
 static DPMLX_Library_version_fn x_version;
 static char dpml_library[1024]; // "PATH (VERSION)", "" without the library
+// Without the extension: the object that defines MPI_Allreduce when it is
+// not the MPI library (a libdpml.so older than dpmlx.h, or another
+// interposer), whose own choice "auto" then times; "" when none.
+static char interposer[512];
 
 // ---------------------------------------------------------------------------
 // Small helpers.
@@ -272,7 +276,7 @@ typedef struct {
 	int native;                // PMPI_Allreduce, no libdpml.so
 	int tune;                  // exactly "auto": untimed tuner calls first
 	int leaders, pipeline;     // the spec's l and k (0: not forced)
-	char skip[160];            // not run, and why
+	char skip[320];            // not run, and why
 } variant;
 
 static variant *vars;
@@ -350,7 +354,16 @@ static int parse_variants(int ppn_min) {
 		v.leaders = spec_int(v.spec, "l");
 		v.pipeline = spec_int(v.spec, "k");
 		if (!v.native && !v.tune && v.pipeline == 0 && !strncmp(v.spec, "dpml", 4)) v.pipeline = 1;
-		if (!v.native && x_set == NULL) snprintf(v.skip, sizeof v.skip, "libdpml.so not loaded");
+		if (!v.native && x_set == NULL) {
+			if (v.tune && interposer[0]) {
+				// MPI_Allreduce as the interposer serves it.
+			} else if (interposer[0]) {
+				snprintf(v.skip, sizeof v.skip, "no DPMLX_Set_plan in %.100s (a libdpml.so without dpmlx.h?): only native and auto run",
+					 interposer);
+			} else {
+				snprintf(v.skip, sizeof v.skip, "libdpml.so not loaded");
+			}
+		}
 		int dup = 0;
 		for (int j = 0; j < nvars; j++) dup |= !strcmp(vars[j].spec, v.spec);
 		if (dup) {
@@ -514,7 +527,7 @@ typedef struct {
 	char check[12];
 	long long mismatches;
 	char mismatch_at[256];
-	char skipped[256];
+	char skipped[400];
 	int has_plan;
 	planinfo plan;
 	double *samples; // -samples: the per-sample maxima in us
@@ -634,7 +647,7 @@ typedef struct {
 } point;
 
 static void use_plan(const variant *v) {
-	if (v->native || v == cur_plan) return;
+	if (v->native || v == cur_plan || x_set == NULL) return;
 	int rc = x_set(bcomm, v->spec);
 	if (rc != MPI_SUCCESS) die("DPMLX_Set_plan(%s) failed with MPI error class %d", v->spec, rc);
 	cur_plan = v;
@@ -652,7 +665,7 @@ static void check_result(point *p, const char *what, int j) {
 }
 
 static void last_plan(point *p) {
-	if (p->v->native) return;
+	if (p->v->native || x_last == NULL) return;
 	if (x_last(bcomm, p->plan, sizeof p->plan) != MPI_SUCCESS && p->plan[0] == '\0') snprintf(p->plan, sizeof p->plan, "none");
 }
 
@@ -894,7 +907,7 @@ static void print_rows(int from) {
 		if (r->v->pipeline) snprintf(k, sizeof k, "%d", r->v->pipeline);
 		if (r->has_plan && r->v->tune) snprintf(l, sizeof l, "%d", r->plan.leaders), snprintf(k, sizeof k, "%d", r->plan.pipeline);
 		if (r->skipped[0]) {
-			char why[300];
+			char why[420];
 			snprintf(why, sizeof why, "skipped: %s", r->skipped);
 			printf(ROWFMT, sz, r->v->spec, l, k, "-", "-", "-", "-", "-", "-", "-", why);
 			continue;
@@ -1310,6 +1323,19 @@ int main(int argc, char **argv) {
 		Dl_info info;
 		const char *path = dladdr((void *)x_set, &info) && info.dli_fname ? info.dli_fname : "libdpml.so";
 		snprintf(dpml_library, sizeof dpml_library, "%s (%s)", path, x_version());
+	} else {
+		// Is MPI_Allreduce defined elsewhere than PMPI_Allreduce (the
+		// MPI library)? Then an interposer without the extension serves
+		// the program's calls. All ranks must see one.
+		void *ma = dlsym(RTLD_DEFAULT, "MPI_Allreduce"), *pa = dlsym(RTLD_DEFAULT, "PMPI_Allreduce");
+		Dl_info ia, ib;
+		int other = ma && pa && dladdr(ma, &ia) && dladdr(pa, &ib) && ia.dli_fname && ib.dli_fname && strcmp(ia.dli_fname, ib.dli_fname) != 0;
+		int every = 0;
+		PMPI_Allreduce(&other, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+		if (every) {
+			snprintf(interposer, sizeof interposer, "%s", ia.dli_fname);
+			snprintf(dpml_library, sizeof dpml_library, "%s (no DPMLX entry points)", interposer);
+		}
 	}
 	gather_layout();
 
@@ -1361,12 +1387,14 @@ int main(int argc, char **argv) {
 		printf("\n# type %s, op %s, check %s, commit %s\n# MPI: %s\n", cfg.type, op_names[cfg.op], cfg.check ? "true" : "false",
 			DPML_COMMIT[0] ? DPML_COMMIT : "-", mpilib);
 		if (x_set) printf("# libdpml: %s\n", dpml_library);
+		else if (interposer[0]) printf("# libdpml: %s: MPI_Allreduce is interposed without plan control: only native and auto (its own choice) run\n", dpml_library);
 		else printf("# libdpml.so not loaded: only the native variant runs (MPI_Allreduce is the MPI library's)\n");
 	}
 	if (rank == 0 && !x_set) {
 		for (int i = 0; i < nvars; i++)
 			if (vars[i].skip[0]) {
-				fprintf(stderr, "dpmlbench-c: libdpml.so is not loaded (preload or link it): skipping every variant but native\n");
+				if (interposer[0]) fprintf(stderr, "dpmlbench-c: %s has no DPMLX_Set_plan: skipping every variant but native and auto\n", interposer);
+				else fprintf(stderr, "dpmlbench-c: libdpml.so is not loaded (preload or link it): skipping every variant but native\n");
 				break;
 			}
 	}

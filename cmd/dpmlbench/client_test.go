@@ -371,7 +371,8 @@ func captureStdout(t *testing.T, f func() int) string {
 }
 
 // TestClientCNoLibrary: without libdpml.so only native runs, and the
-// output says why the others did not.
+// output says why the others did not; with an interposer that lacks the
+// extension, auto runs too.
 func TestClientCNoLibrary(t *testing.T) {
 	setupClient(t)
 	out := t.TempDir()
@@ -399,6 +400,28 @@ func TestClientCNoLibrary(t *testing.T) {
 	})
 	if !strings.Contains(table, "libdpml.so was not loaded") {
 		t.Errorf("table:\n%s", table)
+	}
+
+	// An interposed MPI_Allreduce without the extension (as a libdpml.so
+	// older than dpmlx.h would be; here the fault injector, told never to
+	// corrupt): native and auto (the interposer's own choice) run.
+	out = t.TempDir()
+	r = runClient(t, clientBuild.shim, []string{"CORRUPT_FROM=1000000000"}, "-sizes", "4,64K", "-variants", "native,auto,dpml:l=1",
+		"-check", "-time", "2ms", "-min-iters", "4", "-max-iters", "10", "-out", out)
+	if r.code != 0 || !strings.Contains(r.stdout, "MPI_Allreduce is interposed without plan control") {
+		t.Fatalf("interposer: exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if rep, err = bench.ReadJSONFile(filepath.Join(out, bench.JSONFile)); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Meta.DPMLLibrary != clientBuild.shim+" (no DPMLX entry points)" || len(rep.Results) != 6 {
+		t.Fatalf("interposer: meta %+v, %d results", rep.Meta, len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		fixed := r.Variant == bench.VariantDPML
+		if fixed == r.OK() || (!fixed && r.Check != "ok") || (fixed && !strings.HasPrefix(r.Skipped, "no DPMLX_Set_plan in "+clientBuild.shim)) {
+			t.Errorf("interposer: %s %s: %+v", bench.FormatSize(r.Bytes), r.Label(), r)
+		}
 	}
 }
 
