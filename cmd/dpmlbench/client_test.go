@@ -371,8 +371,8 @@ func captureStdout(t *testing.T, f func() int) string {
 }
 
 // TestClientCNoLibrary: without libdpml.so only native runs, and the
-// output says why the others did not; with an interposer that lacks the
-// extension, auto runs too.
+// output says why the others did not; with the library disabled, or with an
+// interposer that lacks the extension, auto runs too.
 func TestClientCNoLibrary(t *testing.T) {
 	setupClient(t)
 	out := t.TempDir()
@@ -400,6 +400,23 @@ func TestClientCNoLibrary(t *testing.T) {
 	})
 	if !strings.Contains(table, "libdpml.so was not loaded") {
 		t.Errorf("table:\n%s", table)
+	}
+
+	// The library disabled (DPML_DISABLE): fixed plans cannot be set and
+	// are skipped with libdpml.so's reason; auto runs and says it was passed
+	// to the MPI library.
+	out = t.TempDir()
+	r = runClient(t, withLib(), []string{"DPML_DISABLE=1"}, "-sizes", "4", "-variants", "native,auto,dpml:l=1",
+		"-check", "-time", "2ms", "-min-iters", "4", "-max-iters", "10", "-out", out)
+	if r.code != 0 {
+		t.Fatalf("DPML_DISABLE=1: exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if rep, err = bench.ReadJSONFile(filepath.Join(out, bench.JSONFile)); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 3 || !rep.Results[0].OK() || !rep.Results[1].OK() || rep.Results[1].Plan == nil ||
+		rep.Results[1].Plan.Passed != "disabled" || rep.Results[2].Skipped != "DPMLX_Set_plan(dpml:l=1): MPI_ERR_UNSUPPORTED_OPERATION: operation not supported" {
+		t.Errorf("DPML_DISABLE=1: %+v", rep.Results)
 	}
 
 	// An interposed MPI_Allreduce without the extension (as a libdpml.so
