@@ -16,13 +16,15 @@ import (
 //
 //	spec    = variant [ ":" [ setting { "," setting } ] ]
 //	variant = "auto" | "native" | "dpml" | "pipelined"   (case-insensitive)
-//	setting = "l=" N | "k=" N | "intra=" ("auto"|"shm"|"cma") | "seg=" BYTES
+//	setting = "l=" N | "k=" N | "intra=" ("auto"|"shm"|"cma"|"tree") | "r=" N | "seg=" BYTES
 //
 // l is the number of leaders per node, k the pipeline depth, intra the
-// intra-node data path and seg the segment size (a byte count with an
+// intra-node data path, r the reduction tree's radix (intra=tree) and seg
+// the segment size (a byte count with an
 // optional K, M or G suffix). Examples: "auto" (the engine chooses: the zero
 // Override), "native" (the MPI library's allreduce), "dpml:l=2",
-// "pipelined:l=8,k=4,intra=cma", "auto:l=4" (l forced, the rest chosen).
+// "pipelined:l=8,k=4,intra=cma", "auto:l=4" (l forced, the rest chosen),
+// "dpml:intra=tree,r=8" (the small-message reduction tree).
 //
 // A spec says what is forced, exactly as an Override does: keys left out
 // stay zero and are chosen by the engine. ParseOverride(o.Spec()) == o for
@@ -30,7 +32,7 @@ import (
 
 // SpecKeys lists the setting keys of a plan spec, in the order Spec writes
 // them.
-var SpecKeys = []string{"l", "k", "intra", "seg"}
+var SpecKeys = []string{"l", "k", "intra", "r", "seg"}
 
 // ParseOverride parses a plan spec (see the grammar above) into an Override.
 // It rejects unknown variants and keys, repeated keys, values out of range,
@@ -68,27 +70,25 @@ func ParseOverride(spec string) (Override, error) {
 		}
 		seen[key] = true
 		switch key {
-		case "l", "k":
+		case "l", "k", "r":
 			n, err := strconv.Atoi(val)
-			if err != nil || n < 1 {
-				return o, fmt.Errorf("plan spec %q: %s=%s: want a positive integer", spec, key, val)
+			if err != nil || n < 1 || key == "r" && n > maxRadix {
+				return o, fmt.Errorf("plan spec %q: %s=%s: want a positive integer (r at most %d)", spec, key, val, maxRadix)
 			}
-			if key == "l" {
+			switch key {
+			case "l":
 				o.Leaders = n
-			} else {
+			case "k":
 				o.Pipeline = n
+			default:
+				o.Radix = n
 			}
 		case "intra":
-			switch strings.ToLower(val) {
-			case "auto":
-				o.Intra = IntraAuto
-			case "shm":
-				o.Intra = IntraShm
-			case "cma":
-				o.Intra = IntraCMA
-			default:
-				return o, fmt.Errorf("plan spec %q: intra=%s: want auto, shm or cma", spec, val)
+			in, err := ParseIntra(val)
+			if err != nil {
+				return o, fmt.Errorf("plan spec %q: intra=%s: want auto, shm, cma or tree", spec, val)
 			}
+			o.Intra = in
 		case "seg":
 			n, err := config.ParseBytes(val)
 			if err != nil || n < 1 || n > 1<<40 {
@@ -98,6 +98,9 @@ func ParseOverride(spec string) (Override, error) {
 		default:
 			return o, fmt.Errorf("plan spec %q: unknown key %q (want %s)", spec, key, strings.Join(SpecKeys, ", "))
 		}
+	}
+	if o.Radix != 0 && o.Intra != IntraTree {
+		return o, fmt.Errorf("plan spec %q: r (the tree's radix) needs intra=tree", spec)
 	}
 	if v == DPML && o.Pipeline > 1 {
 		return o, fmt.Errorf("plan spec %q: dpml runs k=1; use pipelined:...,k=%d for a pipeline", spec, o.Pipeline)
@@ -128,6 +131,9 @@ func (o Override) Spec() string {
 	if o.Intra != IntraAuto {
 		add("intra", o.Intra.String())
 	}
+	if o.Radix != 0 {
+		add("r", strconv.Itoa(o.Radix))
+	}
 	if o.SegmentBytes != 0 {
 		add("seg", formatBytes(o.SegmentBytes))
 	}
@@ -146,9 +152,9 @@ func (p Plan) Spec() string {
 	case Native:
 		return variantName(Native)
 	}
-	o := Override{Variant: p.Variant, Leaders: p.Leaders, Pipeline: p.Pipeline, Intra: IntraShm}
-	if p.CMA {
-		o.Intra = IntraCMA
+	o := Override{Variant: p.Variant, Leaders: p.Leaders, Pipeline: p.Pipeline, Intra: p.Intra, Radix: p.Radix}
+	if o.Intra == IntraAuto {
+		o.Intra = IntraShm // a resolved plan names its transport
 	}
 	if p.SegElems > 0 && p.ElemSize > 0 {
 		o.SegmentBytes = p.SegElems * p.ElemSize

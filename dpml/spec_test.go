@@ -29,6 +29,8 @@ func TestParseOverride(t *testing.T) {
 		{"dpml:seg=2MiB", Override{Variant: DPML, SegmentBytes: 2 << 20}, "dpml:seg=2M"},
 		{"auto:l=4", Override{Leaders: 4}, "auto:l=4"},
 		{"auto:k=2,intra=cma", Override{Pipeline: 2, Intra: IntraCMA}, "auto:k=2,intra=cma"},
+		{"dpml:intra=tree,r=8", Override{Variant: DPML, Intra: IntraTree, Radix: 8}, "dpml:intra=tree,r=8"},
+		{"auto:r=2,intra=TREE", Override{Intra: IntraTree, Radix: 2}, "auto:intra=tree,r=2"},
 	} {
 		got, err := ParseOverride(c.spec)
 		if err != nil {
@@ -56,6 +58,8 @@ func TestParseOverrideErrors(t *testing.T) {
 		{"dpml2", "unknown variant"},
 		{"native:l=2", "native takes no settings"},
 		{"dpml:l", "want key=value"},
+		{"dpml:r=4", "needs intra=tree"},
+		{"dpml:intra=tree,r=65", "r at most 64"},
 		{"dpml:l=", "want key=value"},
 		{"dpml:=2", "want key=value"},
 		{"dpml:l=2,", "want key=value"},
@@ -66,7 +70,7 @@ func TestParseOverrideErrors(t *testing.T) {
 		{"dpml:l=2,l=4", "l given twice"},
 		{"dpml:x=1", `unknown key "x"`},
 		{"dpml:leaders=2", `unknown key "leaders"`},
-		{"dpml:intra=tcp", "intra=tcp: want auto, shm or cma"},
+		{"dpml:intra=tcp", "intra=tcp: want auto, shm, cma or tree"},
 		{"dpml:seg=0", "seg=0: want a positive byte count"},
 		{"dpml:seg=lots", "want a positive byte count"},
 		{"dpml:k=4", "dpml runs k=1"},
@@ -120,7 +124,8 @@ func TestPlanSpec(t *testing.T) {
 		{Plan{}, "none"},
 		{Plan{Variant: Native, Leaders: 1, Pipeline: 1}, "native"},
 		{Plan{Variant: DPML, Leaders: 2, Pipeline: 1, ElemSize: 4, SegElems: 256}, "dpml:l=2,k=1,intra=shm,seg=1K"},
-		{Plan{Variant: Pipelined, Leaders: 8, Pipeline: 4, ElemSize: 8, SegElems: 1 << 17, CMA: true}, "pipelined:l=8,k=4,intra=cma,seg=1M"},
+		{Plan{Variant: Pipelined, Leaders: 8, Pipeline: 4, ElemSize: 8, SegElems: 1 << 17, Intra: IntraCMA}, "pipelined:l=8,k=4,intra=cma,seg=1M"},
+		{Plan{Variant: DPML, Leaders: 1, Pipeline: 1, ElemSize: 8, SegElems: 1, Intra: IntraTree, Radix: 8}, "dpml:l=1,k=1,intra=tree,r=8,seg=8"},
 		{Plan{Variant: DPML, Leaders: 1, Pipeline: 1, ElemSize: 4, SegElems: 3}, "dpml:l=1,k=1,intra=shm,seg=12"},
 	} {
 		if got := c.p.Spec(); got != c.want {
