@@ -149,9 +149,13 @@
 // "native" (every call on comm goes to PMPI_Allreduce without entering the
 // engine; a communicator native from its first call never sets one up),
 // "dpml:l=2", "pipelined:l=8,k=4", with optional ",intra=shm|cma" and
-// ",seg=64K". Set_plan is per communicator and local (a string compare when
-// the plan does not change); like the arguments of MPI_Allreduce, it must
-// be equal on all ranks for the same call. It overrides DPML_LEADERS and
+// ",seg=64K". Set_plan is per communicator and local; like the arguments of
+// MPI_Allreduce, it must be equal on all ranks for the same call. A
+// benchmark switches plans before every call, so the switch must not
+// disturb the calls it times: specs seen before are found in a small C
+// cache, the Go side keeps parsed plans by slot, and handing one to the
+// engine allocates nothing (no garbage whose collection would run during a
+// timed call). It overrides DPML_LEADERS and
 // DPML_PIPELINE (dpml.Comm.SetOverride) and leaves calls the library does
 // not route (types, ops, sizes) alone. Last_plan reads a thread-local record
 // of the latest call (its communicator and how it was served, kept on the

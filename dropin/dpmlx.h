@@ -67,8 +67,9 @@ int DPMLX_Check_plan(const char *spec, char *buf, int len);
  * engine (calls before the engine was set up on comm then never set it up).
  * Like the MPI_Allreduce arguments, the plan must be the same on every rank
  * of comm when they make the same call, and must not change while another
- * thread is inside a collective on comm; setting it is local and cheap (a
- * string compare when it does not change). Calls that libdpml.so passes to
+ * thread is inside a collective on comm; setting it is local and cheap: the
+ * library caches the specs it has seen, so switching among a few plans
+ * before every call neither parses nor allocates. Calls that libdpml.so passes to
  * the MPI library anyway (a type, op or size it does not route: see
  * DPMLX_Last_plan) are not affected.
  *

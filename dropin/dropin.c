@@ -225,11 +225,11 @@ typedef struct {
 	int mode;
 	int64_t eligible;   // eligible calls seen before setup (DPML_DROPIN_FROM_CALL)
 	uintptr_t id;       // Go-side engine object, 0 for none
-	// DPMLX_Set_plan: native sends every call to PMPI_Allreduce; spec is
-	// the canonical engine plan ("" or "auto": the engine's choice), handed
+	// DPMLX_Set_plan: native sends every call to PMPI_Allreduce; plan is
+	// the Go side's slot of the parsed engine plan (-1: never set), handed
 	// to the engine when it exists and again when it is set up.
 	int native;
-	char spec[DPMLX_MAX_SPEC];
+	int plan;
 } comm_state;
 
 static comm_state *get_state(MPI_Comm comm) {
@@ -246,6 +246,7 @@ static comm_state *get_state(MPI_Comm comm) {
 		s = v;
 	} else if ((s = calloc(1, sizeof *s)) != NULL) {
 		pthread_mutex_init(&s->mu, NULL);
+		s->plan = -1;
 		if (PMPI_Comm_set_attr(comm, keyval, s) != MPI_SUCCESS) {
 			pthread_mutex_destroy(&s->mu);
 			free(s);
@@ -353,10 +354,10 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 			dpml_depth--;
 			s->mode = s->id != 0 ? S_ROUTE : S_FAILED;
 			if (s->id != 0) __atomic_fetch_add(&dpml_comms_setup, 1, __ATOMIC_RELAXED);
-			if (s->id != 0 && s->spec[0] != '\0') {
+			if (s->id != 0 && s->plan >= 0) {
 				// A plan set before the engine existed (checked then).
 				dpml_depth++;
-				dpmlGoSetOverride(s->id, s->spec);
+				dpmlGoSetOverride(s->id, s->plan);
 				dpml_depth--;
 			}
 		}
@@ -446,36 +447,77 @@ int DPMLX_Check_plan(const char *spec, char *buf, int len) {
 		return MPI_ERR_ARG;
 	}
 	if (buf == NULL || len < 1) buf = tmp, len = 1;
-	return dpmlGoCheckSpec((char *)spec, buf, len, &native) == 0 ? MPI_SUCCESS : MPI_ERR_ARG;
+	return dpmlGoParseSpec((char *)spec, buf, len, &native, 0) >= 0 ? MPI_SUCCESS : MPI_ERR_ARG;
+}
+
+// Specs seen by DPMLX_Set_plan, as given: a benchmark switches among a few
+// plans before every call, and the cache spares it the Go parser (and its
+// garbage, whose collection would run during timed calls); the Go side
+// keeps the parsed plans by slot, so handing one to an engine allocates
+// nothing either.
+enum { SPEC_CACHE = 64 };
+static struct {
+	char raw[DPMLX_MAX_SPEC];
+	int slot, native, is_auto;
+} spec_cache[SPEC_CACHE];
+static int spec_cached;
+static pthread_mutex_t spec_mu = PTHREAD_MUTEX_INITIALIZER;
+
+// lookup_spec resolves spec to its Go slot (-1: a bad spec) and whether it
+// is native or auto.
+static int lookup_spec(const char *spec, int *native, int *is_auto) {
+	size_t n = strlen(spec);
+	pthread_mutex_lock(&spec_mu);
+	for (int i = 0; i < spec_cached; i++) {
+		if (strcmp(spec_cache[i].raw, spec) == 0) {
+			int slot = spec_cache[i].slot;
+			*native = spec_cache[i].native, *is_auto = spec_cache[i].is_auto;
+			pthread_mutex_unlock(&spec_mu);
+			return slot;
+		}
+	}
+	pthread_mutex_unlock(&spec_mu);
+	char canon[DPMLX_MAX_SPEC];
+	int slot = dpmlGoParseSpec((char *)spec, canon, sizeof canon, native, 1);
+	if (slot < 0) return -1;
+	*is_auto = strcmp(canon, "auto") == 0;
+	pthread_mutex_lock(&spec_mu);
+	if (spec_cached < SPEC_CACHE && n < DPMLX_MAX_SPEC) {
+		memcpy(spec_cache[spec_cached].raw, spec, n + 1);
+		spec_cache[spec_cached].slot = slot, spec_cache[spec_cached].native = *native, spec_cache[spec_cached].is_auto = *is_auto;
+		spec_cached++;
+	}
+	pthread_mutex_unlock(&spec_mu);
+	return slot;
 }
 
 int DPMLX_Set_plan(MPI_Comm comm, const char *spec) {
-	char canon[DPMLX_MAX_SPEC];
-	int native = 0;
-	if (spec == NULL || dpmlGoCheckSpec((char *)spec, canon, sizeof canon, &native) != 0) return MPI_ERR_ARG;
+	int native = 0, is_auto = 0;
+	if (spec == NULL) return MPI_ERR_ARG;
+	int slot = lookup_spec(spec, &native, &is_auto);
+	if (slot < 0) return MPI_ERR_ARG;
 	if (comm == MPI_COMM_NULL) return MPI_ERR_COMM;
 	if (!lib_ready()) return MPI_ERR_OTHER;
-	int is_auto = strcmp(canon, "auto") == 0;
 	if (settings.disabled) {
 		// Every call passes through already: native and auto hold.
 		return native || is_auto ? MPI_SUCCESS : MPI_ERR_UNSUPPORTED_OPERATION;
 	}
-	if (!native && !is_auto) {
+	comm_state *s = get_state(comm);
+	if (s == NULL) return MPI_ERR_COMM;
+	if (!native && !is_auto && s->mode != S_ROUTE) {
 		int inter = 0, size = 0;
 		if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
 		    PMPI_Comm_size(comm, &size) != MPI_SUCCESS || size < 2)
 			return MPI_ERR_COMM;
 	}
-	comm_state *s = get_state(comm);
-	if (s == NULL) return MPI_ERR_COMM;
 	int rc = MPI_SUCCESS;
 	pthread_mutex_lock(&s->mu);
 	s->native = native;
-	if (!native && strcmp(s->spec, canon) != 0) {
-		strcpy(s->spec, canon);
+	if (!native && s->plan != slot) {
+		s->plan = slot;
 		if (s->id != 0) {
 			dpml_depth++;
-			if (dpmlGoSetOverride(s->id, s->spec) != 0) rc = MPI_ERR_OTHER;
+			if (dpmlGoSetOverride(s->id, slot) != 0) rc = MPI_ERR_OTHER;
 			dpml_depth--;
 		}
 	}

@@ -274,17 +274,46 @@ func putString(buf *C.char, n C.int, s string) C.int {
 	return C.int(len(s))
 }
 
-// dpmlGoCheckSpec parses a plan spec (dpml.ParseOverride): on success it
+// plans holds every plan spec DPMLX_Set_plan or DPMLX_Check_plan parsed,
+// by slot (one per canonical spec, never removed), so that the C side hands
+// a plan to an engine by number and the switch allocates nothing.
+var plans struct {
+	sync.Mutex
+	list []dpml.Override
+	slot map[string]int
+}
+
+// maxPlans bounds the distinct specs a process may register.
+const maxPlans = 4096
+
+// dpmlGoParseSpec parses a plan spec (dpml.ParseOverride): on success it
 // writes the canonical spec into buf, sets *native when it is the MPI
-// library's allreduce, and returns 0; on failure it writes the error and
-// returns 1.
+// library's allreduce, and returns the plan's slot (>= 0; 0 when reg is 0:
+// a check only, nothing registered); on failure it writes the error and
+// returns -1.
 //
-//export dpmlGoCheckSpec
-func dpmlGoCheckSpec(spec *C.char, buf *C.char, n C.int, native *C.int) C.int {
+//export dpmlGoParseSpec
+func dpmlGoParseSpec(spec *C.char, buf *C.char, n C.int, native *C.int, reg C.int) C.int {
 	o, err := dpml.ParseOverride(C.GoString(spec))
+	canon := o.Spec()
+	plans.Lock()
+	defer plans.Unlock()
+	slot, ok := plans.slot[canon]
+	if err == nil && !ok && reg != 0 {
+		if len(plans.list) >= maxPlans {
+			err = fmt.Errorf("more than %d distinct plan specs in one process", maxPlans)
+		} else {
+			if plans.slot == nil {
+				plans.slot = map[string]int{}
+			}
+			slot = len(plans.list)
+			plans.list = append(plans.list, o)
+			plans.slot[canon] = slot
+		}
+	}
 	if err != nil {
 		putString(buf, n, err.Error())
-		return 1
+		return -1
 	}
 	if native != nil {
 		*native = 0
@@ -294,19 +323,25 @@ func dpmlGoCheckSpec(spec *C.char, buf *C.char, n C.int, native *C.int) C.int {
 	}
 	// A canonical spec is short (under 80 bytes: numbers lose leading
 	// zeros), so the callers' DPMLX_MAX_SPEC buffers always hold it.
-	putString(buf, n, o.Spec())
-	return 0
+	putString(buf, n, canon)
+	return C.int(slot)
 }
 
-// dpmlGoSetOverride makes a checked, non-native spec the plan of engine id's
-// later calls ("auto": the engine's own choice again). It returns 0, or 1 if
-// the engine is gone or the spec does not parse.
+// dpmlGoSetOverride makes the non-native plan in slot the plan of engine
+// id's later calls (auto: the engine's own choice again). It allocates
+// nothing. It returns 0, or 1 if the engine or the slot is unknown.
 //
 //export dpmlGoSetOverride
-func dpmlGoSetOverride(id C.uintptr_t, spec *C.char) C.int {
+func dpmlGoSetOverride(id C.uintptr_t, slot C.int) C.int {
 	d := lookup(id)
-	o, err := dpml.ParseOverride(C.GoString(spec))
-	if d == nil || err != nil || o.Variant == dpml.Native {
+	plans.Lock()
+	ok := slot >= 0 && int(slot) < len(plans.list)
+	var o dpml.Override
+	if ok {
+		o = plans.list[slot]
+	}
+	plans.Unlock()
+	if d == nil || !ok || o.Variant == dpml.Native {
 		return 1
 	}
 	d.SetOverride(o)
