@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // BenchRow is one row of a dpmlbench results.csv that ran a fixed plan.
@@ -13,7 +15,7 @@ type BenchRow struct {
 	elem          ElemClass
 	op            OpClass
 	lay           Layout
-	variant       Variant
+	variant       plan.Variant
 	leaders, pipe int
 	segments      int
 	median        float64 // seconds
@@ -51,16 +53,16 @@ func ReadBenchCSV(r io.Reader) ([]BenchRow, error) {
 		var b BenchRow
 		switch get(r, "variant") {
 		case "native":
-			b.variant = VariantNative
+			b.variant = plan.Native
 		case "dpml":
-			b.variant = VariantDPML
+			b.variant = plan.DPML
 		case "pipelined":
-			b.variant = VariantPipelined
+			b.variant = plan.Pipelined
 		default:
 			continue // auto: the plan is not fixed
 		}
-		if b.variant == VariantDPML && get(r, "plan_variant") == "pipelined" {
-			b.variant = VariantPipelined // dpmlbench's fixed grid names k > 1 "dpml" too
+		if b.variant == plan.DPML && get(r, "plan_variant") == "pipelined" {
+			b.variant = plan.Pipelined // dpmlbench's fixed grid names k > 1 "dpml" too
 		}
 		if get(r, "plan_cma") == "true" {
 			continue // cross-memory attach: the model prices the copies
@@ -82,19 +84,12 @@ func ReadBenchCSV(r io.Reader) ([]BenchRow, error) {
 		b.copyIn = num(r, "phase_copy-in_median_us") * 1e-6
 		b.reduce = num(r, "phase_reduce_median_us") * 1e-6
 		b.copyOut = num(r, "phase_copy-out_median_us") * 1e-6
-		if b.variant == VariantNative {
+		if b.variant == plan.Native {
 			b.leaders, b.pipe = 1, 1
 		}
 		rows = append(rows, b)
 	}
 	return rows, nil
-}
-
-// engineSegment is the engine's default segment for ppn ranks per node
-// (dpml.defaultPlan) on the device of the testdata sweeps: both buffer sets
-// within half of its 300 MiB last-level cache, capped by the 1 MiB slot.
-func engineSegment(ppn int) int {
-	return min(1<<20, max(64<<10, (150<<20)/(2*(ppn+1))/CacheLine*CacheLine))
 }
 
 // SamplesFromBench maps dpmlbench rows (swept with -phases) to calibration
@@ -103,17 +98,17 @@ func engineSegment(ppn int) int {
 func SamplesFromBench(rows []BenchRow) Samples {
 	var s Samples
 	for _, b := range rows {
-		if b.variant == VariantNative {
+		if b.variant == plan.Native {
 			s.Native = append(s.Native, NativeSample{b.bytes, b.lay, b.median})
 			continue
 		}
 		// The segment the run used, from its segment count.
 		seg := (b.bytes + b.segments - 1) / b.segments
-		seg = (seg + CacheLine - 1) / CacheLine * CacheLine
-		pl := Plan{Variant: b.variant, Leaders: b.leaders, Pipeline: b.pipe, SegmentBytes: seg}
+		seg = plan.CeilDiv(seg, plan.CacheLine) * plan.CacheLine
+		pl := plan.Shape{Variant: b.variant, Leaders: b.leaders, Pipeline: b.pipe, SegmentBytes: seg, Intra: plan.IntraShm, Overlap: b.variant.Overlaps()}
 		s.Calls = append(s.Calls, CallSample{pl, b.bytes, b.lay, b.elem, b.median})
 		per := b.bytes / b.segments
-		la, part := split(per, b.leaders)
+		la, part := plan.Split(per, b.leaders, plan.CacheLine)
 		if b.copyIn > 0 {
 			s.Copy = append(s.Copy, CopySample{b.bytes, b.segments * la, b.copyIn})
 		}

@@ -5,7 +5,7 @@
 // dpml) supplies measurements and runs the one MPI exchange the learner
 // needs; nothing here calls MPI.
 //
-//	Model        parameters; Predict / Breakdown price a Plan
+//	Model        parameters; Predict / Breakdown price a plan.Shape
 //	Calibrate    fits a Model to measurement Samples (robust least squares)
 //	Compare      predicted vs measured: per-point relative error, median
 //	Tuner        per-Key learner: Choose, Record, Pending, Commit
@@ -27,11 +27,13 @@
 //	M(p, x)  concurrency curve: throughput of p concurrent pairs of x-byte
 //	         messages relative to one pair (Fig. 1)
 //
-// A message is cut into S = ceil(n / seg) segments (seg = Plan.SegmentBytes;
-// 0: one segment). A segment of g bytes has la = ceil(g / per) active
-// leaders, per = g/l rounded up to the 64-byte cache line (small messages
-// leave leaders idle), and each of a leader's ka active sub-chunks holds
-// x = per/k bytes (rounded up likewise). Per segment:
+// A plan is a plan.Shape, the engine's type, and is cut as the engine cuts
+// it (plan.Split). A message is cut into S = ceil(n / seg) segments (seg =
+// Shape.SegmentBytes; 0: one segment). A segment of g bytes has la =
+// ceil(g / per) active leaders, per = g/l rounded up to the 64-byte cache
+// line (small messages leave leaders idle), and each of a leader's ka
+// active sub-chunks holds x = per/k bytes (rounded up likewise). Per
+// segment (Model.CopyTime, ReduceTime and, for k = 1, InterTime):
 //
 //	T_copy  = la*a' + b'*g                                  copy-in   (Eq. 7)
 //	T_comp  = r0 + (ppn-1) * per * c[e] * (1 + (la-1)/P)    reduce    (Eq. 7)
@@ -49,10 +51,10 @@
 // With A = T_copy + T_comp + s, B = T_comm and C = T_bcast of a segment:
 //
 //	DPML       T = sum over segments of (A + B + C)                 stages add
-//	Pipelined  T = A + (S-2)*(max(A, B) + C) + max(A_last, B) + C + B_last + C_last
-//	           (S > 1: segment i's inter-node step overlaps segment i+1's
-//	           copy-in and reduce; copy-out waits for it: fill, steady
-//	           steps, drain)
+//	Overlap    T = A + (S-2)*(max(A, B) + C) + max(A_last, B) + C + B_last + C_last
+//	           (Shape.Overlap, set for Pipelined; S > 1 and h > 1: segment
+//	           i's inter-node step overlaps segment i+1's copy-in and
+//	           reduce; copy-out waits for it: fill, steady steps, drain)
 //	Native     T = ceil(lg(h*ppn)) * (native_a + n*native_b), or 1.05 x DPML
 //	           with l = 1 when those are unfitted
 //
@@ -208,8 +210,8 @@
 //		costmodel.Layout{Nodes: c.nodes, PPN: c.minPPN})
 //	    // elemClass = costmodel.ElemClassOf(reflect.TypeFor[T]().Kind());
 //	    // opClass[op] = costmodel.OpClassOf(op.String()), filled once
-//	arm := t.Choose(key)
-//	o := Override{Variant: Variant(arm.Variant), Leaders: arm.Leaders, Pipeline: arm.Pipeline}
+//	arm := t.Choose(key) // a plan.Shape: variant, l, k, transport
+//	o := Override(arm)   // dpml.Override is plan.Shape too
 //	t0 := time.Now(); err := execute(plan(o)); d := time.Since(t0)
 //	if err == nil && t.Record(key, arm, d.Seconds()) {
 //		buf := t.Pending()
@@ -217,8 +219,8 @@
 //		t.Commit(buf)
 //	}
 //
-// (arm.Variant's values equal dpml.Variant's; Pipelined with k = 1 is a
-// valid arm: segment overlap without sub-chunks.) At Close, rank 0 may
+// (Pipelined with k = 1 is a valid arm: segment overlap without
+// sub-chunks.) At Close, rank 0 may
 // SetProvenance and Save to DPML_TUNING_FILE; no collective is needed, the
 // state is the same everywhere. dpmlbench can build Samples from forced
 // plans with phase timing (per call: copy-in and copy-out as CopySample

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // CopySample is one shared-memory copy measurement: Copies separate copies
@@ -46,7 +48,7 @@ type InterSample struct {
 }
 
 // NativeSample is one MPI-library allreduce of Bytes bytes on Layout.
-// Model: Seconds = ceil(lg(h*ppn)) * (native_a + Bytes*native_b).
+// Model: Seconds = ceil(Rounds(h*ppn)) * (native_a + Bytes*native_b).
 type NativeSample struct {
 	Bytes   int
 	Layout  Layout
@@ -57,7 +59,7 @@ type NativeSample struct {
 // the measured time (max over ranks). Calibrate fits the per-segment sync
 // cost s from these; Compare reports the model's error on them.
 type CallSample struct {
-	Plan    Plan
+	Plan    plan.Shape
 	Bytes   int
 	Layout  Layout
 	Elem    ElemClass
@@ -99,7 +101,7 @@ func Calibrate(s Samples) (Model, error) { return CalibrateFrom(DefaultModel(), 
 // negative is fixed at 0 and the rest refitted).
 func CalibrateFrom(base Model, s Samples) (Model, error) {
 	m := base
-	m.Conc = base.Conc.clone()
+	m.Conc = base.Conc.Clone()
 	if len(s.Copy)+len(s.Reduce)+len(s.Inter)+len(s.Native)+len(s.Calls) == 0 {
 		return m, ErrNoSamples
 	}
@@ -132,7 +134,7 @@ func CalibrateFrom(base Model, s Samples) (Model, error) {
 	natives := append([]NativeSample(nil), s.Native...)
 	var calls []CallSample
 	for _, c := range s.Calls {
-		if c.Plan.Variant == VariantNative {
+		if c.Plan.Variant == plan.Native {
 			natives = append(natives, NativeSample{Bytes: c.Bytes, Layout: c.Layout, Seconds: c.Seconds})
 		} else if ok(c.Seconds) && c.Bytes > 0 {
 			calls = append(calls, c)
@@ -144,7 +146,7 @@ func CalibrateFrom(base Model, s Samples) (Model, error) {
 			if !ok(n.Seconds) || n.Bytes < 0 {
 				continue
 			}
-			steps := max(lg(max(n.Layout.Nodes, 1)*max(n.Layout.PPN, 1)), 1)
+			steps := max(Rounds(max(n.Layout.Nodes, 1)*max(n.Layout.PPN, 1)), 1)
 			X = append(X, []float64{steps, steps * float64(n.Bytes)})
 			y = append(y, n.Seconds)
 		}
@@ -196,7 +198,7 @@ func fitReduce(m *Model, rs []ReduceSample) error {
 			}
 			row := make([]float64, 1+len(classes))
 			row[0] = float64(max(r.Segments, 1))
-			row[col[r.Elem]] = float64(r.Sources-1) * float64(r.Bytes) * mm.contention(max(r.Leaders, 1))
+			row[col[r.Elem]] = float64(r.Sources-1) * float64(r.Bytes) * mm.Contention(max(r.Leaders, 1))
 			X = append(X, row)
 			y = append(y, r.Seconds)
 		}
@@ -295,7 +297,7 @@ func fitInter(m *Model, is []InterSample) error {
 	for _, s := range is {
 		if s.Pairs == 1 && s.Nodes > 1 && ok(s.Seconds) && s.Bytes >= 0 {
 			X = append(X, []float64{1, float64(s.Bytes)})
-			y = append(y, s.Seconds/lg(s.Nodes))
+			y = append(y, s.Seconds/Rounds(s.Nodes))
 		}
 	}
 	if len(y) == 0 {
@@ -317,7 +319,7 @@ func fitInter(m *Model, is []InterSample) error {
 			continue
 		}
 		t1 := m.A + float64(s.Bytes)*m.B
-		mult := float64(s.Pairs) * t1 / (s.Seconds / lg(s.Nodes))
+		mult := float64(s.Pairs) * t1 / (s.Seconds / Rounds(s.Nodes))
 		mult = math.Min(math.Max(mult, MinMult), float64(s.Pairs))
 		k := cell{math.Log2(float64(s.Bytes)), s.Pairs}
 		cells[k] = append(cells[k], mult)

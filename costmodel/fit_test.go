@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // noisy returns v with lognormal noise sigma and, with probability pOut, an
@@ -33,7 +35,7 @@ func synth(m Model, seed uint64, sigma, pOut float64, reps int) Samples {
 					for _, seg := range []int{1, 4} {
 						for _, l := range []int{1, 4, 16} {
 							for _, e := range []ElemClass{ElemFloat32, ElemFloat64} {
-								v := float64(seg)*m.R0 + float64(src-1)*float64(n)*m.C.Of(e)*m.contention(l)
+								v := float64(seg)*m.R0 + float64(src-1)*float64(n)*m.C.Of(e)*m.Contention(l)
 								s.Reduce = append(s.Reduce, ReduceSample{n, src, seg, l, e, noisy(rng, v, sigma, pOut)})
 							}
 						}
@@ -44,18 +46,18 @@ func synth(m Model, seed uint64, sigma, pOut float64, reps int) Samples {
 				for _, h := range []int{2, 4, 8} {
 					for _, p := range []int{1, 2, 4, 8, 16} {
 						t1 := m.A + float64(n)*m.B
-						v := lg(h) * float64(p) * t1 / m.Conc.Multiplier(float64(p), float64(n))
+						v := Rounds(h) * float64(p) * t1 / m.Conc.Multiplier(float64(p), float64(n))
 						s.Inter = append(s.Inter, InterSample{n, p, h, noisy(rng, v, sigma, pOut)})
 					}
 					lay := Layout{h, 8}
-					s.Native = append(s.Native, NativeSample{n, lay, noisy(rng, m.Predict(Plan{Variant: VariantNative}, n, lay), sigma, pOut)})
+					s.Native = append(s.Native, NativeSample{n, lay, noisy(rng, m.Predict(plan.Shape{Variant: plan.Native}, n, lay), sigma, pOut)})
 				}
 			}
 			if lb <= 16 {
-				for _, pl := range []Plan{
-					{Variant: VariantDPML, Leaders: 1},
-					{Variant: VariantDPML, Leaders: 4},
-					{Variant: VariantPipelined, Leaders: 2, Pipeline: 2, SegmentBytes: 4096},
+				for _, pl := range []plan.Shape{
+					{Variant: plan.DPML, Leaders: 1},
+					{Variant: plan.DPML, Leaders: 4},
+					{Variant: plan.Pipelined, Leaders: 2, Pipeline: 2, SegmentBytes: 4096, Overlap: true},
 				} {
 					lay := Layout{4, 8}
 					v := m.Breakdown(pl, n, lay, ElemFloat32).Total

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/dpmlgo/dpml/plan"
 )
 
 func realSamples(t *testing.T) ([]BenchRow, Samples) {
@@ -54,7 +56,7 @@ func TestCalibrateRealData(t *testing.T) {
 	// Does the model's choice of l come close to the measured best?
 	best := map[int]BenchRow{}
 	for _, b := range rows {
-		if b.variant != VariantDPML {
+		if b.variant != plan.DPML {
 			continue
 		}
 		if o, ok := best[b.bytes]; !ok || b.median < o.median {
@@ -66,10 +68,10 @@ func TestCalibrateRealData(t *testing.T) {
 		var pick BenchRow
 		pt := math.Inf(1)
 		for _, c := range rows {
-			if c.bytes != n || c.variant != VariantDPML {
+			if c.bytes != n || c.variant != plan.DPML {
 				continue
 			}
-			if p := m.Predict(Plan{Variant: VariantDPML, Leaders: c.leaders, SegmentBytes: engineSegment(32)}, n, c.lay); p < pt {
+			if p := m.Predict(plan.Shape{Variant: plan.DPML, Leaders: c.leaders, SegmentBytes: deviceSegment(32)}, n, c.lay); p < pt {
 				pick, pt = c, p
 			}
 		}
@@ -106,7 +108,7 @@ func TestRegenerateDefaultTable(t *testing.T) {
 			best[k] = cand{k, a, b.median}
 		}
 	}
-	cfg := Config{SegmentBytes: engineSegment(32)}
+	cfg := Config{SegmentBytes: deviceSegment(32)}
 	tu, err := NewTuner(cfg, m)
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +131,7 @@ func TestRegenerateDefaultTable(t *testing.T) {
 		c := best[k]
 		// A plan with more leaders than the bucket has cache lines runs
 		// with fewer active leaders: store the equivalent arm of the set.
-		for c.arm.Variant != VariantNative && c.arm.Leaders > 1 && math.IsNaN(tu.Predicted(k, c.arm)) {
+		for c.arm.Variant != plan.Native && c.arm.Leaders > 1 && math.IsNaN(tu.Predicted(k, c.arm)) {
 			c.arm.Leaders /= 2
 		}
 		if math.IsNaN(tu.Predicted(k, c.arm)) {

@@ -126,7 +126,7 @@ func Simulate(ranks []*Tuner, key Key, cost func(call int, a Arm) float64, o Sim
 // k's representative size, for Simulate (with segBytes the segment size).
 func ModelSurface(m Model, k Key, segBytes int) func(int, Arm) float64 {
 	n, lay := k.Bytes(), k.Layout()
-	return func(_ int, a Arm) float64 { return m.Breakdown(a.Plan(segBytes), n, lay, k.Elem).Total }
+	return func(_ int, a Arm) float64 { return m.Breakdown(priced(a, segBytes), n, lay, k.Elem).Total }
 }
 
 // WriteCSV writes the regret-over-calls series as CSV rows

@@ -5,7 +5,14 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/dpmlgo/dpml/plan"
 )
+
+// deviceSegment is the engine's default segment for ppn ranks per node on
+// the device of the testdata sweeps: 300 MiB of last-level cache, 1 MiB
+// slots (DPML_SEGMENT_BYTES).
+func deviceSegment(ppn int) int { return min(1<<20, plan.DefaultSegmentBytes(300<<20, ppn)) }
 
 // tuned returns a tuner that has settled a few keys on the model surface.
 func tuned(t *testing.T) (*Tuner, []Key) {
@@ -113,7 +120,7 @@ func TestLoadedEntryReexploresOnDrift(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a := tu.Choose(k); a != (Arm{Variant: VariantDPML, Leaders: 2, Pipeline: 1}) {
+			if a := tu.Choose(k); a != (Arm{Variant: plan.DPML, Leaders: 2, Pipeline: 1, Intra: plan.IntraShm}) {
 				t.Fatalf("first call of a loaded key: %v, want the table's arm", a)
 			}
 			res, err := Simulate([]*Tuner{tu}, k, cost, SimOptions{Calls: 600, Noise: 0.02, Seed: 5})
@@ -136,6 +143,7 @@ func TestTableErrors(t *testing.T) {
 		{"no-schema", `{"provenance": {}, "entries": []}`, "schema 0"},
 		{"unknown-field", `{"schema": 1, "provenance": {}, "entries": [], "extra": 1}`, "unknown field"},
 		{"variant", `{"schema": 1, "provenance": {}, "entries": [{"elem": "float32", "op": "arith", "log2_bytes": 3, "nodes": 1, "ppn": 4, "variant": "fast", "leaders": 1, "pipeline": 1, "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "variant"},
+		{"auto", `{"schema": 1, "provenance": {}, "entries": [{"elem": "float32", "op": "arith", "log2_bytes": 3, "nodes": 1, "ppn": 4, "variant": "auto", "leaders": 1, "pipeline": 1, "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "variant \"auto\""},
 		{"elem", `{"schema": 1, "provenance": {}, "entries": [{"elem": "float16", "op": "arith", "log2_bytes": 3, "nodes": 1, "ppn": 4, "variant": "dpml", "leaders": 1, "pipeline": 1, "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "element class"},
 		{"model", `{"schema": 1, "provenance": {}, "model": {"a": -1}, "entries": []}`, "parameter a"},
 	} {
@@ -170,7 +178,7 @@ func TestDefaultTable(t *testing.T) {
 			t.Errorf("default entry %+v: state %q, want start", en, en.State)
 		}
 	}
-	tu, err := NewTunerFromTable(Config{SegmentBytes: engineSegment(32)}, tb)
+	tu, err := NewTunerFromTable(Config{SegmentBytes: deviceSegment(32)}, tb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +195,7 @@ func TestDefaultTable(t *testing.T) {
 // TestStartEntriesExplore: "start" entries (the default table's) begin the
 // hill-climb at their arm instead of freezing it.
 func TestStartEntriesExplore(t *testing.T) {
-	tu, err := NewTunerFromTable(Config{SegmentBytes: engineSegment(32)}, DefaultTable())
+	tu, err := NewTunerFromTable(Config{SegmentBytes: deviceSegment(32)}, DefaultTable())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -227,7 +227,7 @@ func NewTuner(cfg Config, m Model) (*Tuner, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	m.Conc = m.Conc.clone()
+	m.Conc = m.Conc.Clone()
 	return &Tuner{
 		cfg: c, model: m,
 		keys: map[uint64]*entry{}, sets: map[uint64]*armSet{},
@@ -270,7 +270,7 @@ func (t *Tuner) newEntry(k Key) *entry {
 	n, lay := k.Bytes(), k.Layout()
 	best, grid0 := 0, -1
 	for i, a := range set.arms {
-		e.prior[i] = t.model.Breakdown(a.Plan(t.cfg.SegmentBytes), n, lay, k.Elem).Total
+		e.prior[i] = t.model.Breakdown(priced(a, t.cfg.SegmentBytes), n, lay, k.Elem).Total
 		if e.prior[i] < e.prior[best] {
 			best = i
 		}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dpmlgo/dpml/plan"
 )
 
 func newTuners(t testing.TB, n int, cfg Config, m Model) []*Tuner {
@@ -27,11 +29,11 @@ func newTuners(t testing.TB, n int, cfg Config, m Model) []*Tuner {
 // the minimum.
 func bowl(base float64, l0, lev0 int, native float64) func(int, Arm) float64 {
 	return func(_ int, a Arm) float64 {
-		if a.Variant == VariantNative {
+		if a.Variant == plan.Native {
 			return base * native
 		}
 		lev := 0
-		if a.Variant == VariantPipelined {
+		if a.Variant == plan.Pipelined {
 			lev = 1 + int(math.Log2(float64(a.Pipeline)))
 		}
 		dl := math.Log2(float64(a.Leaders)) - float64(l0)
@@ -260,7 +262,7 @@ func TestDeterminismFourRanks(t *testing.T) {
 			if b := tu.Choose(k); b != a {
 				t.Fatalf("call %d key %v: rank %d chose %v, rank 0 chose %v", call, k, r, b, a)
 			}
-			v := truth.Breakdown(a.Plan(cfg.SegmentBytes), k.Bytes(), k.Layout(), k.Elem).Total
+			v := truth.Breakdown(priced(a, cfg.SegmentBytes), k.Bytes(), k.Layout(), k.Elem).Total
 			v *= math.Exp(0.05*rngs[r].NormFloat64()) * (1 + 0.1*float64(r)) // rank 3 is 30% slower
 			if rngs[r].Float64() < 0.03 {
 				v *= 10
@@ -355,7 +357,7 @@ func TestArmSets(t *testing.T) {
 		// 1 MiB on one node, ppn 24: l in 1..16 and 24, DPML only (+ native).
 		{MakeKey(ElemFloat32, OpArith, 1<<20, Layout{1, 24}), 7, func(as []Arm) string {
 			for _, a := range as {
-				if a.Variant == VariantPipelined {
+				if a.Variant == plan.Pipelined {
 					return "pipelined arm on one node"
 				}
 			}
@@ -368,7 +370,7 @@ func TestArmSets(t *testing.T) {
 		// 64 KiB on 4x8: one segment, so no Pipelined k = 1.
 		{MakeKey(ElemFloat32, OpArith, 64<<10, Layout{4, 8}), 17, func(as []Arm) string {
 			for _, a := range as {
-				if a.Variant == VariantPipelined && a.Pipeline == 1 {
+				if a.Variant == plan.Pipelined && a.Pipeline == 1 {
 					return "pipelined k=1 with one segment"
 				}
 			}
@@ -388,6 +390,14 @@ func TestArmSets(t *testing.T) {
 			}
 		}
 		for i, a := range s.arms {
+			switch {
+			case a.Variant == plan.Native && a.Intra != plan.IntraAuto:
+				t.Errorf("%v: native arm with transport %v", c.key, a.Intra)
+			case a.Variant != plan.Native && a.Intra != plan.IntraShm && a.Intra != plan.IntraCMA:
+				t.Errorf("%v: arm %v without an explicit transport", c.key, a)
+			case a.Overlap != a.Variant.Overlaps() || a.SegmentBytes != 0:
+				t.Errorf("%v: arm %+v: overlap or segment set wrong", c.key, a)
+			}
 			if j := s.index(a); j != i {
 				t.Errorf("%v: index(%v) = %d, want %d", c.key, a, j, i)
 			}
@@ -400,7 +410,7 @@ func TestArmSets(t *testing.T) {
 				}
 			}
 		}
-		if s.index(Arm{Variant: VariantDPML, Leaders: 3, Pipeline: 1}) != -1 {
+		if s.index(Arm{Variant: plan.DPML, Leaders: 3, Pipeline: 1}) != -1 {
 			t.Errorf("%v: l=3 found", c.key)
 		}
 	}
@@ -488,7 +498,7 @@ func TestLearnerPicksIntraPath(t *testing.T) {
 		base := bowl(1e-3, 3, 0, 3)
 		cost := func(call int, a Arm) float64 {
 			c := base(call, a)
-			if a.CMA {
+			if a.Intra == plan.IntraCMA {
 				c *= tc.cmaGain
 			}
 			return c
@@ -498,7 +508,7 @@ func TestLearnerPicksIntraPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Final.CMA != (tc.cmaGain < 1) {
+		if (res.Final.Intra == plan.IntraCMA) != (tc.cmaGain < 1) {
 			t.Errorf("%d B, CMA x%.1f: settled on %v (best %v)", tc.bytes, tc.cmaGain, res.Final, res.Best)
 		}
 		if gap := res.FinalCost/res.BestCost - 1; gap > 0.08 {
@@ -511,7 +521,7 @@ func TestLearnerPicksIntraPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, a := range tu.Arms(MakeKey(ElemFloat32, OpArith, 1<<10, Layout{1, 32})) {
-		if a.CMA {
+		if a.Intra == plan.IntraCMA {
 			t.Fatalf("a 1 KiB bucket offers %v", a)
 		}
 	}

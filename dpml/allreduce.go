@@ -61,10 +61,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if tuned {
 		key = c.tunerKey(kind, op, len(send))
 		arm = c.tuner.Choose(key)
-		o = Override{Variant: arm.Variant, Leaders: arm.Leaders, Pipeline: arm.Pipeline, Intra: IntraShm}
-		if arm.CMA {
-			o.Intra = IntraCMA
-		}
+		o = arm // an arm is a whole shape: variant, l, k and transport
 	}
 	p, err := c.plan(len(send), kind.Size(), o)
 	if err != nil {
@@ -126,7 +123,7 @@ func (c *Comm) report(p Plan) {
 	for b := p.Count * p.ElemSize; b > 1; b >>= 1 {
 		class++
 	}
-	key := fmt.Sprintf("%v/%d/%d/%v/%d", p.Variant, p.Leaders, p.Pipeline, p.CMA, p.Segments)
+	key := fmt.Sprintf("%v/%d/%d/%v/%d", p.Variant, p.Leaders, p.Pipeline, p.Intra, p.Segments)
 	if c.verbose < 2 && c.reported[class] == key {
 		return
 	}

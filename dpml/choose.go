@@ -1,6 +1,10 @@
 package dpml
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/dpmlgo/dpml/plan"
+)
 
 // Static phase lists: plans share them instead of allocating.
 var (
@@ -8,26 +12,6 @@ var (
 	phasesNode      = []Phase{PhaseCopyIn, PhaseReduce, PhaseCopyOut}
 	phasesMultiNode = []Phase{PhaseCopyIn, PhaseReduce, PhaseInter, PhaseCopyOut}
 )
-
-// or fills the zero fields of o from d.
-func (o Override) or(d Override) Override {
-	if o.Variant == Auto {
-		o.Variant = d.Variant
-	}
-	if o.Leaders == 0 {
-		o.Leaders = d.Leaders
-	}
-	if o.Pipeline == 0 {
-		o.Pipeline = d.Pipeline
-	}
-	if o.SegmentBytes == 0 {
-		o.SegmentBytes = d.SegmentBytes
-	}
-	if o.Intra == IntraAuto {
-		o.Intra = d.Intra
-	}
-	return o
-}
 
 // plan resolves an override into a complete plan. Precedence: the per-call
 // override, then the communicator's (SetOverride), then DPML_LEADERS /
@@ -39,7 +23,7 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 		return Plan{}, fmt.Errorf("dpml: plan for %d elements of %d bytes", count, es)
 	}
 	p := Plan{Count: count, ElemSize: es, Nodes: c.nodes, PPN: c.minPPN, Align: max(1, alignBytes/es)}
-	o = o.or(c.fixed).or(c.env)
+	o = o.Or(c.fixed).Or(c.env)
 	v := o.Variant
 	if c.nodes == c.size {
 		v = Native // one rank per node everywhere: DPML degenerates
@@ -70,17 +54,23 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 	if c.nodes == 1 {
 		p.Phases = phasesNode
 	}
+	p.Overlap = v.Overlaps() && c.nodes > 1
+	p.Intra = IntraShm // IntraTree too, until the engine has it
 	switch o.Intra {
 	case IntraCMA:
-		p.CMA = c.cma // precondition: falls back to copies
+		if c.cma { // precondition: falls back to copies
+			p.Intra = IntraCMA
+		}
 	case IntraAuto:
-		p.CMA = c.cma && def.CMA // never, for now: see defaultPlan
+		if c.cma && def.Intra == IntraCMA { // never, for now: see defaultPlan
+			p.Intra = IntraCMA
+		}
 	}
-	p.Stream = !p.CMA && c.streamBytes > 0 && count*es*p.PPN >= c.streamBytes
+	p.Stream = p.Intra != IntraCMA && c.streamBytes > 0 && count*es*p.PPN >= c.streamBytes
 	segBytes := c.segBudget
 	if o.SegmentBytes > 0 {
 		segBytes = min(segBytes, max(o.SegmentBytes, alignBytes))
-	} else if !p.CMA {
+	} else if p.Intra != IntraCMA {
 		// With CMA the segment only bounds the leaders' result area: the
 		// largest one means the fewest system calls.
 		segBytes = min(segBytes, defSeg)
@@ -92,6 +82,7 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 	if p.Segments <= 1 {
 		p.SegElems = max(count, 1)
 	}
+	p.SegmentBytes = p.SegElems * es
 	return p, nil
 }
 
@@ -104,7 +95,7 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 // slots beat the earlier 16 MiB-per-node rule's 248 KiB by 1.2x to 1.4x
 // from 1 MiB to 64 MiB, and 4 MiB slots were slower again
 // (bench/results/2026-11-22-h200x2/explore).
-func (c *Comm) defaultPlan(bytes int) (Plan, int) {
+func (c *Comm) defaultPlan(bytes int) (plan.Shape, int) {
 	l := 1
 	for l*2 <= c.minPPN && bytes/(l*2) >= 4<<10 {
 		l *= 2
@@ -118,9 +109,9 @@ func (c *Comm) defaultPlan(bytes int) (Plan, int) {
 	// 16 KiB, 1.3x at 64 MiB) but won from 1 to 4 MiB on 4 fake nodes of
 	// 8, where the tuner chose it (bench/results/2026-11-22-h200x2). The
 	// tuner has both paths as arms; this static policy keeps the copies.
-	p := Plan{Variant: DPML, Leaders: l, Pipeline: 1}
+	p := plan.Shape{Variant: DPML, Leaders: l, Pipeline: 1}
 	if c.nodes > 1 && bytes/l >= 256<<10 {
 		p.Variant, p.Pipeline = Pipelined, 2
 	}
-	return p, max(64<<10, c.llcBytes/2/(2*(c.minPPN+1))/alignBytes*alignBytes)
+	return p, plan.DefaultSegmentBytes(c.llcBytes, c.minPPN)
 }

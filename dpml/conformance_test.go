@@ -39,7 +39,7 @@ func TestConformance(t *testing.T) {
 		t.Setenv(config.Intra, "cma")
 		mpitest.RunLayout(t, mpitest.Even(2, 2), func(t *testing.T, w *mpi.Comm) {
 			conformance(t, w)
-			checkLastPlan(t, w, "DPML_INTRA=cma", func(c *Comm, p Plan) bool { return !c.CMA() || p.CMA })
+			checkLastPlan(t, w, "DPML_INTRA=cma", func(c *Comm, p Plan) bool { return !c.CMA() || p.Intra == IntraCMA })
 		})
 	})
 	// Every copy-out with streaming stores (uneven ranks, so partitions
@@ -335,7 +335,7 @@ func conformance(t *testing.T, w *mpi.Comm) {
 	exact := d.nodes > 2
 	if !c.CMA() {
 		t.Log("cross-memory attach is not permitted here: CMA plans fall back to shared-memory copies")
-	} else if p, _ := c.Plan(1<<20, 8, Override{Intra: IntraCMA}); !p.CMA && c.Size() > c.Nodes() {
+	} else if p, _ := c.Plan(1<<20, 8, Override{Intra: IntraCMA}); p.Intra != IntraCMA && c.Size() > c.Nodes() {
 		t.Fatalf("CMA permitted but the plan does not use it: %+v", p)
 	}
 	for _, l := range []int{1, 2, 4, maxL} {

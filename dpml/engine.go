@@ -29,7 +29,7 @@ import (
 // to finish s; a leader writes the result of s+2 only after every rank's
 // copy-in of s+2, which each rank did after its copy-out of s.
 //
-// With cross-memory attach (p.CMA) copy-in only publishes the buffers'
+// With cross-memory attach (IntraCMA) copy-in only publishes the buffers'
 // addresses, a leader fetches its partition from every rank's send buffer
 // (process_vm_readv) and writes the result into every rank's receive
 // buffer (process_vm_writev) before raising its flag, and copy-out only
@@ -59,7 +59,7 @@ func execute[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op, kern ker
 		}
 		return nil
 	}
-	if p.CMA {
+	if p.Intra == IntraCMA {
 		// Peers will read and write these buffers by address: pinning
 		// keeps them on the heap (a stack buffer could move if this
 		// goroutine's stack grew during the call).
@@ -72,7 +72,7 @@ func execute[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op, kern ker
 	e.lead = c.pos < p.Leaders
 	e.inter = p.Has(PhaseInter)
 	e.lag = 0
-	if e.inter && p.Variant == Pipelined {
+	if e.inter && p.Overlap {
 		e.lag = 1
 	}
 	base := c.gen
@@ -148,7 +148,7 @@ func (e *run[T]) tock(acc *time.Duration, t time.Time) {
 func (e *run[T]) copyIn(s int, g uint64) error {
 	c := e.c
 	t := e.tick()
-	if !e.p.CMA {
+	if e.p.Intra != IntraCMA {
 		lo, hi := e.p.segment(s)
 		dst := unsafe.Slice((*T)(c.slot(g&1, c.local)), hi-lo)
 		copy(dst, e.send[lo:hi])
@@ -194,7 +194,7 @@ func (e *run[T]) reduce(s int, g uint64) error {
 	fold := func(q, n int) error {
 		t := e.tick()
 		defer e.tock(&c.times.Reduce, t)
-		if p.CMA {
+		if p.Intra == IntraCMA {
 			return e.foldCMA(unsafe.Add(res, (q-plo)*es), lo+q, n)
 		}
 		srcs := c.scratchSrcs[:c.ppn]
@@ -286,7 +286,7 @@ func (e *run[T]) finish(g uint64) error {
 // leader's "result ready" flag.
 func (e *run[T]) post(s int, g uint64) error {
 	c, p := e.c, e.p
-	if p.CMA {
+	if p.Intra == IntraCMA {
 		t := e.tick()
 		lo, hi := p.segment(s)
 		plo, phi := p.partition(hi-lo, c.pos)
@@ -382,7 +382,7 @@ func (e *run[T]) copyOut(s int, g uint64) error {
 		}
 	}
 	e.tock(&c.times.WaitOut, t)
-	if p.CMA {
+	if p.Intra == IntraCMA {
 		return nil // the leaders wrote the result into recv
 	}
 	t = e.tick()

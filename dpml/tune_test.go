@@ -46,7 +46,7 @@ func TestTunerSameDecisionsEverywhere(t *testing.T) {
 				t.Fatalf("call %d: %v", i, err)
 			}
 			p := c.LastPlan()
-			s := fmt.Sprintf("%d:%v/%d/%d/%v;", n, p.Variant, p.Leaders, p.Pipeline, p.CMA)
+			s := fmt.Sprintf("%d:%v/%d/%d/%v;", n, p.Variant, p.Leaders, p.Pipeline, p.Intra)
 			h.Write([]byte(s))
 			plans[s[len(fmt.Sprint(n))+1:]] = true
 		}

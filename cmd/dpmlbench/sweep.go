@@ -354,5 +354,5 @@ func (s *sweeper[T]) finish(p *pointRun[T]) (bench.Result, error) {
 // planInfo is the part of a plan a result records.
 func planInfo(p dpml.Plan) *bench.PlanInfo {
 	return &bench.PlanInfo{Variant: p.Variant.String(), Leaders: p.Leaders, Pipeline: p.Pipeline, Segments: p.Segments,
-		CMA: p.CMA, Stream: p.Stream}
+		CMA: p.Intra == dpml.IntraCMA, Stream: p.Stream}
 }

@@ -179,7 +179,7 @@ func tune[T float32 | float64](world *mpi.Comm, sizes []int, op mpi.Op, maxCalls
 		if world.Rank() == 0 {
 			p := d.LastPlan()
 			fmt.Printf("%9s  %-9s l=%-3d k=%-2d cma=%-5v after %d calls, regret %.1f calls of %.1f us\n", bench.FormatSize(n*es),
-				p.Variant, p.Leaders, p.Pipeline, p.CMA, len(times), regrets[len(regrets)-1].Cum[len(times)-1], best*1e6)
+				p.Variant, p.Leaders, p.Pipeline, p.Intra == dpml.IntraCMA, len(times), regrets[len(regrets)-1].Cum[len(times)-1], best*1e6)
 		}
 	}
 	if regretDir != "" && world.Rank() == 0 {
