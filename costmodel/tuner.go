@@ -679,3 +679,34 @@ func (t *Tuner) Fingerprint() uint64 {
 	}
 	return h.Sum64()
 }
+
+// median returns the median of v, reordering v. NaN for an empty slice.
+func median(v []float64) float64 {
+	n := len(v)
+	if n == 0 {
+		return math.NaN()
+	}
+	sortSmall(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// sortSmall sorts v: insertion sort for the learner's short windows (no
+// allocation), sort.Float64s otherwise.
+func sortSmall(v []float64) {
+	if len(v) > 24 {
+		sort.Float64s(v)
+		return
+	}
+	for i := 1; i < len(v); i++ {
+		x := v[i]
+		j := i - 1
+		for j >= 0 && v[j] > x {
+			v[j+1] = v[j]
+			j--
+		}
+		v[j+1] = x
+	}
+}

@@ -1,4 +1,4 @@
-package costmodel
+package offline
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/plan"
 )
 
@@ -30,7 +31,7 @@ type Report struct {
 
 // Compare predicts every sample of s with m and reports the relative errors.
 // Samples with a non-positive time are skipped.
-func Compare(m *Model, s Samples) Report {
+func Compare(m *costmodel.Model, s Samples) Report {
 	var r Report
 	add := func(kind, label string, bytes int, meas, pred float64) {
 		if !ok(meas) {
@@ -106,7 +107,7 @@ func (r Report) String() string {
 // layout, next to the fastest of them.
 type Pick struct {
 	Bytes    int
-	Layout   Layout
+	Layout   costmodel.Layout
 	Chosen   plan.Shape // the plan the model predicts fastest
 	Best     plan.Shape // the plan measured fastest
 	Penalty  float64    // measured(Chosen) / measured(Best) - 1
@@ -117,10 +118,10 @@ type Pick struct {
 // native plan), which measured plan m predicts fastest, and how much slower
 // that plan measured than the fastest one: the model used alone, with no
 // online step.
-func Picks(m *Model, s Samples) []Pick {
+func Picks(m *costmodel.Model, s Samples) []Pick {
 	type key struct {
 		bytes int
-		lay   Layout
+		lay   costmodel.Layout
 	}
 	type cand struct {
 		shape plan.Shape

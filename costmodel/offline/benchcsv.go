@@ -1,20 +1,22 @@
-package costmodel
+package offline
 
 import (
 	"encoding/csv"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
+	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/plan"
 )
 
 // BenchRow is one row of a dpmlbench results.csv that ran a fixed plan.
 type BenchRow struct {
 	bytes         int
-	elem          ElemClass
-	op            OpClass
-	lay           Layout
+	elem          costmodel.ElemClass
+	op            costmodel.OpClass
+	lay           costmodel.Layout
 	variant       plan.Variant
 	leaders, pipe int
 	segments      int
@@ -24,20 +26,47 @@ type BenchRow struct {
 	copyOut       float64
 }
 
+// benchColumns are the columns of dpmlbench's results.csv (internal/bench
+// CSVHeader) that ReadBenchCSV reads on every row: a CSV without one of
+// them is an error, so that a renamed column cannot read as zeros.
+var benchColumns = []string{"bytes", "type", "op", "nodes", "ppn", "variant", "median_us",
+	"plan_variant", "plan_leaders", "plan_pipeline", "plan_segments", "plan_cma"}
+
+// phaseColumns are the per-phase medians ReadBenchCSV reads when present:
+// dpmlbench writes a phase's column only with -phases and only when some
+// plan of the run had that phase, so a missing one gives no samples of
+// its kind.
+var phaseColumns = []string{"phase_copy-in_median_us", "phase_reduce_median_us", "phase_copy-out_median_us"}
+
 // ReadBenchCSV reads the rows of a dpmlbench results.csv that ran a fixed
-// plan (dpml with given l, or native); rows of the auto variant are skipped.
+// plan (dpml with given l, or native); rows of the auto variant and rows
+// that moved data by cross-memory attach are skipped. A missing column of
+// benchColumns, or a cell that is neither empty nor a number, is an error
+// naming it; empty cells (a failed or skipped point) read as 0.
 func ReadBenchCSV(r io.Reader) ([]BenchRow, error) {
 	recs, err := csv.NewReader(r).ReadAll()
 	if err != nil {
 		return nil, err
 	}
 	if len(recs) == 0 {
-		return nil, fmt.Errorf("costmodel: empty results CSV")
+		return nil, fmt.Errorf("offline: empty results CSV")
 	}
 	col := map[string]int{}
 	for i, h := range recs[0] {
 		col[h] = i
 	}
+	var missing []string
+	for _, c := range benchColumns {
+		if _, ok := col[c]; !ok {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("offline: results CSV lacks column(s) %s (not a dpmlbench results.csv, or one from an older dpmlbench)",
+			strings.Join(missing, ", "))
+	}
+	var line int
+	var bad error
 	get := func(r []string, name string) string {
 		if i, ok := col[name]; ok && i < len(r) {
 			return r[i]
@@ -45,11 +74,19 @@ func ReadBenchCSV(r io.Reader) ([]BenchRow, error) {
 		return ""
 	}
 	num := func(r []string, name string) float64 {
-		v, _ := strconv.ParseFloat(get(r, name), 64)
-		return v
+		v := get(r, name)
+		if v == "" {
+			return 0
+		}
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil && bad == nil {
+			bad = fmt.Errorf("offline: results CSV line %d, column %s: %q is not a number", line, name, v)
+		}
+		return x
 	}
 	var rows []BenchRow
-	for _, r := range recs[1:] {
+	for i, r := range recs[1:] {
+		line = i + 2
 		var b BenchRow
 		switch get(r, "variant") {
 		case "native":
@@ -70,20 +107,23 @@ func ReadBenchCSV(r io.Reader) ([]BenchRow, error) {
 		b.bytes = int(num(r, "bytes"))
 		switch get(r, "type") {
 		case "float32":
-			b.elem = ElemFloat32
+			b.elem = costmodel.ElemFloat32
 		case "float64":
-			b.elem = ElemFloat64
+			b.elem = costmodel.ElemFloat64
 		default:
-			b.elem = ElemAny
+			b.elem = costmodel.ElemAny
 		}
-		b.op = OpClassOf(get(r, "op"))
-		b.lay = Layout{int(num(r, "nodes")), int(num(r, "ppn"))}
+		b.op = costmodel.OpClassOf(get(r, "op"))
+		b.lay = costmodel.Layout{Nodes: int(num(r, "nodes")), PPN: int(num(r, "ppn"))}
 		b.leaders, b.pipe = int(num(r, "plan_leaders")), int(num(r, "plan_pipeline"))
 		b.segments = max(int(num(r, "plan_segments")), 1)
 		b.median = num(r, "median_us") * 1e-6
-		b.copyIn = num(r, "phase_copy-in_median_us") * 1e-6
-		b.reduce = num(r, "phase_reduce_median_us") * 1e-6
-		b.copyOut = num(r, "phase_copy-out_median_us") * 1e-6
+		b.copyIn = num(r, phaseColumns[0]) * 1e-6
+		b.reduce = num(r, phaseColumns[1]) * 1e-6
+		b.copyOut = num(r, phaseColumns[2]) * 1e-6
+		if bad != nil {
+			return nil, bad
+		}
 		if b.variant == plan.Native {
 			b.leaders, b.pipe = 1, 1
 		}

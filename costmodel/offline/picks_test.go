@@ -1,9 +1,10 @@
-package costmodel
+package offline
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/plan"
 )
 
@@ -11,15 +12,15 @@ import (
 // the fastest plan (no penalty); when the plan it prefers measured slower,
 // the penalty is that plan's excess over the fastest.
 func TestPicks(t *testing.T) {
-	m := DefaultModel()
-	lay := Layout{Nodes: 2, PPN: 8}
+	m := costmodel.DefaultModel()
+	lay := costmodel.Layout{Nodes: 2, PPN: 8}
 	plans := []plan.Shape{{Variant: plan.DPML, Leaders: 1, Pipeline: 1}, {Variant: plan.DPML, Leaders: 8, Pipeline: 1},
 		{Variant: plan.Pipelined, Leaders: 8, Pipeline: 4, Overlap: true}}
 	const bytes = 4 << 20
 	var s Samples
 	for _, p := range plans {
-		s.Calls = append(s.Calls, CallSample{Plan: p, Bytes: bytes, Layout: lay, Elem: ElemFloat32,
-			Seconds: m.Breakdown(p, bytes, lay, ElemFloat32).Total})
+		s.Calls = append(s.Calls, CallSample{Plan: p, Bytes: bytes, Layout: lay, Elem: costmodel.ElemFloat32,
+			Seconds: m.Breakdown(p, bytes, lay, costmodel.ElemFloat32).Total})
 	}
 	s.Native = append(s.Native, NativeSample{Bytes: bytes, Layout: lay, Seconds: m.Predict(plan.Shape{Variant: plan.Native}, bytes, lay)})
 	ps := Picks(&m, s)
