@@ -1,9 +1,12 @@
 package dpml
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/plan"
 )
 
@@ -127,5 +130,25 @@ func TestPlanResolution(t *testing.T) {
 		if p.Variant != Native && p.SegmentBytes != p.SegElems*p.ElemSize {
 			t.Errorf("%s: SegmentBytes %d for %d elements of %d bytes", c.name, p.SegmentBytes, p.SegElems, p.ElemSize)
 		}
+	}
+}
+
+// elemClass gives every kind the tuner's class of its Go type.
+func TestElemClassByKind(t *testing.T) {
+	for _, c := range []struct {
+		k  mpi.Kind
+		rk reflect.Kind
+	}{
+		{mpi.KindOf[int8](), reflect.Int8}, {mpi.KindOf[int16](), reflect.Int16}, {mpi.KindOf[int32](), reflect.Int32},
+		{mpi.KindOf[int64](), reflect.Int64}, {mpi.KindOf[uint8](), reflect.Uint8}, {mpi.KindOf[uint16](), reflect.Uint16},
+		{mpi.KindOf[uint32](), reflect.Uint32}, {mpi.KindOf[uint64](), reflect.Uint64}, {mpi.KindOf[float32](), reflect.Float32},
+		{mpi.KindOf[float64](), reflect.Float64}, {mpi.KindOf[complex64](), reflect.Complex64}, {mpi.KindOf[complex128](), reflect.Complex128},
+	} {
+		if got, want := elemClass[c.k], costmodel.ElemClassOf(c.rk); got != want {
+			t.Errorf("elemClass[%v] = %v, want %v", c.k, got, want)
+		}
+	}
+	if n := len(mpi.Kinds()); n != len(elemClass) {
+		t.Errorf("%d kinds, elemClass has %d entries", n, len(elemClass))
 	}
 }
