@@ -203,7 +203,7 @@
 //	    // elemClass = costmodel.ElemClassOf(reflect.TypeFor[T]().Kind());
 //	    // opClass[op] = costmodel.OpClassOf(op.String()), filled once
 //	arm := t.Choose(key) // a plan.Shape: variant, l, k, transport
-//	o := Override(arm)   // dpml.Override is plan.Shape too
+//	o := Override(arm)   // dpml.Override: a defined type over plan.Shape
 //	t0 := time.Now(); err := execute(plan(o)); d := time.Since(t0)
 //	if err == nil && t.Record(key, arm, d.Seconds()) {
 //		buf := t.Pending()

@@ -13,6 +13,26 @@ var (
 	phasesMultiNode = []Phase{PhaseCopyIn, PhaseReduce, PhaseInter, PhaseCopyOut}
 )
 
+// or fills the zero fields of o from d.
+func (o Override) or(d Override) Override {
+	if o.Variant == Auto {
+		o.Variant = d.Variant
+	}
+	if o.Leaders == 0 {
+		o.Leaders = d.Leaders
+	}
+	if o.Pipeline == 0 {
+		o.Pipeline = d.Pipeline
+	}
+	if o.SegmentBytes == 0 {
+		o.SegmentBytes = d.SegmentBytes
+	}
+	if o.Intra == IntraAuto {
+		o.Intra = d.Intra
+	}
+	return o
+}
+
 // plan resolves an override into a complete plan. Precedence: the per-call
 // override, then the communicator's (SetOverride), then DPML_LEADERS /
 // DPML_PIPELINE, then the default policy.
@@ -23,7 +43,7 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 		return Plan{}, fmt.Errorf("dpml: plan for %d elements of %d bytes", count, es)
 	}
 	p := Plan{Count: count, ElemSize: es, Nodes: c.nodes, PPN: c.minPPN, Align: max(1, alignBytes/es)}
-	o = o.Or(c.fixed).Or(c.env)
+	o = o.or(c.fixed).or(c.env)
 	v := o.Variant
 	if c.nodes == c.size {
 		v = Native // one rank per node everywhere: DPML degenerates

@@ -75,7 +75,10 @@ func ParseVariant(s string) (Variant, error) {
 //	              memory at once; clamped to the communicator's segment budget
 //	Intra         how data moves inside a node (IntraAuto: the engine's choice)
 //	Overlap       ignored: the resolved variant decides it
-type Override = plan.Shape
+//
+// It is a type of its own over plan.Shape's fields (convert freely), so
+// that dpml can give it methods.
+type Override plan.Shape
 
 // Intra is the intra-node data path of a plan (plan.Intra).
 type Intra = plan.Intra

@@ -7,9 +7,9 @@
 // A Shape names a plan: the variant, l leaders per node, k sub-chunks per
 // leader, the segment size, the intra-node transport, and whether a
 // segment's inter-node step overlaps the next segment's intra-node phases.
-// The same type serves as a partial shape (dpml.Override: zero fields are
-// the engine's to choose), a resolved one (embedded in dpml.Plan) and a
-// tuner arm (costmodel.Arm).
+// The same struct serves as a partial shape (dpml.Override: zero fields
+// are the engine's to choose), a resolved one (embedded in dpml.Plan) and
+// a tuner arm (costmodel.Arm).
 package plan
 
 import (
@@ -121,30 +121,6 @@ type Shape struct {
 	// is resolved, from Variant.Overlaps; the engine and the cost model
 	// read it instead of testing the variant.
 	Overlap bool
-}
-
-// Or returns s with its zero fields taken from d: s's choices win, d fills
-// in what s leaves to someone else.
-func (s Shape) Or(d Shape) Shape {
-	if s.Variant == Auto {
-		s.Variant = d.Variant
-	}
-	if s.Leaders == 0 {
-		s.Leaders = d.Leaders
-	}
-	if s.Pipeline == 0 {
-		s.Pipeline = d.Pipeline
-	}
-	if s.SegmentBytes == 0 {
-		s.SegmentBytes = d.SegmentBytes
-	}
-	if s.Intra == IntraAuto {
-		s.Intra = d.Intra
-	}
-	if !s.Overlap {
-		s.Overlap = d.Overlap
-	}
-	return s
 }
 
 // String is "native", or "<variant> l=<l> k=<k>", followed by " seg=<bytes>"

@@ -121,20 +121,6 @@ func TestNames(t *testing.T) {
 	}
 }
 
-func TestOr(t *testing.T) {
-	d := Shape{Variant: Pipelined, Leaders: 4, Pipeline: 2, SegmentBytes: 1 << 20, Intra: IntraCMA, Overlap: true}
-	if got := (Shape{}).Or(d); got != d {
-		t.Errorf("zero.Or(d) = %+v, want d", got)
-	}
-	s := Shape{Variant: DPML, Leaders: 1, Pipeline: 1, SegmentBytes: 64, Intra: IntraShm}
-	if got := s.Or(d); got != (Shape{Variant: DPML, Leaders: 1, Pipeline: 1, SegmentBytes: 64, Intra: IntraShm, Overlap: true}) {
-		t.Errorf("s.Or(d) = %+v: s's fields must win", got)
-	}
-	if got := (Shape{Leaders: 8}).Or(d); got.Leaders != 8 || got.Variant != Pipelined || got.Intra != IntraCMA {
-		t.Errorf("partial.Or(d) = %+v", got)
-	}
-}
-
 func TestDefaultSegmentBytes(t *testing.T) {
 	for _, c := range []struct{ llc, ppn, want int }{
 		{300 << 20, 32, 2383104}, // 150 MiB / 66 slots, in cache lines
