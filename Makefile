@@ -11,8 +11,12 @@ GOEXPERIMENT ?= simd
 export GOEXPERIMENT
 COMMIT   := $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS  := -X main.gitCommit=$(COMMIT)
-# The main job: a short sweep on an emulated 2-node x 2-rank cluster.
-BENCH_ARGS ?= -sizes 8:4M:x8 -leaders 1,2 -pipeline 1,2 -time 50ms -progress
+# The main job: a short sweep on an emulated 2-node x 2-rank cluster, calls
+# back to back as applications make them (issue 12), from Go (dpmlbench)
+# and from C (dpmlbench-c with libdpml.so preloaded).
+BENCH_ARGS ?= -sizes 8:4M:x8 -leaders 1,2 -pipeline 1,2 -time 50ms -progress -pattern b2b
+CBENCH_ARGS ?= -sizes 8:4M:x8 -variants native,auto,dpml:l=1,dpml:l=2,pipelined:l=2,k=2 -time 50ms -progress -pattern b2b -check
+MPICC    ?= mpicc
 
 # Debian/Ubuntu packages: Open MPI (mpirun, mpicc, libmpi + pkg-config
 # ompi-c for cgo), gfortran (mpif90, for the Fortran drop-in test), gcc for
@@ -49,6 +53,8 @@ build: deps lib
 	$(GO) build ./...
 	@mkdir -p bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
+	@# The C benchmark client (no Go files in its directory: go skips it).
+	$(MPICC) -O2 -Wall -I dropin -DDPML_COMMIT='"$(COMMIT)"' -o bin/dpmlbench-c cmd/dpmlbench-c/dpmlbench-c.c -ldl -lm
 
 # The drop-in MPI_Allreduce for C and Fortran programs (dropin/):
 # LD_PRELOAD=$(CURDIR)/bin/libdpml.so, or dpmlrun -preload, or -ldpml.
@@ -56,6 +62,7 @@ lib: deps
 	@mkdir -p bin
 	$(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS)" -o bin/libdpml.so ./dropin
 	@rm -f bin/libdpml.h
+	cp dropin/dpmlx.h bin/dpmlx.h
 
 test: deps
 	$(GO) test ./... -count=1 -timeout 20m
@@ -68,7 +75,16 @@ lint:
 	$(GO) vet ./...
 
 bench: deps build
-	bin/dpmlrun -nodes 2 -ppn 2 -- bin/dpmlbench $(BENCH_ARGS) -out bench/results/local-$$(date -u +%Y%m%dT%H%M%SZ)
+	@out=bench/results/local-$$(date -u +%Y%m%dT%H%M%SZ); set -e; \
+	echo "+ bin/dpmlrun -nodes 2 -ppn 2 -- bin/dpmlbench $(BENCH_ARGS) -out $$out"; \
+	bin/dpmlrun -nodes 2 -ppn 2 -- bin/dpmlbench $(BENCH_ARGS) -out $$out; \
+	echo "+ bin/dpmlrun -nodes 2 -ppn 2 -preload $(CURDIR)/bin/libdpml.so -- bin/dpmlbench-c $(CBENCH_ARGS) -quiet -out $$out/c-b2b"; \
+	bin/dpmlrun -nodes 2 -ppn 2 -preload $(CURDIR)/bin/libdpml.so -- bin/dpmlbench-c $(CBENCH_ARGS) -quiet -out $$out/c-b2b; \
+	echo; echo "== Go API (dpmlbench), calls back to back: DPML / native"; \
+	bin/dpmlbench table -md -in $$out/results.json; \
+	echo; echo "== C program (dpmlbench-c, libdpml.so preloaded), calls back to back: DPML / native"; \
+	bin/dpmlbench table -md -in $$out/c-b2b/results.json; \
+	echo; echo "results: $$out (Go) and $$out/c-b2b (C)"
 
 clean:
 	rm -rf bin bench/tmp

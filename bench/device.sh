@@ -21,6 +21,16 @@ ONE="mpirun --allow-run-as-root -np 32 --bind-to core --map-by core --mca btl se
 # Nodes by host name: MPI_Comm_split_type(SHARED) hung the emulated nodes on
 # the device's Open MPI 4.1.6 (bench/results/2026-11-21-h200x2/README.md).
 FAKE="bin/dpmlrun -nodes 4 -ppn 8 -cores-per-node 8 -- --mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=${DPML_NODE_SPLIT:-host} --"
+# The C client (bin/dpmlbench-c) preloads CLIENT_LIB; with CLIENT_LIB_ALT
+# set (another build of libdpml.so, e.g. main's) every client run is repeated
+# with it into *-alt directories, so old and new compare in one device call
+# (a build without dpmlx.h, such as one from before issue 12, runs native and
+# auto only: the client cannot set its plans).
+CLIENT_LIB=${CLIENT_LIB:-$PWD/bin/libdpml.so}
+CLIENT_LIB_ALT=${CLIENT_LIB_ALT:-}
+CLIENT_PATTERNS=${CLIENT_PATTERNS:-b2b barrier skew}
+CLIENT_SIZES=${CLIENT_SIZES:-4:64M:x4}
+CLIENT_TIME=${CLIENT_TIME:-100ms}
 T0=$(date +%s)
 DEADLINE=${DEADLINE:-100000}
 FAKE_OK=1
@@ -98,6 +108,32 @@ explore)
   for dm in 0 1; do
     run "1x32-demote$dm" 90 $ONE -x DPML_DEMOTE=$dm bin/dpmlbench -sizes 64K:64M:x4 -leaders 16,32 -pipeline 1 \
       -variants native,dpml -phases -time "$TIME" -quiet -out "$OUTDIR/1x32-demote$dm"
+  done ;;
+client|client1x32|client4x8)
+  # Issue 12: MPI_Allreduce timed the way applications call it, from a C
+  # program with libdpml.so preloaded, in every call pattern; native, auto
+  # and fixed plans interleaved in each run (every ratio from one run).
+  # Each pattern's sweep stays well under 3 minutes at 1x32 (-time, fewer
+  # calls at large sizes, 50 tuning calls). LD_PRELOAD reaches the ranks
+  # through mpirun -x / dpmlrun -preload.
+  libs="main=$CLIENT_LIB"
+  [ -n "$CLIENT_LIB_ALT" ] && libs="$libs alt=$CLIENT_LIB_ALT"
+  cargs="-sizes $CLIENT_SIZES -time $CLIENT_TIME -min-iters 5 -max-iters 2000 -tune-calls 50 -check -quiet"
+  for lv in $libs; do
+    tag=${lv%%=*} lib=${lv#*=} sfx=""
+    [ "$tag" = alt ] && sfx="-alt"
+    if [ ! -f "$lib" ]; then echo "== client: $lib: no such library" | tee -a "$OUTDIR/commands.txt"; continue; fi
+    for pat in $CLIENT_PATTERNS; do
+      if [ "$s" != client4x8 ]; then
+        run "client-1x32-$pat$sfx" 240 $ONE -x LD_PRELOAD="$lib" bin/dpmlbench-c -pattern "$pat" $cargs \
+          -variants native,auto,dpml:l=1,dpml:l=4,dpml:l=max -out "$OUTDIR/client-1x32-$pat$sfx"
+      fi
+      if [ "$s" != client1x32 ]; then
+        fake "client-4x8-$pat$sfx" 300 bin/dpmlrun -nodes 4 -ppn 8 -cores-per-node 8 -preload "$lib" -- \
+          --mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=${DPML_NODE_SPLIT:-host} -- bin/dpmlbench-c -pattern "$pat" $cargs \
+          -variants native,auto,dpml:l=1,dpml:l=4,dpml:l=max,pipelined:l=max,k=2,pipelined:l=max,k=4 -out "$OUTDIR/client-4x8-$pat$sfx"
+      fi
+    done
   done ;;
 apps1x32|apps4x8)
   # The mini-apps (issue 7), one layout per step.

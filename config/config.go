@@ -82,6 +82,8 @@ const (
 	RunCPUMap    = "DPML_RUN_CPUMAP"
 	RunNodes     = "DPML_RUN_NODES"
 	RunPPN       = "DPML_RUN_PPN"
+	TreeBytes    = "DPML_TREE_BYTES"
+	TreeRadix    = "DPML_TREE_RADIX"
 )
 
 // Vars is the table. Keep it sorted by name; TestTableSorted checks.
@@ -93,7 +95,7 @@ var Vars = []Var{
 	{Name: DropinFrom, Kind: KindInt, Default: "1", Scope: AllRanks, Users: "libdpml.so",
 		Doc: "The drop-in library sets up DPML on a communicator at its n-th eligible MPI_Allreduce; the calls before pass through to the MPI library. Raise it when a program makes many short-lived communicators that each see only a few calls (setup is several collectives)."},
 	{Name: Intra, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",
-		Doc: "Intra-node data path: `shm` (copies through the node segment), `cma` (leaders read and write the ranks' buffers with process_vm_readv/writev; falls back to shm where the kernel forbids it) or `auto` (the tuner picks per size; without the tuner, shm). Setting it takes calls out of the tuner's hands."},
+		Doc: "Intra-node data path: `shm` (copies through the node segment), `cma` (leaders read and write the ranks' buffers with process_vm_readv/writev; falls back to shm where the kernel forbids it), `tree` (the small-message reduction tree, one leader; messages larger than a slot fall back to shm) or `auto` (the tuner picks per size; without the tuner, shm). Setting it takes calls out of the tuner's hands."},
 	{Name: Job, Kind: KindString, Default: "x", Scope: PerNode, Users: "engine, dpmlrun",
 		Doc: "Job token put in shared-memory segment names (`dpml-<job>-<random>`). dpmlrun sets it and removes any segment of its job after the run, so even a crashed run leaves nothing in /dev/shm."},
 	{Name: Leaders, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",
@@ -124,6 +126,10 @@ var Vars = []Var{
 		Doc: "Copy-out writes the receive buffer with non-temporal (streaming) stores once a call's bytes times the node's ranks reach this many bytes: results that cannot stay in the last-level cache are not first read in from memory. `auto`: the last-level cache size (32M when unknown); `off`: never."},
 	{Name: Timeout, Kind: KindDuration, Default: "60s", Scope: PerRank, Users: "engine",
 		Doc: "How long a rank waits for a peer on a shared-memory flag before the call fails with an error (a dead peer never hangs the job). Negative: wait forever."},
+	{Name: TreeBytes, Kind: KindBytes, Default: "4K", Scope: AllRanks, Users: "engine",
+		Doc: "Messages up to this many bytes (at most one shared-memory slot) take the small-message reduction tree when neither the caller nor the tuner chose a plan: each rank folds its tree children's partials into its own and hands it to its parent, the root runs the inter-node step and releases the node. Up to 56 bytes the data travels inside the flags' cache lines."},
+	{Name: TreeRadix, Kind: KindInt, Default: "8", Scope: AllRanks, Users: "engine",
+		Doc: "Children per parent inside a NUMA domain of the small-message reduction tree (1..64); domains and sockets are joined at their first ranks."},
 	{Name: Tuner, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",
 		Doc: "Plan selection: `auto` (cost model + online learner), `model` (cost model only), `static` (built-in table only)."},
 	{Name: TuningFile, Kind: KindString, Default: "", Scope: AllRanks, Users: "engine, dpmlbench",

@@ -57,7 +57,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	}
 	var key costmodel.Key
 	var arm costmodel.Arm
-	tuned := c.tuned(o, len(send))
+	tuned := c.tuned(o, len(send), kind.Size())
 	if tuned {
 		key = c.tunerKey(kind, op, len(send))
 		arm = c.tuner.Choose(key)
@@ -123,7 +123,7 @@ func (c *Comm) report(p Plan) {
 	for b := p.Count * p.ElemSize; b > 1; b >>= 1 {
 		class++
 	}
-	key := fmt.Sprintf("%v/%d/%d/%v/%d", p.Variant, p.Leaders, p.Pipeline, p.Intra, p.Segments)
+	key := fmt.Sprintf("%v/%d/%d/%v/%d/%d", p.Variant, p.Leaders, p.Pipeline, p.Intra, p.Radix, p.Segments)
 	if c.verbose < 2 && c.reported[class] == key {
 		return
 	}
@@ -132,4 +132,7 @@ func (c *Comm) report(p Plan) {
 	}
 	c.reported[class] = key
 	fmt.Fprintf(os.Stderr, "dpml: %d B: %s", p.Count*p.ElemSize, p.String())
+	if p.Intra == IntraTree {
+		fmt.Fprintf(os.Stderr, "reduction tree of node 0 (local ranks, children indented):\n%s", c.treeFor(p.Radix).tree.String())
+	}
 }

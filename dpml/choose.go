@@ -6,6 +6,10 @@ import (
 	"github.com/dpmlgo/dpml/plan"
 )
 
+// maxRadix bounds a tree's radix (a parent folds at most this many children
+// of its domain at once).
+const maxRadix = 64
+
 // Static phase lists: plans share them instead of allocating.
 var (
 	phasesNative    = []Phase{PhaseNative}
@@ -30,6 +34,9 @@ func (o Override) or(d Override) Override {
 	if o.Intra == IntraAuto {
 		o.Intra = d.Intra
 	}
+	if o.Radix == 0 {
+		o.Radix = d.Radix
+	}
 	return o
 }
 
@@ -53,6 +60,19 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 		return p, nil
 	}
 	def, defSeg := c.defaultPlan(count * es)
+	intra := o.Intra
+	if intra == IntraAuto {
+		intra = def.Intra
+		if intra == IntraTree && o.Leaders > 1 {
+			intra = IntraShm // forced leaders: the partitioned plans
+		}
+	}
+	switch {
+	case intra == IntraCMA && !c.cma: // precondition: falls back to copies
+		intra = IntraShm
+	case intra == IntraTree && count*es > c.segBudget: // one slot at most
+		intra = IntraShm
+	}
 	if v == Auto {
 		v = def.Variant
 		if o.Pipeline > 1 {
@@ -66,33 +86,31 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 	if k <= 0 {
 		k = def.Pipeline
 	}
+	if intra == IntraTree {
+		l = 1 // one tree, rooted at leader 0
+		if p.Radix = o.Radix; p.Radix <= 0 {
+			p.Radix = c.treeRadix
+		}
+		p.Radix = min(p.Radix, maxRadix)
+		p.Depth = c.treeFor(p.Radix).depth
+	}
 	if v == DPML {
 		k = 1
 	}
-	p.Variant, p.Leaders, p.Pipeline = v, min(max(l, 1), c.minPPN), max(k, 1)
+	p.Variant, p.Leaders, p.Pipeline, p.Intra = v, min(max(l, 1), c.minPPN), max(k, 1), intra
 	p.Phases = phasesMultiNode
 	if c.nodes == 1 {
 		p.Phases = phasesNode
 	}
-	p.Overlap = v.Overlaps() && c.nodes > 1
-	p.Intra = IntraShm // IntraTree too, until the engine has it
-	switch o.Intra {
-	case IntraCMA:
-		if c.cma { // precondition: falls back to copies
-			p.Intra = IntraCMA
-		}
-	case IntraAuto:
-		if c.cma && def.Intra == IntraCMA { // never, for now: see defaultPlan
-			p.Intra = IntraCMA
-		}
-	}
+	p.Overlap = p.Variant.Overlaps() && c.nodes > 1
 	p.Stream = p.Intra != IntraCMA && c.streamBytes > 0 && count*es*p.PPN >= c.streamBytes
 	segBytes := c.segBudget
 	if o.SegmentBytes > 0 {
 		segBytes = min(segBytes, max(o.SegmentBytes, alignBytes))
-	} else if p.Intra != IntraCMA {
+	} else if p.Intra == IntraShm {
 		// With CMA the segment only bounds the leaders' result area: the
-		// largest one means the fewest system calls.
+		// largest one means the fewest system calls. The tree moves its
+		// message (at most a slot) in one segment.
 		segBytes = min(segBytes, defSeg)
 	}
 	p.SegElems = max(p.Align, segBytes/es/p.Align*p.Align)
@@ -106,8 +124,8 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 	return p, nil
 }
 
-// defaultPlan is the built-in policy used until the tuner chooses: about
-// 4 KiB per leader, all leaders for large messages, pipelining once the
+// defaultPlan is the built-in policy used until the tuner chooses: the
+// reduction tree up to DPML_TREE_BYTES, then about 4 KiB per leader, all leaders for large messages, pipelining once the
 // per-leader share passes 256 KiB. It returns the plan's shape and the
 // segment size in bytes: both buffer sets of a node (2 x (ppn+1) slots)
 // within half the last-level cache, at least 64 KiB (the slot size,
@@ -129,7 +147,10 @@ func (c *Comm) defaultPlan(bytes int) (plan.Shape, int) {
 	// 16 KiB, 1.3x at 64 MiB) but won from 1 to 4 MiB on 4 fake nodes of
 	// 8, where the tuner chose it (bench/results/2026-11-22-h200x2). The
 	// tuner has both paths as arms; this static policy keeps the copies.
-	p := plan.Shape{Variant: DPML, Leaders: l, Pipeline: 1}
+	p := plan.Shape{Variant: DPML, Leaders: l, Pipeline: 1, Intra: IntraShm}
+	if bytes <= c.treeBytes {
+		p.Intra = IntraTree
+	}
 	if c.nodes > 1 && bytes/l >= 256<<10 {
 		p.Variant, p.Pipeline = Pipelined, 2
 	}

@@ -96,10 +96,3 @@ func cmaCopy(pid int, local unsafe.Pointer, addr uintptr, n int, write bool) err
 	}
 	return nil
 }
-
-// Each rank's "input ready" line also carries the addresses of its buffers
-// for the current call, written before the flag is raised.
-const (
-	addrSendOff = 8
-	addrRecvOff = 16
-)

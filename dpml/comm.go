@@ -25,49 +25,48 @@ type Comm struct {
 	world *mpi.Comm // private duplicate of the user's communicator
 	node  *mpi.Comm // ranks sharing this node's memory
 
-	rank, size      int
-	local, ppn      int // this rank on its node, and the node's size
-	nodeIdx         int
-	nodes           int // h
-	minPPN          int // smallest ppn over nodes: bound of l
-	pos             int // this rank's place in the leader order; leader j = pos j
-	leaderComm      *mpi.Comm
-	leaderOrder     []int // local ranks by leader position
-	segBudget       int   // bytes per input slot
-	streamBytes     int   // copy-out streams when bytes x ppn reach this (0: never)
-	llcBytes        int   // last-level cache size (32 MiB when unknown)
-	demote          bool  // DPML_DEMOTE: CLDEMOTE what this rank wrote for others
-	seg             *shm.Segment
-	abort           *atomic.Uint64
-	inFlag          []*atomic.Uint64 // by local rank
-	outFlag         []*atomic.Uint64 // by leader position
-	sendAddr        []*atomic.Uint64 // by local rank: buffers of the current call (CMA plans)
-	recvAddr        []*atomic.Uint64
-	pids            []int          // by local rank
-	cma             bool           // cross-memory attach works on every node
-	oversub         bool           // this node has more ranks than cores
-	oversubAnywhere bool           // some node has (plans must agree everywhere)
-	scratch         []byte         // a leader's private staging buffers for CMA reads
-	data            unsafe.Pointer // start of the data area
-	slotStride      int            // bytes between input slots
-	bufStride       int            // bytes between the two buffer sets
-	gen             uint64         // segments completed on this communicator
-	wait            shm.Waiter
-	env             Override // forced by DPML_LEADERS / DPML_PIPELINE
-	fixed           Override // forced by SetOverride
-	timing          bool
-	times           PhaseTimes
-	err             error // sticky: a failed call leaves the communicator unusable
-	closed          bool
-	scratchSrcs     []unsafe.Pointer
-	pending         [2][]*mpi.Request
-	reqPool         [2][]mpi.Request // the requests pending points into, reused
-	pendingRange    [2]flagPost
-	verbose         int
-	reported        map[int]string // DPML_VERBOSE: last plan printed per size class
-	tuner           *costmodel.Tuner
-	tuningFile      string
-	last            Plan // the plan of the last call
+	rank, size   int
+	local, ppn   int // this rank on its node, and the node's size
+	nodeIdx      int
+	nodes        int // h
+	minPPN       int // smallest ppn over nodes: bound of l
+	pos          int // this rank's place in the leader order; leader j = pos j
+	leaderComm   *mpi.Comm
+	leaderOrder  []int // local ranks by leader position
+	segBudget    int   // bytes per input slot
+	streamBytes  int   // copy-out streams when bytes x ppn reach this (0: never)
+	llcBytes     int   // last-level cache size (32 MiB when unknown)
+	demote       bool  // DPML_DEMOTE: CLDEMOTE what this rank wrote for others
+	seg          *nodeSegment
+	abort        *atomic.Uint64
+	places       []leaders.Place // by local rank: where each runs (trees are built from them)
+	trees        [maxRadix + 1]*treeShape
+	treeRadix    int // DPML_TREE_RADIX
+	treeBytes    int // DPML_TREE_BYTES: the default plan's tree threshold
+	transports   [numIntra]transport
+	call         call   // the call in progress (transports' state)
+	pids         []int  // by local rank
+	cma          bool   // cross-memory attach works on every node
+	oversub      bool   // this node has more ranks than CPUs (or its CPUs are unknown)
+	scratch      []byte // a leader's private staging buffers for CMA reads
+	gen          uint64 // segments completed on this communicator
+	wait         shm.Waiter
+	waitPoll     shm.Waiter // wait, progressing pending MPI requests while it waits
+	env          Override   // forced by DPML_LEADERS / DPML_PIPELINE
+	fixed        Override   // forced by SetOverride
+	timing       bool
+	times        PhaseTimes
+	err          error // sticky: a failed call leaves the communicator unusable
+	closed       bool
+	scratchSrcs  []unsafe.Pointer
+	pending      [2][]*mpi.Request
+	reqPool      [2][]mpi.Request // the requests pending points into, reused
+	pendingRange [2]flagPost
+	verbose      int
+	reported     map[int]string // DPML_VERBOSE: last plan printed per size class
+	tuner        *costmodel.Tuner
+	tuningFile   string
+	last         Plan // the plan of the last call
 }
 
 // flagPost remembers which out-flag to raise when a segment's pending
@@ -133,6 +132,7 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	o.segBudget = max(minSegBytes, o.segBudget/alignBytes*alignBytes)
 
 	d := &Comm{segBudget: o.segBudget, timing: o.timing}
+	d.transports = [numIntra]transport{IntraShm: shmCopies{}, IntraCMA: cmaAttach{}, IntraTree: treeReduce{}}
 	d.wait = shm.Waiter{Timeout: o.timeout}
 	if d.wait.Spin, err = config.Int(config.Spin); err != nil {
 		return nil, err
@@ -149,6 +149,17 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	if d.demote, err = config.Bool(config.Demote); err != nil {
 		return nil, err
 	}
+	if d.treeRadix, err = config.Int(config.TreeRadix); err != nil {
+		return nil, err
+	}
+	if d.treeRadix < 1 || d.treeRadix > maxRadix {
+		return nil, fmt.Errorf("dpml: %s=%d: want 1..%d", config.TreeRadix, d.treeRadix, maxRadix)
+	}
+	tb, err := config.Bytes(config.TreeBytes)
+	if err != nil {
+		return nil, err
+	}
+	d.treeBytes = int(min(tb, int64(d.segBudget)))
 	d.llcBytes = 32 << 20
 	if llc, err := leaders.LLCBytes(); err == nil && llc > 0 {
 		d.llcBytes = llc
@@ -224,15 +235,11 @@ func parseIntra() (Intra, error) {
 	if err != nil {
 		return 0, err
 	}
-	switch strings.ToLower(v) {
-	case "auto":
-		return IntraAuto, nil
-	case "shm":
-		return IntraShm, nil
-	case "cma":
-		return IntraCMA, nil
+	in, err := ParseIntra(v)
+	if err != nil {
+		return 0, fmt.Errorf("dpml: %s=%q: want auto, shm, cma or tree", config.Intra, v)
 	}
-	return 0, fmt.Errorf("dpml: %s=%q: want auto, shm or cma", config.Intra, v)
+	return in, nil
 }
 
 // SplitNode splits c into one communicator per node, the way DPML_NODE_SPLIT
@@ -330,7 +337,10 @@ func (d *Comm) chooseLeaders() error {
 	if err != nil {
 		return fmt.Errorf("decode placement: %w", err)
 	}
+	d.places = places
 	d.leaderOrder = leaders.Order(places)
+	d.oversub = oversubscribed(places)
+	d.wait.NoSleep = !d.oversub
 
 	d.pos = -1
 	for p, r := range d.leaderOrder {
@@ -354,34 +364,36 @@ func (d *Comm) chooseLeaders() error {
 	return nil
 }
 
-// Segment layout (one per node, all offsets cache-line aligned):
-//
-//	abort word | in flags (ppn lines) | out flags (ppn lines) | pad to page
-//	buffer set 0: slot 0 | slot 1 | ... | slot ppn-1 | result
-//	buffer set 1: same
-//
-// Each slot and the result hold segBudget bytes. Two buffer sets let
-// segment s+1 fill one while segment s drains the other.
-func (d *Comm) layout() (size, dataOff int) {
-	hdr := alignBytes * (1 + 2*d.ppn)
-	dataOff = shm.PadTo(hdr, pageBytes)
-	d.slotStride = d.segBudget
-	d.bufStride = d.slotStride * (d.ppn + 1)
-	return dataOff + 2*d.bufStride, dataOff
+// oversubscribed reports whether the ranks of a node share CPUs: more
+// ranks than the CPUs they may run on together, or a rank whose CPUs are
+// unknown. Waits then back off to sleeping, so that the rank that will set
+// a flag can get the core; ranks that own their cores only spin and yield.
+func oversubscribed(places []leaders.Place) bool {
+	cpus := map[int]bool{}
+	for _, p := range places {
+		if len(p.CPUs) == 0 {
+			return true
+		}
+		for _, c := range p.CPUs {
+			cpus[c] = true
+		}
+	}
+	return len(cpus) < len(places)
 }
 
 func (d *Comm) mapSegment(o options) error {
-	size, dataOff := d.layout()
+	size, _ := segmentLayout(d.ppn, d.segBudget)
 	store := shm.Store{Dir: o.shmDir}
 	// The node head creates the segment and broadcasts its name; a
 	// zero-length name tells the others creation failed.
 	var name []uint8
 	var cerr error
+	var mem *shm.Segment
 	if d.local == 0 {
 		job, _ := config.Get(config.Job)
 		var nm string
 		if nm, cerr = shm.Name("dpml-" + job); cerr == nil {
-			d.seg, cerr = store.Create(nm, size)
+			mem, cerr = store.Create(nm, size)
 		}
 		if cerr == nil {
 			name = []uint8(nm)
@@ -405,50 +417,34 @@ func (d *Comm) mapSegment(o options) error {
 	}
 	var oerr error
 	if d.local != 0 {
-		d.seg, oerr = store.Open(string(name), size)
+		mem, oerr = store.Open(string(name), size)
 	}
 	// Everyone has mapped it (or failed): the name can go, so that no
 	// crash from here on can leave the segment behind.
 	if err := d.node.Barrier(); err != nil {
 		return fmt.Errorf("segment barrier: %w", err)
 	}
-	if d.local == 0 && d.seg != nil {
-		if err := d.seg.Unlink(); err != nil && oerr == nil {
+	if d.local == 0 && mem != nil {
+		if err := mem.Unlink(); err != nil && oerr == nil {
 			oerr = err
 		}
 	}
 	if oerr != nil {
+		if mem != nil {
+			oerr = errors.Join(oerr, mem.Close())
+		}
 		return fmt.Errorf("map node segment %s: %w", name, oerr)
 	}
-	b := d.seg.Bytes()
-	d.abort = shm.Uint64At(b, 0)
 	var err error
-	if d.inFlag, err = shm.Uint64sAt(b, alignBytes, alignBytes, d.ppn); err != nil {
-		return err
+	if d.seg, err = viewSegment(mem, d.ppn, d.segBudget); err != nil {
+		return errors.Join(err, mem.Close())
 	}
-	if d.outFlag, err = shm.Uint64sAt(b, alignBytes*(1+d.ppn), alignBytes, d.ppn); err != nil {
-		return err
-	}
-	if d.sendAddr, err = shm.Uint64sAt(b, alignBytes+addrSendOff, alignBytes, d.ppn); err != nil {
-		return err
-	}
-	if d.recvAddr, err = shm.Uint64sAt(b, alignBytes+addrRecvOff, alignBytes, d.ppn); err != nil {
-		return err
-	}
-	d.data = unsafe.Pointer(&b[dataOff])
+	d.abort = d.seg.abort
 	d.wait.Abort = d.abort
+	d.waitPoll = d.wait
+	d.waitPoll.Poll = d.progress // bound once: a method value per call would allocate
 	d.scratchSrcs = make([]unsafe.Pointer, d.ppn)
 	return nil
-}
-
-// slot returns the address of local rank i's input slot in buffer set b.
-func (d *Comm) slot(b uint64, i int) unsafe.Pointer {
-	return unsafe.Add(d.data, int(b)*d.bufStride+i*d.slotStride)
-}
-
-// result returns the address of the result area of buffer set b.
-func (d *Comm) result(b uint64) unsafe.Pointer {
-	return d.slot(b, d.ppn)
 }
 
 // Nodes, PPN, MaxLeaders and the other accessors describe the layout.
@@ -532,7 +528,7 @@ func (d *Comm) release() error {
 		d.pending[i] = nil
 	}
 	if d.seg != nil {
-		errs = append(errs, d.seg.Close())
+		errs = append(errs, d.seg.mem.Close())
 		d.seg = nil
 	}
 	for _, c := range []**mpi.Comm{&d.leaderComm, &d.node, &d.world} {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/leaders"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
@@ -95,7 +96,8 @@ func checkLastPlan(t *testing.T, w *mpi.Comm, what string, ok func(*Comm, Plan) 
 type world struct {
 	size, rank int
 	nodes      int
-	byNode     [][]int // world ranks of each node, in local-rank order
+	byNode     [][]int           // world ranks of each node, in local-rank order
+	places     [][]leaders.Place // where each node's ranks run, in local-rank order
 	c          *Comm
 }
 
@@ -114,6 +116,7 @@ func describe(t *testing.T, c *Comm, w *mpi.Comm) world {
 		}
 		d.byNode[n][l] = r
 	}
+	d.places = gatherPlaces(t, c, w, d.byNode)
 	return d
 }
 
@@ -252,6 +255,9 @@ func check[T mpi.Number](t *testing.T, d world, w *mpi.Comm, tc testCase) {
 		t.Fatalf("%T %v: %v", *new(T), tc, err)
 	}
 	want := reference[T](d, tc)
+	if p := d.c.LastPlan(); p.Intra == IntraTree {
+		want = treeReference[T](d, tc, p.Radix)
+	}
 	// Exact cases compare values (the MPI library may produce -0 where Go
 	// produces +0, e.g. in complex products); order-checked cases compare bits.
 	for i := range want {

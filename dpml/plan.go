@@ -74,6 +74,7 @@ func ParseVariant(s string) (Variant, error) {
 //	SegmentBytes  caps the slice of the message moved through shared
 //	              memory at once; clamped to the communicator's segment budget
 //	Intra         how data moves inside a node (IntraAuto: the engine's choice)
+//	Radix         the reduction tree's radix inside a NUMA domain (IntraTree)
 //	Overlap       ignored: the resolved variant decides it
 //
 // It is a type of its own over plan.Shape's fields (convert freely), so
@@ -92,10 +93,21 @@ const (
 	// results into them with process_vm_readv/writev: no copies through
 	// the segment. Falls back to IntraShm where the kernel forbids it.
 	IntraCMA = plan.IntraCMA
-	// IntraTree: a small-message reduction tree over cache-line flags.
-	// Not implemented by the engine yet: plans run it as IntraShm.
+	// IntraTree reduces through a tree of cache-line flags (one leader,
+	// the tree's root), for small messages; messages larger than a slot
+	// fall back to IntraShm.
 	IntraTree = plan.IntraTree
+	numIntra  = plan.NumIntra
 )
+
+// ParseIntra parses "auto", "shm", "cma" or "tree".
+func ParseIntra(s string) (Intra, error) {
+	in, err := plan.ParseIntra(s)
+	if err != nil {
+		return 0, fmt.Errorf("dpml: unknown intra-node transport %q (want auto, shm, cma or tree)", s)
+	}
+	return in, nil
+}
 
 // alignBytes is the partition and slot alignment: one cache line.
 const alignBytes = plan.CacheLine
@@ -107,8 +119,8 @@ const alignBytes = plan.CacheLine
 // Its Shape is resolved: Leaders is l clamped to the smallest ppn (fewer
 // are active when the message is small), Pipeline is 1 for DPML,
 // SegmentBytes is SegElems x ElemSize, Intra is the transport that runs
-// (IntraShm or IntraCMA; IntraAuto for Native), and Overlap is set when
-// segments overlap (Pipelined on several nodes).
+// (never IntraAuto, but for Native), Radix the tree's radix (IntraTree),
+// and Overlap is set when segments overlap (Pipelined on several nodes).
 type Plan struct {
 	plan.Shape
 	Phases   []Phase
@@ -116,6 +128,7 @@ type Plan struct {
 	ElemSize int // bytes per element
 	Nodes    int // h
 	PPN      int // smallest ranks-per-node of the communicator
+	Depth    int // hops from the deepest rank to the tree's root on this node (IntraTree)
 	// Stream: copy-out writes the receive buffer with non-temporal
 	// stores (a result too large for the last-level cache).
 	Stream bool
@@ -174,9 +187,16 @@ func (p *Plan) String() string {
 		return b.String()
 	}
 	intra := "shared-memory copies"
-	if p.Intra == IntraCMA {
+	switch p.Intra {
+	case IntraCMA:
 		intra = "cross-memory attach"
-	} else if p.Stream {
+	case IntraTree:
+		intra = fmt.Sprintf("a radix-%d reduction tree of depth %d", p.Radix, p.Depth)
+		if p.inline() {
+			intra += ", data inline in the flag lines"
+		}
+	}
+	if p.Stream {
 		intra += ", streaming copy-out"
 	}
 	fmt.Fprintf(&b, "leaders l=%d, pipeline k=%d, %d segment(s) of %d elements (%s), intra-node by %s\n",

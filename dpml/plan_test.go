@@ -98,11 +98,12 @@ func TestParseVariant(t *testing.T) {
 }
 
 // TestPlanResolution: what plan a communicator resolves an Override to,
-// without MPI (a Comm with only the layout fields set).
+// without MPI (a Comm with only the layout fields set, no tree: every
+// case resolves to a partitioned plan).
 func TestPlanResolution(t *testing.T) {
-	two := &Comm{nodes: 2, size: 8, minPPN: 4, ppn: 4, segBudget: 1 << 20, llcBytes: 32 << 20, cma: true}
-	one := &Comm{nodes: 1, size: 4, minPPN: 4, ppn: 4, segBudget: 1 << 20, llcBytes: 32 << 20, cma: true}
-	noCMA := &Comm{nodes: 2, size: 8, minPPN: 4, ppn: 4, segBudget: 1 << 20, llcBytes: 32 << 20}
+	two := &Comm{nodes: 2, size: 8, minPPN: 4, ppn: 4, segBudget: 512 << 10, llcBytes: 32 << 20, cma: true}
+	one := &Comm{nodes: 1, size: 4, minPPN: 4, ppn: 4, segBudget: 512 << 10, llcBytes: 32 << 20, cma: true}
+	noCMA := &Comm{nodes: 2, size: 8, minPPN: 4, ppn: 4, segBudget: 512 << 10, llcBytes: 32 << 20}
 	for _, c := range []struct {
 		name    string
 		c       *Comm
@@ -110,7 +111,7 @@ func TestPlanResolution(t *testing.T) {
 		intra   Intra
 		overlap bool
 	}{
-		{"tree-runs-as-shm", two, Override{Variant: DPML, Intra: IntraTree}, IntraShm, false},
+		{"tree-larger-than-a-slot", two, Override{Variant: DPML, Intra: IntraTree}, IntraShm, false}, // 800 KB > 512 KiB
 		{"cma", two, Override{Variant: DPML, Intra: IntraCMA}, IntraCMA, false},
 		{"cma-unavailable", noCMA, Override{Variant: DPML, Intra: IntraCMA}, IntraShm, false},
 		{"auto-is-shm", two, Override{Variant: DPML}, IntraShm, false},

@@ -134,10 +134,12 @@ func (d *Comm) setupTuner() error {
 }
 
 // tuned reports whether a call with override o is the tuner's to decide.
-func (c *Comm) tuned(o Override, count int) bool {
+func (c *Comm) tuned(o Override, count, es int) bool {
 	// Forcing any part of the plan (the intra-node path included: it is
 	// one of the tuner's arms) takes the call out of the tuner's hands.
-	return c.tuner != nil && count > 0 && c.nodes != c.size &&
+	// Messages small enough for the reduction tree take it: the tuner's
+	// arms do not include it yet, and its partitioned plans lose there.
+	return c.tuner != nil && count > 0 && c.nodes != c.size && count*es > c.treeBytes &&
 		o == (Override{}) && c.fixed == (Override{}) && c.env == (Override{})
 }
 

@@ -132,6 +132,38 @@
 // engines built and closed). DPML_VERBOSE=2 adds a line per call with its
 // decision and a line per engine setup.
 //
+// # Extension entry points (dpmlx.h)
+//
+// An unmodified program needs nothing more. A program that wants to choose
+// or see the plan itself (a benchmark comparing plans in one run, such as
+// bin/dpmlbench-c, or an application that knows a communicator's best plan)
+// can call four C functions declared in dpmlx.h, which make copies next to
+// the library (bin/dpmlx.h):
+//
+//	int DPMLX_Check_plan(const char *spec, char *buf, int len);  // parse: canonical spec or the error in buf
+//	int DPMLX_Set_plan(MPI_Comm comm, const char *spec);         // the plan of comm's later routed calls
+//	int DPMLX_Last_plan(MPI_Comm comm, char *buf, int len);      // what served the thread's latest call on comm
+//	const char *DPMLX_Library_version(void);                     // "DPML-Go <commit> (dpmlx 1)"
+//
+// Specs are dpml.ParseOverride's grammar: "auto" (the engine's choice),
+// "native" (every call on comm goes to PMPI_Allreduce without entering the
+// engine; a communicator native from its first call never sets one up),
+// "dpml:l=2", "pipelined:l=8,k=4", with optional ",intra=shm|cma" and
+// ",seg=64K". Set_plan is per communicator and local (a string compare when
+// the plan does not change); like the arguments of MPI_Allreduce, it must
+// be equal on all ranks for the same call. It overrides DPML_LEADERS and
+// DPML_PIPELINE (dpml.Comm.SetOverride) and leaves calls the library does
+// not route (types, ops, sizes) alone. Last_plan reads a thread-local record
+// of the latest call (its communicator and how it was served, kept on the
+// pass-through path at the cost of two stores), so it must be called on the
+// same thread right after the call it describes; for a routed call it adds
+// the engine's plan as a spec that forces it again plus " segments=N" and
+// " stream", and for a passed call it gives "native reason=WHY" with the
+// counters' reason names (native-plan for Set_plan's "native"). The
+// functions return MPI error classes and never call an error handler.
+// Programs that must also run without the library look them up with
+// dlsym(RTLD_DEFAULT, "DPMLX_Set_plan") (dpmlx.h has the pointer types).
+//
 // # Signals
 //
 // The Go runtime starts when the library is loaded, before main, and

@@ -11,9 +11,13 @@
 
 #include "dropin.h"
 #include "dpml_kinds.h"
+#include "dpmlx.h"
 #include "_cgo_export.h"
 
 uint64_t dpml_counts[DPML_NREASONS];
+
+const char *const dpml_reason_words[DPML_NREASONS] = {"routed", "nested", "not-initialized", "disabled",
+	"count", "type", "op", "small", "buffer", "communicator", "warm-up", "setup-failed", "native-plan"};
 uint64_t dpml_comms_setup, dpml_comms_released;
 
 void dpml_note_released(void) { __atomic_fetch_add(&dpml_comms_released, 1, __ATOMIC_RELAXED); }
@@ -31,6 +35,12 @@ static inline void count_reason(int r) { __atomic_fetch_add(&dpml_counts[r], 1, 
 // application threads are unaffected.
 static __thread int dpml_depth;
 
+// The calling thread's latest MPI_Allreduce made by the application (not
+// nested): its communicator and how it was served (DPML_ROUTED or a pass
+// reason), for DPMLX_Last_plan. Thread-local, so recording it costs no lock
+// and no attribute lookup on the pass-through path.
+static __thread MPI_Comm last_comm; // valid when last_reason >= 0
+static __thread int last_reason = -1;
 // ---------------------------------------------------------------------------
 // Datatypes and ops.
 
@@ -200,6 +210,11 @@ typedef struct {
 	int mode;
 	int64_t eligible;   // eligible calls seen before setup (DPML_DROPIN_FROM_CALL)
 	uintptr_t id;       // Go-side engine object, 0 for none
+	// DPMLX_Set_plan: native sends every call to PMPI_Allreduce; spec is
+	// the canonical engine plan ("" or "auto": the engine's choice), handed
+	// to the engine when it exists and again when it is set up.
+	int native;
+	char spec[DPMLX_MAX_SPEC];
 } comm_state;
 
 static comm_state *get_state(MPI_Comm comm) {
@@ -253,7 +268,7 @@ static int delete_state(MPI_Comm comm, int kv, void *val, void *extra) {
 // trace prints one call's decision (DPML_VERBOSE=2).
 static void trace(int reason, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
 	static const char *reasons[DPML_NREASONS] = {"dpml", "nested", "not initialized", "disabled",
-		"count", "type", "op", "small", "buffer", "communicator", "warm-up", "setup failed"};
+		"count", "type", "op", "small", "buffer", "communicator", "warm-up", "setup failed", "native plan"};
 	const dtype_entry *d = find_dtype(dt);
 	int o = find_op(op);
 	fprintf(stderr, "libdpml: rank %d: MPI_Allreduce(count %d, %s, %s, comm %#lx) -> %s%s\n",
@@ -263,7 +278,10 @@ static void trace(int reason, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm co
 
 static int pass(int reason, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
 	count_reason(reason);
-	if (reason != DPML_P_NESTED && settings.verbose >= 2) trace(reason, count, dt, op, comm);
+	if (reason != DPML_P_NESTED) {
+		last_comm = comm, last_reason = reason;
+		if (settings.verbose >= 2) trace(reason, count, dt, op, comm);
+	}
 	return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
 }
 
@@ -298,6 +316,12 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 	comm_state *s = get_state(comm);
 	if (s == NULL) return pass(DPML_P_COMM, sendbuf, recvbuf, count, dt, op, comm);
 	pthread_mutex_lock(&s->mu);
+	if (s->native) {
+		// Before any setup: a communicator kept native from its first
+		// call never builds an engine. The plan is equal on all ranks.
+		pthread_mutex_unlock(&s->mu);
+		return pass(DPML_P_PLAN, sendbuf, recvbuf, count, dt, op, comm);
+	}
 	if (s->mode == S_NEW) {
 		int inter = 0, size = 0;
 		if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
@@ -314,6 +338,12 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 			dpml_depth--;
 			s->mode = s->id != 0 ? S_ROUTE : S_FAILED;
 			if (s->id != 0) __atomic_fetch_add(&dpml_comms_setup, 1, __ATOMIC_RELAXED);
+			if (s->id != 0 && s->spec[0] != '\0') {
+				// A plan set before the engine existed (checked then).
+				dpml_depth++;
+				dpmlGoSetOverride(s->id, s->spec);
+				dpml_depth--;
+			}
 		}
 	}
 	if (s->mode != S_ROUTE) {
@@ -343,6 +373,7 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 		}
 	}
 	count_reason(DPML_ROUTED);
+	last_comm = comm, last_reason = DPML_ROUTED;
 	if (settings.verbose >= 2) trace(DPML_ROUTED, count, dt, op, comm);
 	dpml_depth++;
 	int rc = dpmlGoAllreduce(s->id, send, recvbuf, count, d->kind, o);
@@ -378,3 +409,90 @@ int dpml_finalize_entry(void) {
 }
 
 int MPI_Finalize(void) { return dpml_finalize_entry(); }
+
+// ---------------------------------------------------------------------------
+// Extension entry points (dpmlx.h).
+
+// lib_ready initializes the library if MPI is up (as the first
+// MPI_Allreduce would) and reports whether MPI is usable.
+static int lib_ready(void) {
+	int flag = 0;
+	if (finalized || PMPI_Initialized(&flag) != MPI_SUCCESS || !flag) return 0;
+	if (PMPI_Finalized(&flag) != MPI_SUCCESS || flag) return 0;
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) pthread_once(&init_once, init_once_fn);
+	return 1;
+}
+
+int DPMLX_Check_plan(const char *spec, char *buf, int len) {
+	char tmp[1];
+	int native = 0;
+	if (spec == NULL) {
+		if (buf != NULL && len > 0) snprintf(buf, (size_t)len, "spec is NULL");
+		return MPI_ERR_ARG;
+	}
+	if (buf == NULL || len < 1) buf = tmp, len = 1;
+	return dpmlGoCheckSpec((char *)spec, buf, len, &native) == 0 ? MPI_SUCCESS : MPI_ERR_ARG;
+}
+
+int DPMLX_Set_plan(MPI_Comm comm, const char *spec) {
+	char canon[DPMLX_MAX_SPEC];
+	int native = 0;
+	if (spec == NULL || dpmlGoCheckSpec((char *)spec, canon, sizeof canon, &native) != 0) return MPI_ERR_ARG;
+	if (comm == MPI_COMM_NULL) return MPI_ERR_COMM;
+	if (!lib_ready()) return MPI_ERR_OTHER;
+	int is_auto = strcmp(canon, "auto") == 0;
+	if (settings.disabled) {
+		// Every call passes through already: native and auto hold.
+		return native || is_auto ? MPI_SUCCESS : MPI_ERR_UNSUPPORTED_OPERATION;
+	}
+	if (!native && !is_auto) {
+		int inter = 0, size = 0;
+		if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+		    PMPI_Comm_size(comm, &size) != MPI_SUCCESS || size < 2)
+			return MPI_ERR_COMM;
+	}
+	comm_state *s = get_state(comm);
+	if (s == NULL) return MPI_ERR_COMM;
+	int rc = MPI_SUCCESS;
+	pthread_mutex_lock(&s->mu);
+	s->native = native;
+	if (!native && strcmp(s->spec, canon) != 0) {
+		strcpy(s->spec, canon);
+		if (s->id != 0) {
+			dpml_depth++;
+			if (dpmlGoSetOverride(s->id, s->spec) != 0) rc = MPI_ERR_OTHER;
+			dpml_depth--;
+		}
+	}
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+int DPMLX_Last_plan(MPI_Comm comm, char *buf, int len) {
+	if (buf == NULL || len < 1) return MPI_ERR_ARG;
+	if (last_reason < 0 || last_comm != comm) {
+		snprintf(buf, (size_t)len, "none");
+		return MPI_ERR_OTHER;
+	}
+	int n;
+	if (last_reason != DPML_ROUTED) {
+		n = snprintf(buf, (size_t)len, "native reason=%s", dpml_reason_words[last_reason]);
+		return n >= len ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+	}
+	// Routed: the engine of comm exists (engines live until MPI_Comm_free).
+	comm_state *s = get_state(comm);
+	if (s == NULL) {
+		snprintf(buf, (size_t)len, "none");
+		return MPI_ERR_OTHER;
+	}
+	pthread_mutex_lock(&s->mu);
+	n = s->id != 0 ? dpmlGoLastPlan(s->id, buf, len) : -1;
+	pthread_mutex_unlock(&s->mu);
+	if (n < 0) {
+		snprintf(buf, (size_t)len, "none");
+		return MPI_ERR_OTHER;
+	}
+	return n >= len ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+}
+
+const char *DPMLX_Library_version(void) { return dpmlGoVersion(); }

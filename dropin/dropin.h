@@ -16,8 +16,8 @@ typedef struct {
 	int world_rank;
 } dpml_settings;
 
-// Why a call was not routed to the engine. Order must match reasonNames in
-// main.go.
+// Why a call was not routed to the engine; dpml_reason_words names them (in
+// the DPML_VERBOSE counters and DPMLX_Last_plan's "native reason=WHY").
 enum {
 	DPML_ROUTED = 0,     // routed to the DPML engine
 	DPML_P_NESTED,       // made by the engine itself (recursion guard)
@@ -31,8 +31,11 @@ enum {
 	DPML_P_COMM,         // intercommunicator or a single rank
 	DPML_P_WARMUP,       // before DPML_DROPIN_FROM_CALL
 	DPML_P_SETUP_FAILED, // the engine could not be set up on this communicator
+	DPML_P_PLAN,         // DPMLX_Set_plan(comm, "native")
 	DPML_NREASONS
 };
+
+extern const char *const dpml_reason_words[DPML_NREASONS];
 
 // Counters, indexed by the reasons above (atomically updated).
 extern uint64_t dpml_counts[DPML_NREASONS];

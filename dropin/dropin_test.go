@@ -92,6 +92,8 @@ func setup(t *testing.T) {
 		for _, b := range [][]string{
 			{"allreduce", "mpicc", "-O1", "-o", out("allreduce"), "testdata/allreduce.c"},
 			{"bench", "mpicc", "-O1", "-o", out("bench"), "testdata/bench.c"},
+			// The extension entry points, found with dlsym (dpmlx.h here).
+			{"dpmlx", "mpicc", "-O1", "-I.", "-o", out("dpmlx"), "testdata/dpmlx.c", "-ldl"},
 			// The same program linked with -ldpml instead of preloaded.
 			{"allreduce-linked", "mpicc", "-O1", "-o", out("allreduce-linked"), "testdata/allreduce.c",
 				"-L" + dir, "-ldpml", "-Wl,-rpath," + dir},
@@ -496,5 +498,36 @@ func TestBench(t *testing.T) {
 	}
 	if m := summaries(t, r.stderr); len(m) != 4 || m[0].routed == 0 {
 		t.Errorf("benchmark calls not routed: %+v", m)
+	}
+}
+
+// TestExtension: DPMLX_Check_plan, DPMLX_Set_plan and DPMLX_Last_plan
+// (dpmlx.h), found with dlsym: the program checks every return value, text
+// and result itself; here the counters show that a communicator kept native
+// from its first call built no engine and that the native plan's calls were
+// passed to the MPI library.
+func TestExtension(t *testing.T) {
+	setup(t)
+	r := dpmlrun(t, true, nil, work.progs["dpmlx"], "-o", outDir)
+	if r.code != 0 || len(failures(r.out)) > 0 || strings.Count(r.out, "done fails=0") != 4 {
+		t.Fatalf("exit code %d\n%s\n%s\n%s", r.code, r.out, r.stdout, r.stderr)
+	}
+	if n := strings.Count(r.out, "case "); n != 4*26 {
+		t.Errorf("%d case lines, want 26 per rank:\n%s", n, r.out)
+	}
+	m := summaries(t, r.stderr)
+	if len(m) != 4 {
+		t.Fatalf("%d ranks printed counters:\n%s", len(m), r.stderr)
+	}
+	for rank, c := range m {
+		// World only: the duplicate was native from its first call.
+		if c.setup != 1 || c.released != 1 || c.reasons["native-plan"] != 5 || c.reasons["type"] != 1 {
+			t.Errorf("rank %d: %+v, want 1 engine, 5 native-plan and 1 type pass", rank, c)
+		}
+	}
+	// Without the library the program finds no entry points and says so.
+	r = dpmlrun(t, false, nil, work.progs["dpmlx"], "-o", outDir)
+	if r.code != 0 || strings.Count(r.out, "case nolib") != 4 {
+		t.Errorf("without libdpml.so: exit code %d\n%s\n%s", r.code, r.out, r.stderr)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 // #include "dropin.h"
+// #include "dpmlx.h"
 import "C"
 
 import (
@@ -35,9 +36,9 @@ var (
 	warned  bool // a setup failure was reported
 )
 
-// reasonNames matches the DPML_P_* enum in dropin.h.
-var reasonNames = [C.DPML_NREASONS]string{"routed", "nested", "not-initialized", "disabled",
-	"count", "type", "op", "small", "buffer", "communicator", "warm-up", "setup-failed"}
+// reasonName names the DPML_P_* reason i of dropin.h (dpml_reason_words,
+// shared with DPMLX_Last_plan).
+func reasonName(i int) string { return C.GoString(C.dpml_reason_words[i]) }
 
 //export dpmlGoInit
 func dpmlGoInit(s *C.dpml_settings) C.int {
@@ -220,11 +221,11 @@ func dpmlGoFinalize() {
 func summary() string {
 	var passed uint64
 	s := ""
-	for i := 1; i < len(reasonNames); i++ {
+	for i := 1; i < C.DPML_NREASONS; i++ {
 		n := uint64(C.dpml_counts[i])
 		passed += n
 		if n > 0 {
-			s += fmt.Sprintf(" %s %d", reasonNames[i], n)
+			s += fmt.Sprintf(" %s %d", reasonName(i), n)
 		}
 	}
 	return fmt.Sprintf("routed %d passed %d (%s ) comms set up %d released %d",
@@ -256,3 +257,94 @@ func indent(s string) string {
 	}
 	return b.String()
 }
+
+// Extension entry points (dpmlx.h): the C functions DPMLX_* in dropin.c
+// call these.
+
+// putString copies s into the C buffer buf of n bytes, truncated to n-1
+// bytes and NUL-terminated, and returns len(s) (so n <= len(s) means it
+// was truncated, as with snprintf).
+func putString(buf *C.char, n C.int, s string) C.int {
+	if buf == nil || n < 1 {
+		return C.int(len(s))
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(n))
+	m := copy(b[:n-1], s)
+	b[m] = 0
+	return C.int(len(s))
+}
+
+// dpmlGoCheckSpec parses a plan spec (dpml.ParseOverride): on success it
+// writes the canonical spec into buf, sets *native when it is the MPI
+// library's allreduce, and returns 0; on failure it writes the error and
+// returns 1.
+//
+//export dpmlGoCheckSpec
+func dpmlGoCheckSpec(spec *C.char, buf *C.char, n C.int, native *C.int) C.int {
+	o, err := dpml.ParseOverride(C.GoString(spec))
+	if err != nil {
+		putString(buf, n, err.Error())
+		return 1
+	}
+	if native != nil {
+		*native = 0
+		if o.Variant == dpml.Native {
+			*native = 1
+		}
+	}
+	// A canonical spec is short (under 80 bytes: numbers lose leading
+	// zeros), so the callers' DPMLX_MAX_SPEC buffers always hold it.
+	putString(buf, n, o.Spec())
+	return 0
+}
+
+// dpmlGoSetOverride makes a checked, non-native spec the plan of engine id's
+// later calls ("auto": the engine's own choice again). It returns 0, or 1 if
+// the engine is gone or the spec does not parse.
+//
+//export dpmlGoSetOverride
+func dpmlGoSetOverride(id C.uintptr_t, spec *C.char) C.int {
+	d := lookup(id)
+	o, err := dpml.ParseOverride(C.GoString(spec))
+	if d == nil || err != nil || o.Variant == dpml.Native {
+		return 1
+	}
+	d.SetOverride(o)
+	return 0
+}
+
+// dpmlGoLastPlan writes the plan of engine id's latest call (DPMLX_Last_plan's
+// format: the plan spec, then " segments=N" and " stream") into buf and
+// returns the full length, or -1 when there is no engine id or no call yet.
+//
+//export dpmlGoLastPlan
+func dpmlGoLastPlan(id C.uintptr_t, buf *C.char, n C.int) C.int {
+	d := lookup(id)
+	if d == nil {
+		return -1
+	}
+	return putString(buf, n, describePlan(d.LastPlan()))
+}
+
+// describePlan is DPMLX_Last_plan's text for a plan the engine ran.
+func describePlan(p dpml.Plan) string {
+	s := p.Spec()
+	if p.Variant == dpml.Native || p.Variant == dpml.Auto {
+		return s
+	}
+	s += fmt.Sprintf(" segments=%d", p.Segments)
+	if p.Stream {
+		s += " stream"
+	}
+	return s
+}
+
+var versionOnce = sync.OnceValue(func() *C.char {
+	return C.CString(fmt.Sprintf("DPML-Go %s (dpmlx %d)", gitCommit, C.DPMLX_VERSION))
+})
+
+// dpmlGoVersion is DPMLX_Library_version's string (allocated once, never
+// freed).
+//
+//export dpmlGoVersion
+func dpmlGoVersion() *C.char { return versionOnce() }

@@ -5,8 +5,9 @@
 // so they cannot drift apart. It imports nothing of the project.
 //
 // A Shape names a plan: the variant, l leaders per node, k sub-chunks per
-// leader, the segment size, the intra-node transport, and whether a
-// segment's inter-node step overlaps the next segment's intra-node phases.
+// leader, the segment size, the intra-node transport (and the tree's
+// radix), and whether a segment's inter-node step overlaps the next
+// segment's intra-node phases.
 // The same struct serves as a partial shape (dpml.Override: zero fields
 // are the engine's to choose), a resolved one (embedded in dpml.Plan) and
 // a tuner arm (costmodel.Arm).
@@ -79,17 +80,17 @@ const (
 	// results into them with process_vm_readv/writev: no copies through
 	// the segment. Falls back to IntraShm where the kernel forbids it.
 	IntraCMA
-	// IntraTree reduces small messages along a tree over cache-line flags.
-	// Reserved: until the engine implements it, plans resolve it to
-	// IntraShm.
+	// IntraTree reduces through a tree of cache-line flags (one leader,
+	// the tree's root), for small messages.
 	IntraTree
-	numIntra
+	// NumIntra is the number of Intra values (tables indexed by Intra).
+	NumIntra
 )
 
-var intraNames = [numIntra]string{"auto", "shm", "cma", "tree"}
+var intraNames = [NumIntra]string{"auto", "shm", "cma", "tree"}
 
 func (i Intra) String() string {
-	if i < numIntra {
+	if i < NumIntra {
 		return intraNames[i]
 	}
 	return fmt.Sprintf("Intra(%d)", int(i))
@@ -116,6 +117,9 @@ type Shape struct {
 	SegmentBytes int
 	// Intra is the intra-node transport.
 	Intra Intra
+	// Radix is the reduction tree's radix inside a NUMA domain (IntraTree;
+	// 0: the engine's).
+	Radix int
 	// Overlap: segment s's inter-node step runs beside segment s+1's
 	// copy-in and reduce, and s's copy-out waits for it. Set where a shape
 	// is resolved, from Variant.Overlaps; the engine and the cost model
@@ -124,7 +128,8 @@ type Shape struct {
 }
 
 // String is "native", or "<variant> l=<l> k=<k>", followed by " seg=<bytes>"
-// when SegmentBytes is set and by the transport when it is cma or tree.
+// when SegmentBytes is set, by the transport when it is cma or tree, and
+// by " r=<radix>" when Radix is set.
 func (s Shape) String() string {
 	if s.Variant == Native {
 		return "native"
@@ -136,6 +141,9 @@ func (s Shape) String() string {
 	}
 	if s.Intra == IntraCMA || s.Intra == IntraTree {
 		b.WriteString(" " + s.Intra.String())
+	}
+	if s.Radix > 0 {
+		fmt.Fprintf(&b, " r=%d", s.Radix)
 	}
 	return b.String()
 }

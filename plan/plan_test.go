@@ -91,7 +91,7 @@ func TestNames(t *testing.T) {
 			t.Errorf("ParseVariant(%q) = %v, %v", v, got, err)
 		}
 	}
-	for i := IntraAuto; i < numIntra; i++ {
+	for i := IntraAuto; i < NumIntra; i++ {
 		if got, err := ParseIntra(i.String()); err != nil || got != i {
 			t.Errorf("ParseIntra(%q) = %v, %v", i, got, err)
 		}

@@ -77,18 +77,28 @@ type Waiter struct {
 	// Abort, if non-nil, ends the wait with ErrAborted as soon as it is
 	// seen non-zero (checked every round and every abortEvery spins).
 	Abort *atomic.Uint64
+	// NoSleep keeps the back-off at sched_yield for the whole wait: for
+	// processes that own their core (no oversubscription), as MPI
+	// libraries poll. Sleeping there saves nothing (the core has no other
+	// work) and costs latency: an idle core drops into a deep idle state
+	// (on a VM the host may deschedule the virtual CPU), and the next
+	// small-message calls pay its wake-up.
+	NoSleep bool
 }
 
-// UntilAtLeast waits until f.Load() >= v. It returns nil, ErrTimeout,
-// ErrAborted (both wrapped) or an error from Poll. A flag already ready
-// returns nil at once, whatever Abort says.
-func (w *Waiter) UntilAtLeast(f *atomic.Uint64, v uint64) error {
-	if f.Load() >= v {
-		return nil
+// Until waits until ready reports true: the one wait loop behind every wait
+// of the engine, on flags in shared memory and on MPI requests alike. ready
+// is called in the spin phase and once per back-off round; an error from it
+// ends the wait and is returned unchanged. Until returns nil, or an error
+// wrapping ErrTimeout or ErrAborted, or ready's or Poll's error. ready is
+// not retained after Until returns.
+func (w *Waiter) Until(ready func() (bool, error)) error {
+	if ok, err := ready(); ok || err != nil {
+		return err
 	}
 	for i := w.spins(); i > 0; i-- {
-		if f.Load() >= v {
-			return nil
+		if ok, err := ready(); ok || err != nil {
+			return err
 		}
 		if i%abortEvery == 0 && w.aborted() {
 			break
@@ -97,20 +107,33 @@ func (w *Waiter) UntilAtLeast(f *atomic.Uint64, v uint64) error {
 	var b backoff
 	b.start(w)
 	for {
-		if f.Load() >= v {
-			return nil
+		if ok, err := ready(); ok || err != nil {
+			return err
 		}
 		if err := b.round(w); err != nil {
 			if errors.Is(err, ErrTimeout) {
-				if f.Load() >= v { // ready after all: prefer success
-					return nil
+				if ok, rerr := ready(); ok || rerr != nil { // ready after all: prefer success
+					return rerr
 				}
-				return fmt.Errorf("%w after %v: waiting for flag >= %d, saw %d",
-					ErrTimeout, time.Since(b.t0), v, f.Load())
+				return fmt.Errorf("%w after %v", ErrTimeout, time.Since(b.t0))
 			}
 			return err
 		}
 	}
+}
+
+// UntilAtLeast waits until f.Load() >= v. It returns nil, ErrTimeout,
+// ErrAborted (both wrapped) or an error from Poll. A flag already ready
+// returns nil at once, whatever Abort says.
+func (w *Waiter) UntilAtLeast(f *atomic.Uint64, v uint64) error {
+	if f.Load() >= v { // the common case, without the closure
+		return nil
+	}
+	err := w.Until(func() (bool, error) { return f.Load() >= v, nil })
+	if errors.Is(err, ErrTimeout) {
+		return fmt.Errorf("%w: waiting for flag >= %d, saw %d", err, v, f.Load())
+	}
+	return err
 }
 
 // UntilAllAtLeast waits until every flag in flags has Load() >= v: the
@@ -119,40 +142,17 @@ func (w *Waiter) UntilAtLeast(f *atomic.Uint64, v uint64) error {
 // Errors are as for UntilAtLeast; a timeout names the first flag not ready.
 func (w *Waiter) UntilAllAtLeast(flags []*atomic.Uint64, v uint64) error {
 	i := 0
-	advance := func() bool {
+	advance := func() (bool, error) {
 		for i < len(flags) && flags[i].Load() >= v {
 			i++
 		}
-		return i == len(flags)
+		return i == len(flags), nil
 	}
-	if advance() {
-		return nil
+	err := w.Until(advance)
+	if errors.Is(err, ErrTimeout) {
+		return fmt.Errorf("%w: waiting for flag %d of %d >= %d, saw %d", err, i, len(flags), v, flags[i].Load())
 	}
-	for n := w.spins(); n > 0; n-- {
-		if advance() {
-			return nil
-		}
-		if n%abortEvery == 0 && w.aborted() {
-			break
-		}
-	}
-	var b backoff
-	b.start(w)
-	for {
-		if advance() {
-			return nil
-		}
-		if err := b.round(w); err != nil {
-			if errors.Is(err, ErrTimeout) {
-				if advance() {
-					return nil
-				}
-				return fmt.Errorf("%w after %v: waiting for flag %d of %d >= %d, saw %d",
-					ErrTimeout, time.Since(b.t0), i, len(flags), v, flags[i].Load())
-			}
-			return err
-		}
-	}
+	return err
 }
 
 func (w *Waiter) spins() int {
@@ -199,7 +199,7 @@ func (b *backoff) round(w *Waiter) error {
 		}
 	}
 	b.rounds++
-	if b.rounds <= yieldRounds {
+	if b.rounds <= yieldRounds || w.NoSleep {
 		yield()
 		if b.rounds%clockEvery != 0 {
 			return nil

@@ -371,3 +371,20 @@ func barrierChild(t *testing.T, arg string) {
 		t.Fatal(err)
 	}
 }
+
+// TestNoSleepStillTimesOut: a waiter that never sleeps (ranks that own
+// their cores) still reads the clock and ends a hopeless wait. Mutation
+// check: returning nil from backoff.round before the deadline check when
+// NoSleep is set made this test hang until go test's timeout.
+func TestNoSleepStillTimesOut(t *testing.T) {
+	var f atomic.Uint64
+	w := Waiter{Spin: -1, Timeout: 30 * time.Millisecond, NoSleep: true}
+	for _, wait := range []func() error{
+		func() error { return w.UntilAtLeast(&f, 1) },
+		func() error { return w.Until(func() (bool, error) { return false, nil }) },
+	} {
+		if err := wait(); !errors.Is(err, ErrTimeout) {
+			t.Fatalf("got %v, want ErrTimeout", err)
+		}
+	}
+}

@@ -29,18 +29,29 @@
 // broadcasts it. Then the points of a size are timed round-robin, one
 // iteration of each in turn, each round starting one point later
 // (-interleave; -interleave=false times each point in one block): drift of
-// the machine touches every variant alike. Every timed call follows a
-// barrier and is timed with MPI_Wtime on every rank; at the end of the
-// size one MPI_MAX allreduce per point of the per-iteration vector gives,
-// per iteration, the slowest rank's time, and the point reports min,
-// median, mean, p99 and IQR over iterations.
+// the machine touches every variant alike. -pattern chooses how the timed
+// calls are made: barrier (default; a barrier before every call, a sample
+// is one call), b2b (calls back to back in -batches batches, one barrier
+// before each batch, a sample is a rank's average per call over the batch;
+// -percall also times each call), or skew (no barrier; each rank
+// busy-computes a seeded random 0..-skew us before every call, a sample is
+// the time inside the call). Applications call as b2b or skew; the barrier
+// before every call was this tool's only method until issue 12, and its
+// numbers at small sizes are not what programs see. Times are MPI_Wtime on
+// every rank; at the end of the size one MPI_MAX allreduce per point of the
+// per-sample vector gives, per sample, the slowest rank's time, and the
+// point reports min, median, mean, p99 and IQR over samples. The report's
+// meta records the client ("go") and the pattern; bin/dpmlbench-c is the C
+// client measuring MPI_Allreduce of a C program the same ways, writing the
+// same report.
 //
 // With -check, inputs are small integers (exact in every type, so any
 // reduction order gives the same bits), the native result of every buffer
 // window is computed before the timed loops, every output buffer is
 // poisoned before each call, and every result of every variant (warm-up
-// included) is compared bitwise; mismatches are reported and the exit
-// status is 1. With -rotate, iteration j uses window j mod W of send and
+// included) is compared bitwise, except inside a b2b batch, where only the
+// last call's result is (anything between the calls would defeat b2b);
+// mismatches are reported and the exit status is 1. With -rotate, iteration j uses window j mod W of send and
 // receive arenas of max(64 MiB, 2 x LLC) in total, so large messages are
 // not cache-resident. -phases records the engine's per-phase times (max
 // over ranks per iteration, median over iterations). -membw first measures

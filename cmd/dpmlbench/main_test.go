@@ -35,8 +35,19 @@ func TestParseRunFlags(t *testing.T) {
 		c.out != "" || c.segBytes != 64<<10 {
 		t.Errorf("parsed: %+v", c)
 	}
+	if c.pattern != bench.PatternBarrier || c.skewUS != 20 || c.batches != 10 || !c.perCall {
+		t.Errorf("pattern defaults: %+v", c)
+	}
+	c, err = parseRunFlags(strings.Fields("-pattern SKEW -skew 3.5 -seed 7 -batches 4 -percall=false"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.pattern != bench.PatternSkew || c.skewUS != 3.5 || c.seed != 7 || c.batches != 4 || c.perCall {
+		t.Errorf("pattern flags: %+v", c)
+	}
 	for _, bad := range []string{"-sizes 0", "-type complex64", "-op avg", "-variants nccl", "-leaders 0", "-pipeline x",
-		"-min-iters 0", "-max-iters 1 -min-iters 5", "-warmup 0", "-rotate-bytes x", "-membw-bytes 4", "-nosuchflag", "extra"} {
+		"-min-iters 0", "-max-iters 1 -min-iters 5", "-warmup 0", "-rotate-bytes x", "-membw-bytes 4", "-nosuchflag", "extra",
+		"-pattern osu", "-skew -1", "-skew x", "-batches 0", "-seed -1"} {
 		if _, err := parseRunFlags(strings.Fields(bad)); !isUsage(err) {
 			t.Errorf("%q: err = %v, want a usage error", bad, err)
 		}
@@ -149,30 +160,125 @@ func TestSweepRotateInt32Max(t *testing.T) {
 }
 
 // A corrupted result must fail -check on every variant that is corrupted,
-// and only there.
+// and only there, in every call pattern.
 func TestCheckDetectsCorruption(t *testing.T) {
 	mpitest.Run(t, 2, 2, func(t *testing.T, world *mpi.Comm) {
 		corruptForTest = true
 		defer func() { corruptForTest = false }()
-		cfg, err := parseRunFlags(strings.Fields("-sizes 64 -check -leaders 1 -pipeline 1 -time 1ms -min-iters 2 -max-iters 4 -out none -quiet"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := runSweep(cfg, world, time.Now())
-		var ee *exitError
-		if !errors.As(err, &ee) || ee.code != 1 {
-			t.Fatalf("err = %v, want a check failure", err)
-		}
-		for _, r := range rep.Results {
-			want := "mismatch"
-			if r.Variant == bench.VariantNative {
-				want = "ok"
+		for _, pattern := range bench.Patterns {
+			cfg, err := parseRunFlags(strings.Fields("-sizes 64 -check -leaders 1 -pipeline 1 -time 1ms -min-iters 2 -max-iters 4 -out none -quiet -pattern " + pattern))
+			if err != nil {
+				t.Fatal(err)
 			}
-			if r.Check != want {
-				t.Errorf("%s: check %q, want %q", r.Label(), r.Check, want)
+			rep, err := runSweep(cfg, world, time.Now())
+			var ee *exitError
+			if !errors.As(err, &ee) || ee.code != 1 {
+				t.Fatalf("%s: err = %v, want a check failure", pattern, err)
+			}
+			for _, r := range rep.Results {
+				want := "mismatch"
+				if r.Variant == bench.VariantNative {
+					want = "ok"
+				}
+				if r.Check != want {
+					t.Errorf("%s, %s: check %q, want %q", pattern, r.Label(), r.Check, want)
+				}
 			}
 		}
 	})
+}
+
+// The b2b and skew patterns of the Go client: batch bookkeeping, per-call
+// times, phases per call, checks (with rotation, so a batch's calls use
+// different windows), and the report's metadata.
+func TestSweepPatterns2x2(t *testing.T) {
+	mpitest.Run(t, 2, 2, func(t *testing.T, world *mpi.Comm) {
+		for _, args := range []string{
+			"-pattern b2b -batches 3 -sizes 4,4K -rotate -rotate-bytes 1M -phases",
+			"-pattern b2b -batches 4 -percall=false -sizes 64",
+			"-pattern skew -skew 5 -seed 3 -sizes 4,4K",
+		} {
+			cfg, err := parseRunFlags(strings.Fields(args + " -check -leaders 1,2 -pipeline 1 -time 2ms -min-iters 5 -max-iters 13 -warmup 2 -tune-calls 5 -out none -quiet"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := runSweep(cfg, world, time.Now())
+			if err != nil {
+				t.Fatalf("%s: %v", args, err)
+			}
+			m := rep.Meta
+			if m.Client != "go" || m.Pattern != cfg.pattern || (cfg.pattern == bench.PatternSkew) != (m.SkewUS == 5 && m.Seed == 3) ||
+				(cfg.pattern == bench.PatternB2B) != (m.Batches == cfg.batches) || m.PerCall != (cfg.pattern == bench.PatternB2B && cfg.perCall) {
+				t.Errorf("%s: meta %+v", args, m)
+			}
+			phases := 0
+			for _, r := range rep.Results {
+				if !r.OK() {
+					t.Errorf("%s: %s %s skipped: %s", args, bench.FormatSize(r.Bytes), r.Label(), r.Skipped)
+					continue
+				}
+				if r.Check != "ok" || r.Iters < 5 || r.Iters > 13+cfg.batches || r.US.N < 1 || r.US.Min <= 0 || r.US.Min > r.US.Median {
+					t.Errorf("%s: %s %s: %+v", args, bench.FormatSize(r.Bytes), r.Label(), r)
+				}
+				switch cfg.pattern {
+				case bench.PatternB2B:
+					// Iters calls in Batches batches of equal length.
+					if r.Batches != r.US.N || r.Batches > cfg.batches || r.Iters%r.Batches != 0 {
+						t.Errorf("%s: %s: %d calls in %d batches, %d samples", args, r.Label(), r.Iters, r.Batches, r.US.N)
+					}
+					if cfg.perCall != (r.PerCall != nil) {
+						t.Errorf("%s: %s: per-call summary %v", args, r.Label(), r.PerCall)
+					} else if pc := r.PerCall; pc != nil && (pc.N != r.Iters || pc.Min <= 0 || pc.Min > pc.Median || pc.Median > pc.Max) {
+						t.Errorf("%s: %s: per-call summary %+v", args, r.Label(), *pc)
+					}
+				default:
+					if r.Batches != 0 || r.PerCall != nil || r.US.N != r.Iters {
+						t.Errorf("%s: %s: batches %d per-call %v samples %d calls %d", args, r.Label(), r.Batches, r.PerCall, r.US.N, r.Iters)
+					}
+				}
+				phases += len(r.Phases)
+			}
+			if cfg.phases && phases == 0 {
+				t.Errorf("%s: no phase times", args)
+			}
+		}
+	})
+}
+
+// The skew delays: uniform in [0, S], the same sequence for the same seed
+// and rank, a different one for another rank or seed.
+func TestSkewer(t *testing.T) {
+	a, b, c, d := newSkewer(1, 0, 20), newSkewer(1, 0, 20), newSkewer(1, 1, 20), newSkewer(2, 0, 20)
+	const n = 20000
+	var sum float64
+	sameRank, otherRank, otherSeed := 0, 0, 0
+	lo, hi := 1.0, 0.0
+	for i := 0; i < n; i++ {
+		x, y, z, w := a.delay(), b.delay(), c.delay(), d.delay()
+		if x == y {
+			sameRank++
+		}
+		if x == z {
+			otherRank++
+		}
+		if x == w {
+			otherSeed++
+		}
+		lo, hi = min(lo, x), max(hi, x)
+		sum += x
+	}
+	if sameRank != n || otherRank > 2 || otherSeed > 2 {
+		t.Errorf("equal draws: same seed and rank %d/%d, other rank %d, other seed %d", sameRank, n, otherRank, otherSeed)
+	}
+	if lo < 0 || hi > 20e-6 || lo > 0.1e-6 || hi < 19.9e-6 {
+		t.Errorf("delays in [%g, %g] s, want [0, 20e-6]", lo, hi)
+	}
+	if mean := sum / n; mean < 9.7e-6 || mean > 10.3e-6 {
+		t.Errorf("mean delay %g s, want 10e-6", mean)
+	}
+	if z := (skewer{maxUS: 0}); z.delay() != 0 {
+		t.Error("-skew 0 must give no delay")
+	}
 }
 
 func TestMemBWThreads(t *testing.T) {

@@ -59,10 +59,20 @@ func cmdTable(args []string) error {
 // printHeader writes the run's metadata lines above a table.
 func printHeader(w *os.File, rep *bench.Report) {
 	m := rep.Meta
-	fmt.Fprintf(w, "# dpmlbench %s\n", m.CommandLine)
+	tool := m.Tool
+	if tool == "" {
+		tool = "dpmlbench"
+	}
+	fmt.Fprintf(w, "# %s: %s\n", tool, m.CommandLine)
 	fmt.Fprintf(w, "# %s  %d node(s) x %d ranks (%d ranks), %d CPUs usable by rank 0 (%d on its host), hosts %v\n",
 		m.Date, m.Nodes, m.PPN, m.WorldSize, m.NumCPU, m.HostCPUs, m.Hosts)
-	fmt.Fprintf(w, "# type %s, op %s, rotate %v, check %v, commit %s, %s\n", m.Type, m.Op, m.Rotate, m.Check, orDash(m.GitCommit), m.GoVersion)
+	fmt.Fprintf(w, "# measured: %s\n", m.How())
+	if m.DPMLLibrary != "" {
+		fmt.Fprintf(w, "# libdpml: %s\n", m.DPMLLibrary)
+	} else if m.Client == "c" {
+		fmt.Fprintf(w, "# libdpml.so was not loaded: native only\n")
+	}
+	fmt.Fprintf(w, "# type %s, op %s, rotate %v, check %v, commit %s%s\n", m.Type, m.Op, m.Rotate, m.Check, orDash(m.GitCommit), prefixed(", ", m.GoVersion))
 	fmt.Fprintf(w, "# MPI: %s\n", firstLine(m.MPILibrary))
 	if rep.MemBW != nil {
 		fmt.Fprintf(w, "# memory bandwidth per node (%s): copy %.1f GB/s, triad %.1f GB/s\n", rep.MemBW.Method, rep.MemBW.CopyGBs, rep.MemBW.TriadGBs)
@@ -95,4 +105,12 @@ func readReport(fs *flag.FlagSet, args []string, in *string) (*bench.Report, err
 		return nil, usagef("-in is required")
 	}
 	return bench.ReadJSONFile(*in)
+}
+
+// prefixed returns p+s, or "" for an empty s.
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
 }

@@ -39,6 +39,11 @@ type runConfig struct {
 	segBytes    int
 	intra       dpml.Intra
 	interleave  bool
+	pattern     string  // bench.Pattern*
+	skewUS      float64 // skew: busy compute before a call, uniform in 0..skewUS
+	seed        uint64  // skew: seed of the delays
+	batches     int     // b2b: samples per point
+	perCall     bool    // b2b: also time every call of a batch
 }
 
 const defaultOut = "bench/results/<timestamp>"
@@ -71,6 +76,11 @@ func parseRunFlags(args []string) (*runConfig, error) {
 	fs.BoolVar(&c.quiet, "quiet", false, "print only the closing summary, not the table rows as they come")
 	seg := fs.String("segment-bytes", "0", "DPML shared-memory slot size per rank, and the segment size of the fixed dpml plans (0: engine default)")
 	intra := fs.String("intra", "auto", "intra-node data path of the fixed dpml plans: auto (engine rule), shm (copies through shared memory) or cma (cross-memory attach)")
+	pattern := fs.String("pattern", bench.PatternBarrier, "how calls are made: barrier (a barrier before each timed call), b2b (back to back in batches: a sample is a batch's average per call, max over ranks) or skew (each rank busy-computes 0..-skew us before each call; the time inside the call, max over ranks)")
+	fs.Float64Var(&c.skewUS, "skew", 20, "skew: upper bound in microseconds of each rank's random busy compute before a call")
+	fs.Uint64Var(&c.seed, "seed", 1, "skew: seed of the delays (the same delays as dpmlbench-c with the same seed)")
+	fs.IntVar(&c.batches, "batches", 10, "b2b: the timed calls of a point run in this many batches, each one sample (fewer when there are fewer calls)")
+	fs.BoolVar(&c.perCall, "percall", true, "b2b: also time every call of a batch (one clock read after each call) for per-call min and median")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -123,6 +133,15 @@ func parseRunFlags(args []string) (*runConfig, error) {
 	}
 	if c.out == "none" {
 		c.out = ""
+	}
+	if c.pattern, err = bench.ParsePattern(*pattern); err != nil {
+		return fail(err)
+	}
+	if !(c.skewUS >= 0) || c.skewUS > 1e7 {
+		return fail(fmt.Errorf("-skew %g: want microseconds >= 0", c.skewUS))
+	}
+	if c.batches < 1 {
+		return fail(fmt.Errorf("-batches %d < 1", c.batches))
 	}
 	return c, nil
 }
@@ -350,7 +369,7 @@ func finish(cfg *runConfig, rep *bench.Report, start time.Time) error {
 func baseMeta(cfg *runConfig, lay layout, start time.Time) bench.Meta {
 	commit, dirty := bench.GitCommit(gitCommit)
 	llc, _ := bench.LLCBytes()
-	return bench.Meta{
+	m := bench.Meta{
 		Tool:        "dpmlbench",
 		Format:      bench.FormatVersion,
 		Command:     os.Args,
@@ -381,5 +400,14 @@ func baseMeta(cfg *runConfig, lay layout, start time.Time) bench.Meta {
 		Rotate:      cfg.rotate,
 		Check:       cfg.check,
 		Env:         bench.Env(bench.EnvPrefixes),
+		Client:      "go",
+		Pattern:     cfg.pattern,
 	}
+	switch cfg.pattern {
+	case bench.PatternSkew:
+		m.SkewUS, m.Seed = cfg.skewUS, cfg.seed
+	case bench.PatternB2B:
+		m.Batches, m.PerCall = cfg.batches, cfg.perCall
+	}
+	return m
 }

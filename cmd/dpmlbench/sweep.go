@@ -10,8 +10,9 @@ import (
 	"github.com/dpmlgo/dpml/mpi"
 )
 
-// corruptForTest makes rank 1 flip the first element of every DPML result
-// (after the timed call), so tests can see -check fail.
+// corruptForTest makes rank 1 flip the first element of every timed DPML
+// result (after the call; warm-up and tuning calls stay intact), so tests
+// can see that the timed calls' own checks fail.
 var corruptForTest bool
 
 // sweeper holds one element type's buffers for the whole sweep: all
@@ -23,6 +24,8 @@ type sweeper[T bench.Real] struct {
 	send  []T // inputs, filled once with exact values (bench.Fill)
 	recv  []T
 	ref   []T // native results per window (-check)
+	skew  skewer
+	timed bool // inside timeAll (corruptForTest)
 }
 
 // sweep runs every size and variant; collective over env.world.
@@ -32,7 +35,8 @@ func sweep[T bench.Real](env *runEnv) ([]bench.Result, error) {
 	es := int(unsafe.Sizeof(zero))
 	counts := bench.ElementCounts(cfg.sizes, es)
 	arena := bench.NewArena(counts[len(counts)-1], es, cfg.rotate, cfg.rotateBytes)
-	s := &sweeper[T]{env: env, es: es, arena: arena, send: make([]T, arena.Elems), recv: make([]T, arena.Elems)}
+	s := &sweeper[T]{env: env, es: es, arena: arena, send: make([]T, arena.Elems), recv: make([]T, arena.Elems),
+		skew: newSkewer(cfg.seed, env.world.Rank(), cfg.skewUS)}
 	bench.Fill(s.send, cfg.opName, env.world.Rank(), 0)
 	bench.Poison(s.recv) // touch the pages now, not in a timed call
 	if cfg.check {
@@ -86,7 +90,8 @@ func sweep[T bench.Real](env *runEnv) ([]bench.Result, error) {
 // reference computes the native result of every window a point of count
 // elements can use, outside any timed loop.
 func (s *sweeper[T]) reference(count int) error {
-	n := s.arena.UsedWindows(count, s.env.cfg.tuneCalls+s.env.cfg.warmup+s.env.cfg.policy.Max)
+	// b2b rounds the calls up to whole batches: at most batches more.
+	n := s.arena.UsedWindows(count, s.env.cfg.tuneCalls+s.env.cfg.warmup+s.env.cfg.policy.Max+s.env.cfg.batches)
 	for w := 0; w < n; w++ {
 		off := w * count
 		if err := mpi.Allreduce(s.env.world, s.send[off:off+count], s.ref[off:off+count], s.env.op); err != nil {
@@ -111,16 +116,19 @@ func (s *sweeper[T]) caller(v variantSpec) func(send, recv []T) error {
 
 // pointRun is one (size, variant) point between prepare and finish.
 type pointRun[T bench.Real] struct {
-	v     variantSpec
-	r     bench.Result
-	dp    bool // a DPML variant (auto or fixed)
-	skip  bool // the engine rejected the plan: not timed
-	n     int  // timed iterations
-	call  func(send, recv []T) error
-	local []float64 // per iteration: time, then the phase times
-	mism  int64
-	first string
-	last  dpml.Plan // the plan of this point's latest call
+	v    variantSpec
+	r    bench.Result
+	dp   bool // a DPML variant (auto or fixed)
+	skip bool // the engine rejected the plan: not timed
+	n    int  // timed samples: calls, or batches (b2b)
+	m    int  // calls per sample: 1, or the batch length (b2b)
+	// percall holds this rank's time of every call of the b2b batches.
+	percall []float64
+	call    func(send, recv []T) error
+	local   []float64 // per iteration: time, then the phase times
+	mism    int64
+	first   string
+	last    dpml.Plan // the plan of this point's latest call
 }
 
 // prepare readies one (size, variant) point: plan agreed on by all ranks,
@@ -154,17 +162,19 @@ func (s *sweeper[T]) prepare(count int, v variantSpec) (*pointRun[T], error) {
 		p.r.Plan = planInfo(pl)
 	}
 	// The engine's tuner explores plans during its first calls of a size:
-	// let it settle, untimed, so auto is measured in its steady state.
+	// let it settle, untimed, so auto is measured in its steady state. It
+	// learns from calls made in the measured pattern.
 	if p.dp && v.o == (dpml.Override{}) {
+		pre := s.pre()
 		for j := 0; j < cfg.tuneCalls; j++ {
-			if _, err := s.one(p, count, j); err != nil {
+			if _, err := s.one(p, count, j, pre); err != nil {
 				return nil, fmt.Errorf("tuning %w", err)
 			}
 		}
 	}
 	warm := make([]float64, cfg.warmup)
 	for j := range warm {
-		t, err := s.one(p, count, j)
+		t, err := s.one(p, count, j, preBarrier)
 		if err != nil {
 			return nil, fmt.Errorf("warm-up %w", err)
 		}
@@ -178,9 +188,35 @@ func (s *sweeper[T]) prepare(count int, v variantSpec) (*pointRun[T], error) {
 	if err != nil {
 		return nil, fmt.Errorf("iteration count: %w", err)
 	}
-	p.n = n
-	p.local = make([]float64, n*s.stride())
+	p.n, p.m = n, 1
+	if cfg.pattern == bench.PatternB2B {
+		nb := min(cfg.batches, n)
+		p.n, p.m = nb, (n+nb-1)/nb
+		if cfg.perCall {
+			p.percall = make([]float64, p.n*p.m)
+		}
+	}
+	p.local = make([]float64, p.n*s.stride())
 	return p, nil
+}
+
+// What a call does before its timed part (one's pre).
+const (
+	preNone    = iota // back to back
+	preBarrier        // a barrier on the world communicator
+	preSkew           // the skew pattern's random busy compute
+)
+
+// pre is the step before each call of the measured pattern (b2b batches
+// have their own loop: batch).
+func (s *sweeper[T]) pre() int {
+	switch s.env.cfg.pattern {
+	case bench.PatternSkew:
+		return preSkew
+	case bench.PatternB2B:
+		return preNone
+	}
+	return preBarrier
 }
 
 // stride is the number of values stored per timed iteration.
@@ -196,8 +232,17 @@ func (s *sweeper[T]) stride() int {
 // point's in one block. Every rank
 // runs the same sequence (the counts were broadcast).
 func (s *sweeper[T]) timeAll(pts []*pointRun[T]) error {
+	s.timed = true
+	defer func() { s.timed = false }()
+	pre := s.pre()
 	iter := func(p *pointRun[T], j int) error {
-		t, err := s.one(p, p.r.Count, s.env.cfg.warmup+j)
+		if pre == preNone {
+			if err := s.batch(p, j); err != nil {
+				return fmt.Errorf("%s: %w", p.v.label(), err)
+			}
+			return nil
+		}
+		t, err := s.one(p, p.r.Count, s.env.cfg.warmup+j, pre)
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.v.label(), err)
 		}
@@ -224,6 +269,9 @@ func (s *sweeper[T]) timeAll(pts []*pointRun[T]) error {
 			most = max(most, p.n)
 		}
 	}
+	if err := s.env.world.Barrier(); err != nil {
+		return fmt.Errorf("barrier: %w", err)
+	}
 	// Round j starts at point j mod len(pts): no variant always runs right
 	// after the same other one (after native's memory traffic, say).
 	for j := 0; j < most; j++ {
@@ -240,9 +288,9 @@ func (s *sweeper[T]) timeAll(pts []*pointRun[T]) error {
 	return nil
 }
 
-// one runs call j of a point (barrier, timed call, optional check) and
+// one runs call j of a point (pre step, timed call, optional check) and
 // returns this rank's time.
-func (s *sweeper[T]) one(p *pointRun[T], count, j int) (float64, error) {
+func (s *sweeper[T]) one(p *pointRun[T], count, j, pre int) (float64, error) {
 	env, cfg, world := s.env, s.env.cfg, s.env.world
 	off := s.arena.Window(count, j)
 	send, recv := s.send[off:off+count], s.recv[off:off+count]
@@ -252,8 +300,13 @@ func (s *sweeper[T]) one(p *pointRun[T], count, j int) (float64, error) {
 	if p.dp && cfg.phases {
 		resetPhases(env.d)
 	}
-	if err := world.Barrier(); err != nil {
-		return 0, fmt.Errorf("iteration %d: barrier: %w", j, err)
+	switch pre {
+	case preBarrier:
+		if err := world.Barrier(); err != nil {
+			return 0, fmt.Errorf("iteration %d: barrier: %w", j, err)
+		}
+	case preSkew:
+		s.skew.busy()
 	}
 	t0 := mpi.Wtime()
 	err := p.call(send, recv)
@@ -264,7 +317,7 @@ func (s *sweeper[T]) one(p *pointRun[T], count, j int) (float64, error) {
 	if p.dp {
 		p.last = env.d.LastPlan()
 	}
-	if corruptForTest && p.dp && world.Rank() == 1 && count > 0 {
+	if corruptForTest && s.timed && p.dp && world.Rank() == 1 && count > 0 {
 		recv[0]++
 	}
 	if cfg.check {
@@ -276,6 +329,70 @@ func (s *sweeper[T]) one(p *pointRun[T], count, j int) (float64, error) {
 		}
 	}
 	return t, nil
+}
+
+// batch runs batch j of a b2b point: a barrier, then p.m calls back to
+// back (call c on window j*m+c), timed as a whole and, with -percall, one
+// by one. The sample is this rank's average per call; with -check the last
+// call's result is compared (the calls in between are not touched, which
+// is the point of b2b; warm-up calls were each checked).
+func (s *sweeper[T]) batch(p *pointRun[T], j int) error {
+	env, cfg, world := s.env, s.env.cfg, s.env.world
+	count, m := p.r.Count, p.m
+	lastOff := s.arena.Window(count, j*m+m-1)
+	if cfg.check {
+		bench.Poison(s.recv[lastOff : lastOff+count])
+	}
+	if p.dp && cfg.phases {
+		resetPhases(env.d)
+	}
+	if err := world.Barrier(); err != nil {
+		return fmt.Errorf("batch %d: barrier: %w", j, err)
+	}
+	var pc []float64
+	if p.percall != nil {
+		pc = p.percall[j*m : (j+1)*m]
+	}
+	t0 := mpi.Wtime()
+	prev := t0
+	for c := 0; c < m; c++ {
+		off := s.arena.Window(count, j*m+c)
+		if err := p.call(s.send[off:off+count], s.recv[off:off+count]); err != nil {
+			return fmt.Errorf("batch %d, call %d: %w", j, c, err)
+		}
+		if pc != nil {
+			t := mpi.Wtime()
+			pc[c], prev = t-prev, t
+		}
+	}
+	if pc == nil {
+		prev = mpi.Wtime()
+	}
+	st := s.stride()
+	p.local[j*st] = (prev - t0) / float64(m)
+	if st > 1 && p.dp {
+		v := p.local[j*st+1 : (j+1)*st]
+		phaseValues(env.d.PhaseTimes(), v)
+		for i := range v {
+			v[i] /= float64(m)
+		}
+	}
+	if p.dp {
+		p.last = env.d.LastPlan()
+	}
+	recv := s.recv[lastOff : lastOff+count]
+	if corruptForTest && s.timed && p.dp && world.Rank() == 1 && count > 0 {
+		recv[0]++
+	}
+	if cfg.check {
+		if d := bench.Compare(recv, s.ref[lastOff:lastOff+count]); d != nil {
+			p.mism += int64(d.Count)
+			if p.first == "" {
+				p.first = fmt.Sprintf("rank %d, batch %d: %v", world.Rank(), j, d)
+			}
+		}
+	}
+	return nil
 }
 
 // finish reduces a point's samples over ranks (max per iteration) and
@@ -326,7 +443,25 @@ func (s *sweeper[T]) finish(p *pointRun[T]) (bench.Result, error) {
 	if err != nil {
 		return r, err
 	}
-	r.Iters, r.US = n, sum.Scale(1e6)
+	r.Iters, r.US = n*p.m, sum.Scale(1e6)
+	if cfg.pattern == bench.PatternB2B {
+		r.Batches = n
+	}
+	if p.percall != nil {
+		// Each rank's own distribution over its calls, then the largest
+		// value over ranks of each statistic.
+		mine, err := bench.Summarize(p.percall)
+		if err != nil {
+			return r, fmt.Errorf("per-call times: %w", err)
+		}
+		v := []float64{mine.Min, mine.Max, mine.Mean, mine.Median, mine.P25, mine.P75, mine.P99, mine.Stddev}
+		all := make([]float64, len(v))
+		if err := mpi.Allreduce(world, v, all, mpi.OpMax); err != nil {
+			return r, fmt.Errorf("per-call times, max over ranks: %w", err)
+		}
+		pcs := bench.Summary{N: len(p.percall), Min: all[0], Max: all[1], Mean: all[2], Median: all[3], P25: all[4], P75: all[5], P99: all[6], Stddev: all[7]}.Scale(1e6)
+		r.PerCall = &pcs
+	}
 	if cfg.samples {
 		r.SamplesUS = make([]float64, n)
 		for j, t := range times {
@@ -354,5 +489,47 @@ func (s *sweeper[T]) finish(p *pointRun[T]) (bench.Result, error) {
 // planInfo is the part of a plan a result records.
 func planInfo(p dpml.Plan) *bench.PlanInfo {
 	return &bench.PlanInfo{Variant: p.Variant.String(), Leaders: p.Leaders, Pipeline: p.Pipeline, Segments: p.Segments,
-		CMA: p.Intra == dpml.IntraCMA, Stream: p.Stream}
+		CMA: p.Intra == dpml.IntraCMA, Intra: p.Intra.String(), Radix: p.Radix, Stream: p.Stream}
+}
+
+// skewer draws the skew pattern's delays: splitmix64 seeded by the seed and
+// the rank, one draw per call in call order, uniform in [0, skewUS] us
+// (dpmlbench-c uses the same generator and seeding).
+type skewer struct {
+	state uint64
+	maxUS float64
+	sink  float64
+}
+
+func newSkewer(seed uint64, rank int, maxUS float64) skewer {
+	return skewer{state: seed*0x9E3779B97F4A7C15 ^ uint64(rank+1)*0xD1B54A32D192ED03, maxUS: maxUS}
+}
+
+func (k *skewer) next() uint64 {
+	k.state += 0x9E3779B97F4A7C15
+	z := k.state
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}
+
+// delay returns the next delay in seconds.
+func (k *skewer) delay() float64 {
+	return k.maxUS * 1e-6 * float64(k.next()>>11) * 0x1p-53
+}
+
+// busy computes (floating-point work, not sleep: the core stays busy as in
+// an application's compute phase) for the next delay.
+func (k *skewer) busy() {
+	end := mpi.Wtime() + k.delay()
+	x := k.sink
+	for {
+		for i := 0; i < 64; i++ {
+			x = x*1.0000001 + 1e-9
+		}
+		if mpi.Wtime() >= end {
+			break
+		}
+	}
+	k.sink = x
 }

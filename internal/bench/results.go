@@ -49,6 +49,19 @@ type Result struct {
 	FloorUS float64 `json:"membw_floor_us,omitempty"`
 	// SamplesUS are the per-iteration maxima (only with -samples).
 	SamplesUS []float64 `json:"samples_us,omitempty"`
+	// Spec is the variant's plan spec (dpml.ParseOverride's grammar:
+	// "native", "auto", "dpml:l=2", "pipelined:l=8,k=4,intra=cma"), set by
+	// the C client (dpmlbench-c), whose variants are specs; "" from
+	// dpmlbench, whose fixed plans are Leaders x Pipeline.
+	Spec string `json:"spec,omitempty"`
+	// Batches is set for the b2b pattern: the Iters calls ran back to back
+	// in Batches batches, and a sample (US) is a batch's average call time
+	// on a rank, max over ranks.
+	Batches int `json:"batches,omitempty"`
+	// PerCall describes single calls inside b2b batches: each rank's own
+	// distribution over its calls (one clock read after each call), then
+	// the largest value over ranks of each statistic, in microseconds.
+	PerCall *Summary `json:"per_call_us,omitempty"`
 }
 
 // PlanInfo is the part of the engine's plan a result records.
@@ -58,7 +71,13 @@ type PlanInfo struct {
 	Pipeline int    `json:"pipeline"`
 	Segments int    `json:"segments"`
 	CMA      bool   `json:"cma,omitempty"`    // intra-node by cross-memory attach
+	Intra    string `json:"intra,omitempty"`  // intra-node transport: shm, cma or tree
+	Radix    int    `json:"radix,omitempty"`  // the reduction tree's radix (intra tree)
 	Stream   bool   `json:"stream,omitempty"` // copy-out with streaming stores
+	// Passed is why libdpml.so handed the call to the MPI library without
+	// entering the engine (DPMLX_Last_plan's reason, e.g. "small"); then
+	// Variant is "native". C client only.
+	Passed string `json:"passed,omitempty"`
 }
 
 // FloorUS returns the memory-bandwidth floor in microseconds of an
@@ -81,8 +100,11 @@ type Phase struct {
 }
 
 // Label names the variant for tables and legends: "native", "auto",
-// "dpml l=2 k=4".
+// "dpml l=2 k=4", or the plan spec when the result has one ("dpml:l=2").
 func (r Result) Label() string {
+	if r.Spec != "" {
+		return r.Spec
+	}
 	if r.Variant == VariantDPML {
 		return "dpml l=" + itoa(r.Leaders) + " k=" + itoa(r.Pipeline)
 	}
@@ -129,6 +151,70 @@ type Meta struct {
 	Check       bool              `json:"check"`
 	Env         map[string]string `json:"env,omitempty"` // DPML_* and OMPI_MCA_* variables
 	ElapsedSec  float64           `json:"elapsed_s,omitempty"`
+
+	// How the calls were made, so a table says what it measured.
+	// Client is "go" (dpmlbench: the Go API, package dpml) or "c"
+	// (dpmlbench-c: MPI_Allreduce from a C program, libdpml.so preloaded
+	// or linked); "" in reports older than the field (dpmlbench, Go).
+	Client string `json:"client,omitempty"`
+	// Pattern is "b2b" (calls back to back in batches, no barrier between
+	// them), "barrier" (a barrier before each timed call) or "skew" (each
+	// rank busy-computes a seeded random 0..SkewUS us before each call,
+	// no barrier; a sample is the time inside the call); "" in older
+	// reports, which are all "barrier".
+	Pattern string  `json:"pattern,omitempty"`
+	SkewUS  float64 `json:"skew_us,omitempty"`  // skew: the delays' upper bound
+	Seed    uint64  `json:"seed,omitempty"`     // skew: the delays' seed
+	Batches int     `json:"batches,omitempty"`  // b2b: batches per point (fewer when there are fewer calls)
+	PerCall bool    `json:"per_call,omitempty"` // b2b: single calls were timed too (Result.PerCall)
+	// DPMLLibrary is the libdpml.so the C client used: its path and
+	// DPMLX_Library_version; "" when it ran without one (native only).
+	DPMLLibrary string `json:"dpml_library,omitempty"`
+}
+
+// Pattern names of Meta.Pattern.
+const (
+	PatternB2B     = "b2b"
+	PatternBarrier = "barrier"
+	PatternSkew    = "skew"
+)
+
+// Patterns lists the -pattern values.
+var Patterns = []string{PatternB2B, PatternBarrier, PatternSkew}
+
+// ParsePattern validates a -pattern value.
+func ParsePattern(s string) (string, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	for _, p := range Patterns {
+		if t == p {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("pattern %q: want b2b, barrier or skew", s)
+}
+
+// How describes how the calls were made: "client c, pattern b2b (10
+// batches per point)"; reports older than the fields are Go and barrier.
+func (m Meta) How() string {
+	client, pattern := m.Client, m.Pattern
+	if client == "" {
+		client = "go"
+	}
+	if pattern == "" {
+		pattern = PatternBarrier
+	}
+	s := "client " + client + ", pattern " + pattern
+	switch pattern {
+	case PatternB2B:
+		if m.Batches > 0 {
+			s += fmt.Sprintf(" (%d batches per point, average per call then max over ranks)", m.Batches)
+		}
+	case PatternSkew:
+		s += fmt.Sprintf(" (0..%g us busy compute before each call, seed %d; time inside the call, max over ranks)", m.SkewUS, m.Seed)
+	case PatternBarrier:
+		s += " (barrier before each call; max over ranks per call)"
+	}
+	return s
 }
 
 // MemBW is the memory-bandwidth probe's result: every rank of a node runs
@@ -229,6 +315,13 @@ func sanitize(rep *Report) *Report {
 		for _, p := range []*float64{&r.US.Min, &r.US.Max, &r.US.Mean, &r.US.Median, &r.US.P25, &r.US.P75, &r.US.P99, &r.US.Stddev} {
 			fix(p)
 		}
+		if r.PerCall != nil {
+			pc := *r.PerCall
+			for _, p := range []*float64{&pc.Min, &pc.Max, &pc.Mean, &pc.Median, &pc.P25, &pc.P75, &pc.P99, &pc.Stddev} {
+				fix(p)
+			}
+			r.PerCall = &pc
+		}
 		c.Results[i] = r
 	}
 	return &c
@@ -267,7 +360,8 @@ func CSVHeader(rep *Report) []string {
 	h := []string{"bytes", "size", "count", "type", "op", "nodes", "ppn", "variant", "label", "leaders", "pipeline",
 		"warmup", "iters", "min_us", "median_us", "mean_us", "p25_us", "p75_us", "iqr_us", "p99_us", "max_us", "stddev_us",
 		"ratio_vs_native", "speedup_vs_native", "check", "mismatches", "skipped",
-		"plan_variant", "plan_leaders", "plan_pipeline", "plan_segments", "plan_cma", "plan_stream", "membw_floor_us"}
+		"plan_variant", "plan_leaders", "plan_pipeline", "plan_segments", "plan_cma", "plan_stream", "membw_floor_us",
+		"client", "pattern", "spec", "batches", "call_min_us", "call_median_us"}
 	for _, p := range phaseNames(rep.Results) {
 		h = append(h, "phase_"+p+"_median_us")
 	}
@@ -328,6 +422,14 @@ func WriteCSV(w io.Writer, rep *Report) error {
 		} else {
 			row = append(row, "")
 		}
+		batches, callMin, callMedian := "", "", ""
+		if r.Batches > 0 {
+			batches = itoa(r.Batches)
+		}
+		if r.PerCall != nil {
+			callMin, callMedian = f(r.PerCall.Min), f(r.PerCall.Median)
+		}
+		row = append(row, rep.Meta.Client, rep.Meta.Pattern, r.Spec, batches, callMin, callMedian)
 		for _, n := range names {
 			v := ""
 			for _, p := range r.Phases {

@@ -42,15 +42,18 @@ func (t *Table) Rows(rs []Result) {
 		native, _ := nativeOf(rs, r.Bytes)
 		l, k := "-", "-"
 		if r.Variant == VariantDPML {
-			l, k = itoa(r.Leaders), itoa(r.Pipeline)
+			l, k = dash(r.Leaders), dash(r.Pipeline)
 		} else if r.Variant == VariantAuto && r.Plan != nil {
 			l, k = itoa(r.Plan.Leaders), itoa(r.Plan.Pipeline)
 		}
+		var notes []string
+		if r.Spec != "" && r.Spec != r.Variant {
+			notes = append(notes, "spec "+r.Spec)
+		}
 		if !r.OK() {
-			t.line(FormatSize(r.Bytes), r.Variant, l, k, "-", "-", "-", "-", "-", "-", "-", "skipped: "+r.Skipped)
+			t.line(FormatSize(r.Bytes), r.Variant, l, k, "-", "-", "-", "-", "-", "-", "-", strings.Join(append(notes, "skipped: "+r.Skipped), " "))
 			continue
 		}
-		var notes []string
 		if r.Check == "mismatch" {
 			notes = append(notes, fmt.Sprintf("CHECK FAILED (%d elements)", r.Mismatches))
 		}
@@ -58,9 +61,15 @@ func (t *Table) Rows(rs []Result) {
 			switch {
 			case r.Variant == VariantAuto:
 				notes = append(notes, "plan "+p.Variant)
-			case p.Leaders != r.Leaders:
+			case p.Leaders != r.Leaders && r.Leaders != 0:
 				notes = append(notes, fmt.Sprintf("active l=%d", p.Leaders))
 			}
+			if p.Passed != "" {
+				notes = append(notes, "(passed to MPI: "+p.Passed+")")
+			}
+		}
+		if pc := r.PerCall; pc != nil {
+			notes = append(notes, fmt.Sprintf("per call min %s median %s", strings.TrimSpace(fmtUS(pc.Min)), strings.TrimSpace(fmtUS(pc.Median))))
 		}
 		t.line(FormatSize(r.Bytes), r.Variant, l, k, itoa(r.Iters),
 			fmtUS(r.US.Min), fmtUS(r.US.Median), fmtUS(r.US.Mean), fmtUS(r.US.P99), fmtUS(r.US.IQR()),
@@ -89,6 +98,14 @@ func WriteTable(w io.Writer, rep *Report) {
 		}
 		t.Rows(rs)
 	}
+}
+
+// dash writes n, or "-" for 0 (not forced by the variant).
+func dash(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return itoa(n)
 }
 
 // fmtUS formats microseconds with precision adapted to the magnitude.
@@ -194,8 +211,14 @@ func planLabel(p PlanInfo) string {
 	default:
 		s = fmt.Sprintf("%s l=%d k=%d", p.Variant, p.Leaders, p.Pipeline)
 	}
-	if p.CMA {
+	switch {
+	case p.CMA:
 		s += "+cma"
+	case p.Intra == "tree":
+		s = fmt.Sprintf("tree r=%d", p.Radix)
+		if p.Pipeline > 1 {
+			s += fmt.Sprintf(" k=%d", p.Pipeline)
+		}
 	}
 	return s
 }

@@ -1,0 +1,519 @@
+package main
+
+// Tests of the C benchmark client, cmd/dpmlbench-c: built here with mpicc,
+// run on 2 fake nodes x 2 ranks through dpmlrun (this test binary is its
+// own launcher: internal/mpitest's init dispatches it) with libdpml.so
+// preloaded, in every pattern; its results.json must be what
+// internal/bench reads and what `dpmlbench table` and `plot` render.
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dpmlgo/dpml/internal/bench"
+	"github.com/dpmlgo/dpml/internal/launch"
+)
+
+// clientBuild holds what the client tests build once.
+var clientBuild struct {
+	once                   sync.Once
+	dir, lib, client, shim string
+	skip                   string
+	err                    error
+}
+
+// corruptShim is a fault injector preloaded before libdpml.so: it forwards
+// MPI_Allreduce to the next definition (libdpml.so's) and, on world rank 1,
+// adds 1 to the last element of every float result from the
+// CORRUPT_FROM-th top-level call on. Calls the engine makes from inside
+// libdpml.so reach it too (the engine calls MPI_Allreduce by name); they
+// arrive while a top-level call is in progress on the thread and pass
+// untouched and uncounted. The client's native variant calls
+// PMPI_Allreduce and is never corrupted.
+const corruptShim = `#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stdlib.h>
+typedef int (*allreduce_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+static __thread int inside;
+static long calls;
+int MPI_Allreduce(const void *s, void *r, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm c) {
+	static allreduce_fn next;
+	if (!next) next = (allreduce_fn)dlsym(RTLD_NEXT, "MPI_Allreduce");
+	if (inside) return next(s, r, n, dt, op, c);
+	inside = 1;
+	int rc = next(s, r, n, dt, op, c);
+	inside = 0;
+	const char *from = getenv("CORRUPT_FROM");
+	int rank = -1;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	if (++calls >= (from ? atol(from) : 1) && rank == 1 && dt == MPI_FLOAT && n > 0) ((float *)r)[n - 1] += 1;
+	return rc;
+}
+`
+
+// setupClient builds libdpml.so, the client and the fault injector.
+func setupClient(t *testing.T) {
+	t.Helper()
+	cb := &clientBuild
+	cb.once.Do(func() {
+		for _, tool := range []string{"mpicc", "mpirun"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				cb.skip = "no " + tool + " (make deps)"
+				return
+			}
+		}
+		if _, err := launch.CheckMpirun(); err != nil {
+			cb.skip = err.Error()
+			return
+		}
+		if err := launch.CheckNamespaces(); err != nil {
+			cb.skip = err.Error()
+			return
+		}
+		dir, err := os.MkdirTemp("", "dpml-client-test-")
+		if err != nil {
+			cb.err = err
+			return
+		}
+		cb.dir = dir
+		cb.lib, cb.client, cb.shim = filepath.Join(dir, "libdpml.so"), filepath.Join(dir, "dpmlbench-c"), filepath.Join(dir, "libcorrupt.so")
+		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+		if _, err := os.Stat(gobin); err != nil {
+			gobin = "go"
+		}
+		shimSrc := filepath.Join(dir, "corrupt.c")
+		if cb.err = os.WriteFile(shimSrc, []byte(corruptShim), 0o644); cb.err != nil {
+			return
+		}
+		for _, argv := range [][]string{
+			{gobin, "build", "-buildmode=c-shared", "-o", cb.lib, "../../dropin"},
+			// As make build compiles it.
+			{"mpicc", "-O2", "-Wall", "-Werror", "-I", "../../dropin", `-DDPML_COMMIT="test"`, "-o", cb.client, "../dpmlbench-c/dpmlbench-c.c", "-ldl", "-lm"},
+			{"mpicc", "-O1", "-shared", "-fPIC", "-o", cb.shim, shimSrc, "-ldl"},
+		} {
+			if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+				cb.err = fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, out)
+				return
+			}
+		}
+	})
+	if cb.skip != "" {
+		t.Skip(cb.skip)
+	}
+	if cb.err != nil {
+		t.Fatal(cb.err)
+	}
+}
+
+type clientRun struct {
+	stdout, stderr string
+	code           int
+	elapsed        time.Duration
+}
+
+// runClient runs the client on 2 fake nodes x 2 ranks with preload
+// (LD_PRELOAD list, "" for none) and env.
+func runClient(t *testing.T, preload string, env []string, args ...string) clientRun {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := []string{launch.MainArg, "-nodes", "2", "-ppn", "2"}
+	if preload != "" {
+		a = append(a, "-preload", preload)
+	}
+	if len(env) > 0 {
+		a = append(a, "--")
+		for _, e := range env {
+			a = append(a, "-x", e)
+		}
+	}
+	a = append(append(a, "--", clientBuild.client), args...)
+	return runCmd(t, env, exe, a...)
+}
+
+// runSingleton runs one rank without a launcher (an MPI singleton: fast).
+func runSingleton(t *testing.T, preload string, args ...string) clientRun {
+	t.Helper()
+	var env []string
+	if preload != "" {
+		env = append(env, "LD_PRELOAD="+preload)
+	}
+	return runCmd(t, env, clientBuild.client, args...)
+}
+
+func runCmd(t *testing.T, env []string, name string, args ...string) clientRun {
+	t.Helper()
+	limit := 4 * time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	start := time.Now()
+	err := cmd.Run()
+	r := clientRun{stdout: o.String(), stderr: e.String(), code: cmd.ProcessState.ExitCode(), elapsed: time.Since(start)}
+	if ctx.Err() != nil {
+		t.Fatalf("%s %s: no exit after %v (hang?)\n%s%s", name, strings.Join(args, " "), limit, r.stdout, r.stderr)
+	}
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func withLib() string { return clientBuild.lib }
+
+// specs the pattern runs use, and their report fields.
+var clientVariants = []struct {
+	spec, variant string
+	l, k          int
+}{
+	{"native", "native", 0, 0},
+	{"auto", "auto", 0, 0},
+	{"dpml:l=1", "dpml", 1, 1},
+	{"dpml:l=2", "dpml", 2, 1}, // given as dpml:l=max
+	{"pipelined:l=2,k=2", "pipelined", 2, 2},
+}
+
+// TestClientC: the C client in every pattern with libdpml.so preloaded,
+// every result checked by the client's oracle (-check), and its output read
+// back: results.json by internal/bench, rendered by `dpmlbench table` and
+// `plot`, results.csv equal to internal/bench's CSV of the same report.
+func TestClientC(t *testing.T) {
+	setupClient(t)
+	for _, pattern := range bench.Patterns {
+		t.Run(pattern, func(t *testing.T) {
+			out := t.TempDir()
+			args := []string{"-pattern", pattern, "-sizes", "4,1K,64K,1M", "-variants", "native,auto,dpml:l=1,dpml:l=max,pipelined:l=2,k=2",
+				"-check", "-time", "2ms", "-min-iters", "4", "-max-iters", "20", "-tune-calls", "10", "-batches", "3", "-skew", "5",
+				"-samples", "-out", out}
+			r := runClient(t, withLib(), nil, args...)
+			t.Logf("%s: %v", pattern, r.elapsed.Round(time.Millisecond))
+			if r.code != 0 {
+				t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			if strings.Contains(r.stderr, "CHECK FAILED") || !strings.Contains(r.stdout, "# libdpml: "+clientBuild.lib) {
+				t.Errorf("output:\n%s\n%s", r.stdout, r.stderr)
+			}
+			rep, err := bench.ReadJSONFile(filepath.Join(out, bench.JSONFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkClientReport(t, rep, pattern)
+			checkClientCSV(t, rep, filepath.Join(out, bench.CSVFile))
+			checkRenders(t, out)
+		})
+	}
+}
+
+func checkClientReport(t *testing.T, rep *bench.Report, pattern string) {
+	t.Helper()
+	m := rep.Meta
+	if m.Tool != "dpmlbench-c" || m.Format != bench.FormatVersion || m.Client != "c" || m.Pattern != pattern || m.Nodes != 2 || m.PPN != 2 ||
+		m.PPNMax != 2 || m.WorldSize != 4 || len(m.Hosts) != 2 || len(m.RankHosts) != 4 || m.Type != "float32" || m.ElemSize != 4 ||
+		m.Op != "sum" || !m.Check || m.GitCommit != "test" || !strings.HasPrefix(m.DPMLLibrary, clientBuild.lib+" (DPML-Go ") ||
+		m.MPILibrary == "" || m.Date == "" || len(m.Command) < 2 || !strings.Contains(m.CommandLine, "-pattern "+pattern) {
+		t.Errorf("meta: %+v", m)
+	}
+	if (pattern == bench.PatternSkew) != (m.SkewUS == 5 && m.Seed == 1) || (pattern == bench.PatternB2B) != (m.Batches == 3 && m.PerCall) {
+		t.Errorf("pattern meta: skew %g seed %d batches %d per_call %v", m.SkewUS, m.Seed, m.Batches, m.PerCall)
+	}
+	if len(m.Variants) != len(clientVariants) || m.Env["LD_PRELOAD"] == "" {
+		t.Errorf("variants %v, env %v", m.Variants, m.Env)
+	}
+	if len(rep.Results) != 4*len(clientVariants) {
+		t.Fatalf("%d results, want %d", len(rep.Results), 4*len(clientVariants))
+	}
+	sizes := []int{4, 1024, 64 << 10, 1 << 20}
+	for i, r := range rep.Results {
+		v := clientVariants[i%len(clientVariants)]
+		name := fmt.Sprintf("%s %s", bench.FormatSize(r.Bytes), r.Label())
+		wantVariant := v.variant
+		if wantVariant == "pipelined" {
+			wantVariant = bench.VariantDPML
+		}
+		if r.Bytes != sizes[i/len(clientVariants)] || r.Count != r.Bytes/4 || r.Spec != v.spec || r.Variant != wantVariant ||
+			r.Leaders != v.l || r.Pipeline != v.k || r.Label() != v.spec {
+			t.Errorf("%s: %+v, want %+v", name, r, v)
+		}
+		if !r.OK() || r.Check != "ok" || r.Mismatches != 0 || r.Warmup != 3 || r.Iters < 4 || r.Iters > 20+3 {
+			t.Errorf("%s: %+v", name, r)
+			continue
+		}
+		us := r.US
+		if us.N < 1 || us.Min <= 0 || us.Min > us.P25 || us.P25 > us.Median || us.Median > us.P75 || us.P75 > us.Max || len(r.SamplesUS) != us.N {
+			t.Errorf("%s: summary %+v, %d samples", name, us, len(r.SamplesUS))
+		}
+		switch pattern {
+		case bench.PatternB2B:
+			if r.Batches != us.N || r.Batches > 3 || r.Iters%r.Batches != 0 || r.PerCall == nil ||
+				r.PerCall.N != r.Iters || r.PerCall.Min <= 0 || r.PerCall.Min > r.PerCall.Median {
+				t.Errorf("%s: b2b: %d calls, %d batches, %d samples, per call %+v", name, r.Iters, r.Batches, us.N, r.PerCall)
+			}
+		default:
+			if r.Batches != 0 || r.PerCall != nil || us.N != r.Iters {
+				t.Errorf("%s: %s: batches %d, per call %v, %d samples of %d calls", name, pattern, r.Batches, r.PerCall, us.N, r.Iters)
+			}
+		}
+		if v.variant == "native" {
+			if r.Plan != nil {
+				t.Errorf("%s: plan %+v for the MPI library", name, *r.Plan)
+			}
+			continue
+		}
+		p := r.Plan
+		if p == nil {
+			t.Errorf("%s: no plan recorded", name)
+			continue
+		}
+		// Fixed plans ran as asked (the engine may use fewer leaders on
+		// a small message); every plan here was run by the engine.
+		if p.Passed != "" || (v.variant != "auto" && (p.Variant != v.variant || p.Pipeline != v.k || p.Leaders > v.l || p.Leaders < 1 || p.Segments < 1)) {
+			t.Errorf("%s: plan %+v", name, *p)
+		}
+	}
+}
+
+// checkClientCSV compares the client's results.csv with what
+// internal/bench writes for the report the client wrote as JSON.
+func checkClientCSV(t *testing.T, rep *bench.Report, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var b bytes.Buffer
+	if err := bench.WriteCSV(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	want, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("results.csv: %d rows, internal/bench writes %d", len(got), len(want))
+	}
+	for i := range want {
+		if strings.Join(got[i], ",") != strings.Join(want[i], ",") {
+			t.Errorf("results.csv row %d:\n got  %q\n want %q", i, got[i], want[i])
+		}
+	}
+}
+
+// checkRenders runs `dpmlbench table` (and -md) and `dpmlbench plot` on
+// the client's results.json.
+func checkRenders(t *testing.T, dir string) {
+	t.Helper()
+	in := filepath.Join(dir, bench.JSONFile)
+	table := captureStdout(t, func() int { return mainStatus([]string{"table", "-in", in}, io.Discard) })
+	for _, want := range []string{"# dpmlbench-c: ", "# measured: client c, pattern ", "# libdpml: ", "spec pipelined:l=2,k=2", "best fixed plan"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("dpmlbench table: no %q in\n%s", want, table)
+		}
+	}
+	md := captureStdout(t, func() int { return mainStatus([]string{"table", "-md", "-in", in}, io.Discard) })
+	if strings.Count(md, "\n") != 2+4 {
+		t.Errorf("dpmlbench table -md: want 4 size rows:\n%s", md)
+	}
+	plots := t.TempDir()
+	captureStdout(t, func() int { return mainStatus([]string{"plot", "-in", in, "-out", plots}, io.Discard) })
+	for _, f := range []string{bench.LatencyPNG, bench.SpeedupPNG} {
+		if st, err := os.Stat(filepath.Join(plots, f)); err != nil || st.Size() == 0 {
+			t.Errorf("dpmlbench plot: %s: %v", f, err)
+		}
+	}
+}
+
+// captureStdout runs f with os.Stdout going to a file and returns what f
+// printed; f's status must be 0.
+func captureStdout(t *testing.T, f func() int) string {
+	t.Helper()
+	tmp, err := os.CreateTemp(t.TempDir(), "stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tmp.Close()
+	old := os.Stdout
+	os.Stdout = tmp
+	code := f()
+	os.Stdout = old
+	b, err := os.ReadFile(tmp.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 {
+		t.Fatalf("status %d\n%s", code, b)
+	}
+	return string(b)
+}
+
+// TestClientCNoLibrary: without libdpml.so only native runs, and the
+// output says why the others did not; with the library disabled, or with an
+// interposer that lacks the extension, auto runs too.
+func TestClientCNoLibrary(t *testing.T) {
+	setupClient(t)
+	out := t.TempDir()
+	r := runClient(t, "", nil, "-sizes", "4,64K", "-variants", "native,auto,pipelined:l=2,k=2", "-check", "-time", "2ms",
+		"-min-iters", "4", "-max-iters", "10", "-out", out)
+	if r.code != 0 || !strings.Contains(r.stdout, "libdpml.so not loaded: only the native variant runs") ||
+		!strings.Contains(r.stderr, "libdpml.so is not loaded") {
+		t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	rep, err := bench.ReadJSONFile(filepath.Join(out, bench.JSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Meta.DPMLLibrary != "" || len(rep.Results) != 6 {
+		t.Fatalf("meta %+v, %d results", rep.Meta, len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		native := r.Variant == bench.VariantNative
+		if native != r.OK() || (native && r.Check != "ok") || (!native && r.Skipped != "libdpml.so not loaded") {
+			t.Errorf("%s %s: %+v", bench.FormatSize(r.Bytes), r.Label(), r)
+		}
+	}
+	table := captureStdout(t, func() int {
+		return mainStatus([]string{"table", "-in", filepath.Join(out, bench.JSONFile)}, io.Discard)
+	})
+	if !strings.Contains(table, "libdpml.so was not loaded") {
+		t.Errorf("table:\n%s", table)
+	}
+
+	// The library disabled (DPML_DISABLE): fixed plans cannot be set and
+	// are skipped with libdpml.so's reason; auto runs and says it was passed
+	// to the MPI library.
+	out = t.TempDir()
+	r = runClient(t, withLib(), []string{"DPML_DISABLE=1"}, "-sizes", "4", "-variants", "native,auto,dpml:l=1",
+		"-check", "-time", "2ms", "-min-iters", "4", "-max-iters", "10", "-out", out)
+	if r.code != 0 {
+		t.Fatalf("DPML_DISABLE=1: exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if rep, err = bench.ReadJSONFile(filepath.Join(out, bench.JSONFile)); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 3 || !rep.Results[0].OK() || !rep.Results[1].OK() || rep.Results[1].Plan == nil ||
+		rep.Results[1].Plan.Passed != "disabled" || rep.Results[2].Skipped != "DPMLX_Set_plan(dpml:l=1): MPI_ERR_UNSUPPORTED_OPERATION: operation not supported" {
+		t.Errorf("DPML_DISABLE=1: %+v", rep.Results)
+	}
+
+	// An interposed MPI_Allreduce without the extension (as a libdpml.so
+	// older than dpmlx.h would be; here the fault injector, told never to
+	// corrupt): native and auto (the interposer's own choice) run.
+	out = t.TempDir()
+	r = runClient(t, clientBuild.shim, []string{"CORRUPT_FROM=1000000000"}, "-sizes", "4,64K", "-variants", "native,auto,dpml:l=1",
+		"-check", "-time", "2ms", "-min-iters", "4", "-max-iters", "10", "-out", out)
+	if r.code != 0 || !strings.Contains(r.stdout, "MPI_Allreduce is interposed without plan control") {
+		t.Fatalf("interposer: exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if rep, err = bench.ReadJSONFile(filepath.Join(out, bench.JSONFile)); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Meta.DPMLLibrary != clientBuild.shim+" (no DPMLX entry points)" || len(rep.Results) != 6 {
+		t.Fatalf("interposer: meta %+v, %d results", rep.Meta, len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		fixed := r.Variant == bench.VariantDPML
+		if fixed == r.OK() || (!fixed && r.Check != "ok") || (fixed && !strings.HasPrefix(r.Skipped, "no DPMLX_Set_plan in "+clientBuild.shim)) {
+			t.Errorf("interposer: %s %s: %+v", bench.FormatSize(r.Bytes), r.Label(), r)
+		}
+	}
+}
+
+// TestClientCBadFlags: a bad flag is a usage error on every rank: status
+// 2 and one message, not a hang (on the emulated cluster, and as one
+// process for the rest of the cases); -h prints the usage.
+func TestClientCBadFlags(t *testing.T) {
+	setupClient(t)
+	for i, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-pattern", "osu"}, "-pattern osu: want b2b, barrier or skew"},
+		{[]string{"-variants", "native,dpml:k=4"}, `-variants: plan spec "dpml:k=4": dpml runs k=1`},
+		{[]string{"-variants", "native,tree"}, `-variants: plan spec "tree": unknown variant`},
+		{[]string{"-sizes", "0"}, "-sizes: 0: not a positive byte count"},
+		{[]string{"-sizes", "4:1K:x1"}, "-sizes: step x1: want xF with integer F >= 2"},
+		{[]string{"-skew"}, "flag needs an argument: -skew"},
+		{[]string{"-skew", "-3"}, "-skew -3: want microseconds >= 0"},
+		{[]string{"-nosuch", "1"}, "flag provided but not defined: -nosuch"},
+		{[]string{"-time", "fast"}, "-time fast: want a duration"},
+		{[]string{"-type", "complex"}, "-type complex: want float, double or int"},
+		{[]string{"-min-iters", "5", "-max-iters", "2"}, "-max-iters 2 < -min-iters 5"},
+		{[]string{"-check=maybe"}, "-check=maybe: want true or false"},
+		{[]string{"extra"}, "unexpected argument extra"},
+	} {
+		var r clientRun
+		if i < 2 {
+			r = runClient(t, withLib(), nil, c.args...)
+		} else {
+			r = runSingleton(t, withLib(), c.args...)
+		}
+		if r.code != 2 || !strings.Contains(r.stderr, "dpmlbench-c: "+c.want) || strings.Count(r.stderr, "dpmlbench-c: ") != 1 {
+			t.Errorf("%v: exit code %d, want 2 and one line %q:\n%s\n%s", c.args, r.code, c.want, r.stdout, r.stderr)
+		}
+	}
+	// Without the library a spec's variant name is still checked.
+	r := runSingleton(t, "", "-variants", "native,dmpl:l=2")
+	if r.code != 2 || !strings.Contains(r.stderr, "dmpl:l=2: unknown variant") {
+		t.Errorf("no library, bad variant: exit code %d\n%s", r.code, r.stderr)
+	}
+	r = runSingleton(t, "", "-h")
+	if r.code != 0 || !strings.Contains(r.stdout, "usage: ") || !strings.Contains(r.stdout, "-pattern P") {
+		t.Errorf("-h: exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestClientCCheckFails: results made wrong after libdpml.so (by a fault
+// injector, only in timed calls: the warm-up calls are left intact) fail the
+// client's check in every pattern, on the corrupted variant only.
+func TestClientCCheckFails(t *testing.T) {
+	setupClient(t)
+	for _, pattern := range bench.Patterns {
+		t.Run(pattern, func(t *testing.T) {
+			out := t.TempDir()
+			// dpml:l=1 makes -warmup 2 calls, then the timed ones (native
+			// calls PMPI_Allreduce: not seen by the injector).
+			r := runClient(t, clientBuild.shim+":"+clientBuild.lib, []string{"CORRUPT_FROM=3"},
+				"-pattern", pattern, "-sizes", "64", "-variants", "native,dpml:l=1", "-check", "-warmup", "2", "-iters", "6", "-batches", "2", "-out", out)
+			if r.code != 1 || !strings.Contains(r.stderr, "CHECK FAILED: size 64, dpml:l=1") || strings.Contains(r.stderr, "native:") {
+				t.Fatalf("exit code %d, want 1 and a CHECK FAILED line for dpml:l=1\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			rep, err := bench.ReadJSONFile(filepath.Join(out, bench.JSONFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, res := range rep.Results {
+				want := "mismatch"
+				if res.Variant == bench.VariantNative {
+					want = "ok"
+				}
+				if res.Check != want || (want == "mismatch") != (res.Mismatches > 0 && strings.Contains(res.MismatchAt, "element 15 of 16")) {
+					t.Errorf("%s: check %q, %d mismatches at %q; want %s", res.Label(), res.Check, res.Mismatches, res.MismatchAt, want)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,167 @@
+package dpml
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/leaders"
+	"github.com/dpmlgo/dpml/mpi"
+)
+
+// gatherPlaces returns every node's places in local-rank order, so a rank
+// can build any node's reduction tree.
+func gatherPlaces(t *testing.T, c *Comm, w *mpi.Comm, byNode [][]int) [][]leaders.Place {
+	t.Helper()
+	enc := c.places[c.local].Encode()
+	all := make([]int64, len(enc)*w.Size())
+	if err := mpi.Allgather(w, enc[:], all); err != nil {
+		t.Fatal(err)
+	}
+	out := make([][]leaders.Place, len(byNode))
+	for n, ranks := range byNode {
+		for _, r := range ranks {
+			var words [leaders.PlaceWords]int64
+			copy(words[:], all[r*len(enc):])
+			p, err := leaders.DecodePlace(words)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[n] = append(out[n], p)
+		}
+	}
+	return out
+}
+
+// treeReference folds every rank's input in the reduction tree's order: a
+// rank's own input, then each child's subtree in tree order; then the node
+// results in node order.
+func treeReference[T mpi.Number](d world, tc testCase, radix int) []T {
+	kern, err := kernelFor(mpi.KindOf[T](), tc.op)
+	if err != nil {
+		panic(err)
+	}
+	ptr := func(v []T) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(v)) }
+	nodeRes := make([][]T, d.nodes)
+	for n, ranks := range d.byNode {
+		tr := leaders.BuildTree(d.places[n], radix)
+		var sub func(i int) []T
+		sub = func(i int) []T {
+			acc := make([]T, tc.count)
+			for e := range acc {
+				acc[e] = input[T](ranks[i], e, tc.seed, tc.exact, tc.op)
+			}
+			for _, k := range tr.Children[i] {
+				part := sub(k)
+				if tc.count > 0 {
+					kern(ptr(acc), []unsafe.Pointer{ptr(acc), ptr(part)}, tc.count)
+				}
+			}
+			return acc
+		}
+		nodeRes[n] = sub(tr.Root)
+	}
+	out := make([]T, tc.count)
+	srcs := make([]unsafe.Pointer, d.nodes)
+	for n := range nodeRes {
+		srcs[n] = ptr(nodeRes[n])
+	}
+	if tc.count > 0 {
+		kern(ptr(out), srcs, tc.count)
+	}
+	return out
+}
+
+// treeCases runs the reduction tree over every type and op, in place and
+// not, inline (at most 56 bytes) and through the slots, with radixes from a
+// chain (1) to flat (ppn), single and pipelined inter-node steps.
+func treeCases(t *testing.T, w *mpi.Comm) {
+	c, err := New(w, WithSegmentBytes(16<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := c.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	d := describe(t, c, w)
+	exact := d.nodes > 2 // floats compared bit for bit with at most two nodes
+	run := func(tc testCase) {
+		t.Helper()
+		checkAnyType(t, d, w, tc)
+		if c.Nodes() < c.Size() {
+			if p := c.LastPlan(); p.Count > 0 && (p.Intra != IntraTree || p.Leaders != 1) {
+				t.Fatalf("%v: ran %+v, want the tree", tc, p)
+			}
+		}
+	}
+	for _, radix := range []int{1, 2, 4, 64} {
+		for _, n := range []int{1, 3, 7, 8, 97, 2048 - 3} {
+			for _, inPlace := range []bool{false, true} {
+				for _, k := range []int{1, 2} {
+					o := Override{Intra: IntraTree, Radix: radix, Pipeline: k}
+					run(testCase{count: n, op: mpi.OpSum, o: o, inPlace: inPlace, exact: exact, seed: uint64(radix*n + k)})
+				}
+			}
+		}
+	}
+	// Every type and op (exact small integers), inline and not.
+	for _, n := range []int{1, 5, 300} {
+		for _, op := range mpi.Ops() {
+			o := Override{Intra: IntraTree, Radix: 2}
+			for _, inPlace := range []bool{false, true} {
+				tc := testCase{count: n, op: op, o: o, inPlace: inPlace, exact: true, seed: uint64(n) + uint64(op)}
+				eachType(t, d, w, tc)
+			}
+		}
+	}
+}
+
+// checkAnyType runs tc on float64, int32 and float32.
+func checkAnyType(t *testing.T, d world, w *mpi.Comm, tc testCase) {
+	t.Helper()
+	check[float64](t, d, w, tc)
+	check[float32](t, d, w, tc)
+	tc.exact = true
+	check[int32](t, d, w, tc)
+}
+
+// eachType runs tc on every type for which tc.op is defined.
+func eachType(t *testing.T, d world, w *mpi.Comm, tc testCase) {
+	t.Helper()
+	run := func(ok bool, f func()) {
+		if ok {
+			f()
+		}
+	}
+	run(mpi.CheckOp[int8](tc.op) == nil, func() { check[int8](t, d, w, tc) })
+	run(mpi.CheckOp[int16](tc.op) == nil, func() { check[int16](t, d, w, tc) })
+	run(mpi.CheckOp[int32](tc.op) == nil, func() { check[int32](t, d, w, tc) })
+	run(mpi.CheckOp[int64](tc.op) == nil, func() { check[int64](t, d, w, tc) })
+	run(mpi.CheckOp[uint8](tc.op) == nil, func() { check[uint8](t, d, w, tc) })
+	run(mpi.CheckOp[uint16](tc.op) == nil, func() { check[uint16](t, d, w, tc) })
+	run(mpi.CheckOp[uint32](tc.op) == nil, func() { check[uint32](t, d, w, tc) })
+	run(mpi.CheckOp[uint64](tc.op) == nil, func() { check[uint64](t, d, w, tc) })
+	run(mpi.CheckOp[float32](tc.op) == nil, func() { check[float32](t, d, w, tc) })
+	run(mpi.CheckOp[float64](tc.op) == nil, func() { check[float64](t, d, w, tc) })
+	run(mpi.CheckOp[complex64](tc.op) == nil, func() { check[complex64](t, d, w, tc) })
+	run(mpi.CheckOp[complex128](tc.op) == nil, func() { check[complex128](t, d, w, tc) })
+}
+
+// TestTree runs the reduction tree on every layout of the conformance
+// suite, plus one with more ranks than the radix on a node.
+//
+// Mutation checks (each made TestTree/1x4 fail): folding only the first
+// child of each parent (foldInto ranging over kids[:1]); a non-root rank
+// writing its inline partial into its slot instead of its flag line.
+func TestTree(t *testing.T) {
+	for _, lay := range append(layouts, struct {
+		name string
+		ppn  []int
+	}{"1x6", []int{6}}) {
+		t.Run(lay.name, func(t *testing.T) {
+			mpitest.RunLayout(t, mpitest.Layout{PPN: lay.ppn}, treeCases)
+		})
+	}
+}
