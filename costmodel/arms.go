@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // Key names a class of calls that share one tuning state: element class,
@@ -52,37 +54,26 @@ func (k Key) pack() uint64 {
 	return uint64(k.Elem) | uint64(k.Op)<<8 | uint64(k.SizeLog2)<<16 | uint64(k.Nodes)<<24 | uint64(k.PPN)<<40
 }
 
-// Arm is one plan choice: variant, leaders l, sub-chunks k. Arms are plain
-// values; compare them with ==.
-type Arm struct {
-	Variant  Variant
-	Leaders  int
-	Pipeline int
-	CMA      bool // intra-node data by cross-memory attach (Config.CMA)
-}
+// Arm is one plan choice of the tuner: a plan.Shape with the variant, l,
+// k and the intra-node transport (IntraShm or IntraCMA; IntraAuto for
+// Native) set, Overlap as the variant says, and SegmentBytes 0: the
+// tuner's Config.SegmentBytes applies. Arms are plain values; compare them
+// with ==.
+type Arm = plan.Shape
 
-// Plan returns the arm as a model plan with the given segment size.
-func (a Arm) Plan(segmentBytes int) Plan {
-	return Plan{Variant: a.Variant, Leaders: a.Leaders, Pipeline: a.Pipeline, SegmentBytes: segmentBytes, CMA: a.CMA}
-}
-
-func (a Arm) String() string {
-	if a.Variant == VariantNative {
-		return "native"
-	}
-	if a.CMA {
-		return fmt.Sprintf("%s l=%d k=%d cma", a.Variant, a.Leaders, a.Pipeline)
-	}
-	return fmt.Sprintf("%s l=%d k=%d", a.Variant, a.Leaders, a.Pipeline)
+// priced returns arm a as the plan the model prices: with segment seg.
+func priced(a Arm, seg int) plan.Shape {
+	a.SegmentBytes = seg
+	return a
 }
 
 // level is one step of the pipeline axis: DPML (k = 1), then Pipelined
 // with growing k; with Config.CMA each step is followed by its
 // cross-memory-attach twin, so switching the intra-node path is one move.
 type level struct {
-	v   Variant
-	k   int
-	cma bool
+	v     plan.Variant
+	k     int
+	intra plan.Intra // IntraShm or IntraCMA
 }
 
 // cmaMinBytes: buckets below it get no CMA arms (a system call per rank and
@@ -116,29 +107,29 @@ func newArmSet(k Key, cfg *Config) *armSet {
 	s := &armSet{native: -1}
 	lay := k.Layout()
 	_, hi := k.Range()
-	hi = max(hi, CacheLine)
+	hi = max(hi, plan.CacheLine)
 	if lay.PPN > 1 {
-		for l := 1; l <= lay.PPN && l*CacheLine <= hi; l *= 2 {
+		for l := 1; l <= lay.PPN && l*plan.CacheLine <= hi; l *= 2 {
 			s.ls = append(s.ls, l)
 		}
-		if last := s.ls[len(s.ls)-1]; last != lay.PPN && lay.PPN*CacheLine <= hi {
+		if last := s.ls[len(s.ls)-1]; last != lay.PPN && lay.PPN*plan.CacheLine <= hi {
 			s.ls = append(s.ls, lay.PPN)
 		}
 		cma := cfg.CMA && hi >= cmaMinBytes
-		add := func(v Variant, k int) {
-			s.levels = append(s.levels, level{v, k, false})
+		add := func(v plan.Variant, k int) {
+			s.levels = append(s.levels, level{v, k, plan.IntraShm})
 			if cma {
-				s.levels = append(s.levels, level{v, k, true})
+				s.levels = append(s.levels, level{v, k, plan.IntraCMA})
 			}
 		}
-		add(VariantDPML, 1)
+		add(plan.DPML, 1)
 		if lay.Nodes > 1 {
 			for _, kk := range cfg.Pipelines {
 				if kk == 1 && (cfg.SegmentBytes <= 0 || hi <= cfg.SegmentBytes) {
 					continue
 				}
-				if kk*CacheLine <= hi {
-					add(VariantPipelined, kk)
+				if kk*plan.CacheLine <= hi {
+					add(plan.Pipelined, kk)
 				}
 			}
 		}
@@ -148,15 +139,15 @@ func newArmSet(k Key, cfg *Config) *armSet {
 		s.grid[li] = make([]int16, len(s.levels))
 		for ki, lv := range s.levels {
 			s.grid[li][ki] = -1
-			if l*lv.k*CacheLine <= hi {
+			if l*lv.k*plan.CacheLine <= hi {
 				s.grid[li][ki] = int16(len(s.arms))
-				s.arms = append(s.arms, Arm{Variant: lv.v, Leaders: l, Pipeline: lv.k, CMA: lv.cma})
+				s.arms = append(s.arms, Arm{Variant: lv.v, Leaders: l, Pipeline: lv.k, Intra: lv.intra, Overlap: lv.v.Overlaps()})
 			}
 		}
 	}
 	if !cfg.NoNative || len(s.arms) == 0 {
 		s.native = len(s.arms)
-		s.arms = append(s.arms, Arm{Variant: VariantNative, Leaders: 1, Pipeline: 1})
+		s.arms = append(s.arms, Arm{Variant: plan.Native, Leaders: 1, Pipeline: 1})
 	}
 	s.nbr = make([][]uint8, len(s.arms))
 	at := func(li, ki int) int {
@@ -181,10 +172,16 @@ func newArmSet(k Key, cfg *Config) *armSet {
 	return s
 }
 
-// index returns the arm's index in the set, or -1 (O(1)).
+// index returns the arm's index in the set, or -1 (O(1)). It looks at the
+// variant, l, k and transport (IntraAuto counts as IntraShm), not at
+// SegmentBytes or Overlap.
 func (s *armSet) index(a Arm) int {
-	if a.Variant == VariantNative {
+	if a.Variant == plan.Native {
 		return s.native
+	}
+	intra := a.Intra
+	if intra == plan.IntraAuto {
+		intra = plan.IntraShm
 	}
 	li := -1
 	if l := a.Leaders; l > 0 {
@@ -201,7 +198,7 @@ func (s *armSet) index(a Arm) int {
 		return -1
 	}
 	for ki, lv := range s.levels {
-		if lv.v == a.Variant && lv.cma == a.CMA && (lv.k == a.Pipeline || (lv.v == VariantDPML && a.Pipeline <= 1)) {
+		if lv.v == a.Variant && lv.intra == intra && (lv.k == a.Pipeline || (lv.v == plan.DPML && a.Pipeline <= 1)) {
 			return int(s.grid[li][ki])
 		}
 	}

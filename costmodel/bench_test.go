@@ -6,7 +6,7 @@ import "testing"
 func settled(b *testing.B, k Key) *Tuner {
 	b.Helper()
 	tu := newTuners(b, 1, Config{SegmentBytes: 256 << 10}, DefaultModel())[0]
-	cost := ModelSurface(DefaultModel(), k, 256<<10)
+	cost := modelSurface(DefaultModel(), k, 256<<10)
 	for i := 0; i < 2000; i++ {
 		a := tu.Choose(k)
 		if tu.Record(k, a, cost(i, a)) {

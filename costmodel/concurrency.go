@@ -128,8 +128,8 @@ func (c *Concurrency) Multiplier(pairs, bytes float64) float64 {
 	return math.Min(math.Max(v, MinMult), pairs)
 }
 
-// clone returns a deep copy.
-func (c Concurrency) clone() Concurrency {
+// Clone returns a deep copy.
+func (c Concurrency) Clone() Concurrency {
 	d := Concurrency{
 		Log2Bytes: append([]float64(nil), c.Log2Bytes...),
 		Pairs:     append([]float64(nil), c.Pairs...),

@@ -5,12 +5,18 @@
 // dpml) supplies measurements and runs the one MPI exchange the learner
 // needs; nothing here calls MPI.
 //
-//	Model        parameters; Predict / Breakdown price a Plan
-//	Calibrate    fits a Model to measurement Samples (robust least squares)
-//	Compare      predicted vs measured: per-point relative error, median
+// This is the runtime part, what the engine (and libdpml.so) links:
+//
+//	Model        parameters; Predict / Breakdown price a plan.Shape
+//	Key, Arm     tuning keys and the plans the learner chooses among
 //	Tuner        per-Key learner: Choose, Record, Pending, Commit
 //	Table        versioned JSON tuning table: Save, Load, DefaultTable
-//	Simulate     drives Tuners on a synthetic surface; regret series
+//
+// The offline tools live in package costmodel/offline (used by dpmlbench
+// and the tests, never by the engine): Calibrate fits a Model to
+// measurements (robust least squares on gonum), Compare and Picks report
+// the model against them, Simulate drives Tuners on synthetic surfaces, and
+// ReadBenchCSV reads dpmlbench's results.csv into samples.
 //
 // # The model
 //
@@ -27,11 +33,13 @@
 //	M(p, x)  concurrency curve: throughput of p concurrent pairs of x-byte
 //	         messages relative to one pair (Fig. 1)
 //
-// A message is cut into S = ceil(n / seg) segments (seg = Plan.SegmentBytes;
-// 0: one segment). A segment of g bytes has la = ceil(g / per) active
-// leaders, per = g/l rounded up to the 64-byte cache line (small messages
-// leave leaders idle), and each of a leader's ka active sub-chunks holds
-// x = per/k bytes (rounded up likewise). Per segment:
+// A plan is a plan.Shape, the engine's type, and is cut as the engine cuts
+// it (plan.Split). A message is cut into S = ceil(n / seg) segments (seg =
+// Shape.SegmentBytes; 0: one segment). A segment of g bytes has la =
+// ceil(g / per) active leaders, per = g/l rounded up to the 64-byte cache
+// line (small messages leave leaders idle), and each of a leader's ka
+// active sub-chunks holds x = per/k bytes (rounded up likewise). Per
+// segment (Model.CopyTime, ReduceTime and, for k = 1, InterTime):
 //
 //	T_copy  = la*a' + b'*g                                  copy-in   (Eq. 7)
 //	T_comp  = r0 + (ppn-1) * per * c[e] * (1 + (la-1)/P)    reduce    (Eq. 7)
@@ -49,10 +57,10 @@
 // With A = T_copy + T_comp + s, B = T_comm and C = T_bcast of a segment:
 //
 //	DPML       T = sum over segments of (A + B + C)                 stages add
-//	Pipelined  T = A + (S-2)*(max(A, B) + C) + max(A_last, B) + C + B_last + C_last
-//	           (S > 1: segment i's inter-node step overlaps segment i+1's
-//	           copy-in and reduce; copy-out waits for it: fill, steady
-//	           steps, drain)
+//	Overlap    T = A + (S-2)*(max(A, B) + C) + max(A_last, B) + C + B_last + C_last
+//	           (Shape.Overlap, set for Pipelined; S > 1 and h > 1: segment
+//	           i's inter-node step overlaps segment i+1's copy-in and
+//	           reduce; copy-out waits for it: fill, steady steps, drain)
 //	Native     T = ceil(lg(h*ppn)) * (native_a + n*native_b), or 1.05 x DPML
 //	           with l = 1 when those are unfitted
 //
@@ -62,22 +70,8 @@
 //
 // # Fitting
 //
-// Calibrate (CalibrateFrom a base model) fits each parameter group to its
-// own samples, so any group may be missing:
-//
-//	CopySample   (Bytes, Copies)            Seconds = Copies*a' + Bytes*b'
-//	ReduceSample (Bytes, Sources, Segments, Leaders, Elem)
-//	             Seconds = Segments*r0 + (Sources-1)*Bytes*c[Elem]*(1 + (Leaders-1)/P)
-//	InterSample  (Bytes, Pairs, Nodes)      Pairs = 1: Seconds/ceil(lg h) = a + Bytes*b;
-//	             Pairs > 1: M = Pairs*(a + Bytes*b)*ceil(lg h)/Seconds, median per cell
-//	NativeSample (Bytes, Layout)            native_a, native_b
-//	CallSample   (Plan, Bytes, Layout)      s: the residual per synchronisation
-//
-// Linear fits are iteratively reweighted least squares (gonum QR) on
-// relative residuals (each row scaled by the median time of its group of
-// identical inputs), Huber weights then Tukey bisquare, with an active set
-// keeping every parameter >= 0; P is a 1-D search. Compare reports the
-// relative error per point, the median, p90 and max, and medians per kind.
+// Package costmodel/offline fits the parameters (Calibrate); its
+// documentation lists the samples each parameter group is fitted from.
 //
 // # The learner
 //
@@ -186,8 +180,8 @@
 // PLACEHOLDER with the model calibrated on a 1 x 32 sweep of the device host
 // and that sweep's best arm per size as exploring starting points (the sweep
 // predates the cross-memory-attach path, so it is no verdict); regenerate it from device runs
-// (COSTMODEL_REGEN=1 go test ./costmodel -run TestRegenerateDefaultTable
-// rebuilds it from testdata/).
+// (COSTMODEL_REGEN=1 go test ./costmodel/offline -run
+// TestRegenerateDefaultTable rebuilds it from offline/testdata/).
 //
 // # Engine integration (package dpml)
 //
@@ -208,8 +202,8 @@
 //		costmodel.Layout{Nodes: c.nodes, PPN: c.minPPN})
 //	    // elemClass = costmodel.ElemClassOf(reflect.TypeFor[T]().Kind());
 //	    // opClass[op] = costmodel.OpClassOf(op.String()), filled once
-//	arm := t.Choose(key)
-//	o := Override{Variant: Variant(arm.Variant), Leaders: arm.Leaders, Pipeline: arm.Pipeline}
+//	arm := t.Choose(key) // a plan.Shape: variant, l, k, transport
+//	o := Override(arm)   // dpml.Override: a defined type over plan.Shape
 //	t0 := time.Now(); err := execute(plan(o)); d := time.Since(t0)
 //	if err == nil && t.Record(key, arm, d.Seconds()) {
 //		buf := t.Pending()
@@ -217,15 +211,10 @@
 //		t.Commit(buf)
 //	}
 //
-// (arm.Variant's values equal dpml.Variant's; Pipelined with k = 1 is a
-// valid arm: segment overlap without sub-chunks.) At Close, rank 0 may
+// (Pipelined with k = 1 is a valid arm: segment overlap without
+// sub-chunks.) At Close, rank 0 may
 // SetProvenance and Save to DPML_TUNING_FILE; no collective is needed, the
-// state is the same everywhere. dpmlbench can build Samples from forced
-// plans with phase timing (per call: copy-in and copy-out as CopySample
-// with Copies = segments * active leaders; leader 0's reduce as
-// ReduceSample with Bytes = partition * segments, Sources = ppn, Leaders =
-// active leaders; DPML inter times per segment as InterSample with Pairs =
-// active leaders (l = 1 gives the Pairs = 1 baseline); native runs as
-// NativeSample; every median as CallSample), then Calibrate, print
-// Compare, and save the model in a table.
+// state is the same everywhere. Offline, dpmlbench calibrate fits a model
+// to forced-plan sweeps (package costmodel/offline) and saves it in a
+// table.
 package costmodel

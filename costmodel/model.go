@@ -6,41 +6,9 @@ import (
 	"math"
 	"reflect"
 	"strings"
+
+	"github.com/dpmlgo/dpml/plan"
 )
-
-// Variant names a family of plans. The numeric values equal dpml.Variant's
-// (DPML = 1, Pipelined = 2, Native = 3), so dpml.Variant(v) converts.
-type Variant uint8
-
-const (
-	// VariantDPML: the four phases, one blocking inter-node allreduce per
-	// leader and segment; segments run one after the other.
-	VariantDPML Variant = 1
-	// VariantPipelined: k non-blocking sub-chunk allreduces per leader, and
-	// segment s's inter-node step overlaps segment s+1's intra-node phases.
-	VariantPipelined Variant = 2
-	// VariantNative: the MPI library's own allreduce.
-	VariantNative Variant = 3
-)
-
-var variantNames = [...]string{"auto", "dpml", "pipelined", "native"}
-
-func (v Variant) String() string {
-	if int(v) < len(variantNames) {
-		return variantNames[v]
-	}
-	return fmt.Sprintf("Variant(%d)", int(v))
-}
-
-// ParseVariant parses a name printed by Variant.String (not "auto").
-func ParseVariant(s string) (Variant, error) {
-	for i, n := range variantNames[1:] {
-		if strings.EqualFold(s, n) {
-			return Variant(i + 1), nil
-		}
-	}
-	return 0, fmt.Errorf("costmodel: unknown variant %q", s)
-}
 
 // ElemClass groups element types whose reduction costs alike; it is part of
 // a tuning Key and selects the model's reduction cost c.
@@ -112,31 +80,6 @@ type Layout struct {
 }
 
 func (l Layout) String() string { return fmt.Sprintf("%dx%d", l.Nodes, l.PPN) }
-
-// Plan is what the model prices: a variant, l leaders per node, k sub-chunks
-// per leader (Pipelined only; DPML uses 1) and the segment size in bytes
-// (0: the whole message is one segment).
-type Plan struct {
-	Variant      Variant
-	Leaders      int
-	Pipeline     int
-	SegmentBytes int
-	// CMA: the intra-node phases move data by cross-memory attach (no
-	// copy through the node segment); priced with Model.CMACopy.
-	CMA bool
-}
-
-func (p Plan) String() string {
-	if p.Variant == VariantNative {
-		return "native"
-	}
-	return fmt.Sprintf("%s l=%d k=%d seg=%d", p.Variant, p.Leaders, p.Pipeline, p.SegmentBytes)
-}
-
-// CacheLine is the partition granularity of the engine in bytes: a leader's
-// partition and a sub-chunk start on a cache line, so small messages have
-// fewer active leaders (and sub-chunks) than requested.
-const CacheLine = 64
 
 // ElemCosts holds the reduction cost c in seconds per byte per folded source,
 // by element class. A zero entry means "use ElemAny's".
@@ -268,30 +211,41 @@ type Breakdown struct {
 
 // Predict returns the predicted seconds of plan p for an n-byte allreduce on
 // layout lay, with the generic reduction cost (ElemAny).
-func (m *Model) Predict(p Plan, n int, lay Layout) float64 {
+func (m *Model) Predict(p plan.Shape, n int, lay Layout) float64 {
 	return m.Breakdown(p, n, lay, ElemAny).Total
 }
 
-// lg is ceil(log2 x) for x >= 1 (0 for x <= 1).
-func lg(x int) float64 {
-	if x <= 1 {
+// Rounds is ceil(log2 p) for p >= 1 (0 for p <= 1): the rounds of a
+// recursive-doubling allreduce over p participants, the factor of the
+// inter-node and native terms.
+func Rounds(p int) float64 {
+	if p <= 1 {
 		return 0
 	}
-	return math.Ceil(math.Log2(float64(x)))
+	return math.Ceil(math.Log2(float64(p)))
 }
 
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
+// CopyTime prices a copy phase (copy-in or copy-out, Eq. 7): copies
+// separate copies (the partitions; 0 means 1) moving bytes in all, under
+// the node's usual concurrency: copies*a' + bytes*b'.
+func (m *Model) CopyTime(copies, bytes int) float64 {
+	return float64(max(copies, 1))*m.Ap + float64(bytes)*m.Bp
+}
 
-// split returns the number of non-empty pieces and the largest piece when
-// n bytes are cut into `parts` pieces rounded up to the cache line.
-func split(n, parts int) (active, per int) {
-	if n <= 0 {
-		return 0, 0
-	}
-	parts = max(parts, 1)
-	per = ceilDiv(ceilDiv(n, parts), CacheLine) * CacheLine
-	per = min(per, n)
-	return ceilDiv(n, per), per
+// ReduceTime prices a leader's fold (Eq. 7): sources slots of bytes bytes
+// each folded into one, in segments separate steps (0 means 1), element
+// class e, while leaders leaders fold at once:
+// segments*r0 + (sources-1)*bytes*c[e]*Contention(leaders).
+func (m *Model) ReduceTime(segments, sources, bytes, leaders int, e ElemClass) float64 {
+	return float64(max(segments, 1))*m.R0 + float64(sources-1)*float64(bytes)*m.C.Of(e)*m.Contention(leaders)
+}
+
+// InterTime prices pairs concurrent inter-node allreduces of bytes bytes
+// each over nodes nodes (Eq. 5 with the concurrency curve), as one of them
+// is measured: Rounds(nodes) * pairs*(a + bytes*b) / M(pairs, bytes).
+func (m *Model) InterTime(pairs, bytes, nodes int) float64 {
+	p := float64(max(pairs, 1))
+	return Rounds(nodes) * p * (m.A + float64(bytes)*m.B) / m.Conc.Multiplier(p, float64(bytes))
 }
 
 // stage is the cost of one segment of g bytes, split in the three pipeline
@@ -303,64 +257,65 @@ type stage struct {
 
 func (s stage) a() float64 { return s.copy + s.comp + s.sync }
 
-// contention is the slowdown of one leader's fold when l leaders fold at
+// Contention is the slowdown of one leader's fold when l leaders fold at
 // once: 1 + (l-1)/RedPar.
-func (m *Model) contention(l int) float64 {
+func (m *Model) Contention(l int) float64 {
 	if m.RedPar <= 0 || l <= 1 {
 		return 1
 	}
 	return 1 + float64(l-1)/m.RedPar
 }
 
-func (m *Model) segment(g, l, k int, lay Layout, c float64) stage {
+func (m *Model) segment(g, l, k int, lay Layout, e ElemClass) stage {
 	var st stage
 	if g <= 0 {
 		return st
 	}
-	la, part := split(g, l)
+	la, part := plan.Split(g, l, plan.CacheLine)
 	st.leaders = la
-	st.copy = float64(la)*m.Ap + m.Bp*float64(g)
+	st.copy = m.CopyTime(la, g)
 	st.bcast = st.copy
 	st.sync = m.S
 	if lay.PPN > 1 {
-		st.comp = m.R0 + float64(lay.PPN-1)*float64(part)*c*m.contention(la)
+		st.comp = m.ReduceTime(1, lay.PPN, part, la, e)
 	}
 	if lay.Nodes > 1 {
-		ka, x := split(part, k)
+		ka, x := plan.Split(part, k, plan.CacheLine)
 		pairs := float64(la * ka)
 		t1 := m.A + float64(x)*m.B
 		mult := m.Conc.Multiplier(pairs, float64(x))
-		st.comm = lg(lay.Nodes) * (float64(ka-1)*m.A + pairs*t1/mult)
+		st.comm = Rounds(lay.Nodes) * (float64(ka-1)*m.A + pairs*t1/mult)
 	}
 	return st
 }
 
 // Breakdown prices plan p for an n-byte allreduce of element class e on
-// layout lay. Leaders are clamped to [1, lay.PPN]; DPML uses k = 1; a
-// single node has no inter-node phase (and Pipelined then equals DPML).
-func (m *Model) Breakdown(p Plan, n int, lay Layout, e ElemClass) Breakdown {
+// layout lay. Leaders are clamped to [1, lay.PPN]; only Pipelined uses
+// k > 1; segments overlap when p.Overlap says so and there is an
+// inter-node phase (a single node has none). p.Intra == plan.IntraCMA
+// prices the copies with CMACopy.
+func (m *Model) Breakdown(p plan.Shape, n int, lay Layout, e ElemClass) Breakdown {
 	lay.Nodes, lay.PPN = max(lay.Nodes, 1), max(lay.PPN, 1)
 	if n <= 0 {
 		return Breakdown{}
 	}
-	if p.Variant == VariantNative {
+	if p.Variant == plan.Native {
 		return m.native(p, n, lay, e)
 	}
 	l := min(max(p.Leaders, 1), lay.PPN)
 	k := max(p.Pipeline, 1)
-	if p.Variant != VariantPipelined {
+	if p.Variant != plan.Pipelined {
 		k = 1
 	}
-	c := m.C.Of(e)
 	segs, full, last := 1, n, n
 	if p.SegmentBytes > 0 && p.SegmentBytes < n {
-		segs = ceilDiv(n, p.SegmentBytes)
+		segs = plan.CeilDiv(n, p.SegmentBytes)
 		full = p.SegmentBytes
 		last = n - (segs-1)*full
 	}
-	f := m.segment(full, l, k, lay, c)
-	z := m.segment(last, l, k, lay, c)
-	if p.CMA {
+	f := m.segment(full, l, k, lay, e)
+	z := m.segment(last, l, k, lay, e)
+	if p.Intra == plan.IntraCMA {
 		f.copy, f.bcast = f.copy*m.cmaFactor(), f.bcast*m.cmaFactor()
 		z.copy, z.bcast = z.copy*m.cmaFactor(), z.bcast*m.cmaFactor()
 	}
@@ -372,7 +327,7 @@ func (m *Model) Breakdown(p Plan, n int, lay Layout, e ElemClass) Breakdown {
 	b.Comm = nf*f.comm + z.comm
 	b.Bcast = nf*f.bcast + z.bcast
 	b.Sync = nf*f.sync + z.sync
-	if p.Variant == VariantPipelined && lay.Nodes > 1 && segs > 1 {
+	if p.Overlap && lay.Nodes > 1 && segs > 1 {
 		// step 0: A(0); step i: max(A(i), B(i-1)) + C(i-1); then B(S-1) + C(S-1).
 		b.Total = f.a() + float64(segs-2)*(max(f.a(), f.comm)+f.bcast) +
 			max(z.a(), f.comm) + f.bcast + z.comm + z.bcast
@@ -391,13 +346,13 @@ func (m *Model) cmaFactor() float64 {
 	return 1
 }
 
-func (m *Model) native(p Plan, n int, lay Layout, e ElemClass) Breakdown {
+func (m *Model) native(p plan.Shape, n int, lay Layout, e ElemClass) Breakdown {
 	ranks := lay.Nodes * lay.PPN
 	if m.NativeA == 0 && m.NativeB == 0 {
-		b := m.Breakdown(Plan{Variant: VariantDPML, Leaders: 1, Pipeline: 1, SegmentBytes: p.SegmentBytes}, n, lay, e)
+		b := m.Breakdown(plan.Shape{Variant: plan.DPML, Leaders: 1, Pipeline: 1, SegmentBytes: p.SegmentBytes}, n, lay, e)
 		return Breakdown{Comm: 1.05 * b.Total, Total: 1.05 * b.Total, Segments: 1, ActiveLeaders: 1}
 	}
-	t := max(lg(ranks), 1) * (m.NativeA + float64(n)*m.NativeB)
+	t := max(Rounds(ranks), 1) * (m.NativeA + float64(n)*m.NativeB)
 	return Breakdown{Comm: t, Total: t, Segments: 1, ActiveLeaders: 1}
 }
 

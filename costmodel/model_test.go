@@ -4,6 +4,8 @@ import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/dpmlgo/dpml/plan"
 )
 
 func near(a, b, rel float64) bool {
@@ -21,34 +23,38 @@ func TestBreakdownByHand(t *testing.T) {
 	m := simple()
 	cases := []struct {
 		name string
-		p    Plan
+		p    plan.Shape
 		n    int
 		lay  Layout
 		want float64
 	}{
 		// one node, l=1, 1024 B, ppn 4: copy = 1 + 102.4; comp = 2 + 3*1024*0.5;
 		// bcast = copy; sync 3.
-		{"node-l1", Plan{Variant: VariantDPML, Leaders: 1}, 1024, Layout{1, 4}, 2*(1+102.4) + 2 + 1536 + 3},
+		{"node-l1", plan.Shape{Variant: plan.DPML, Leaders: 1}, 1024, Layout{1, 4}, 2*(1+102.4) + 2 + 1536 + 3},
 		// l=4: 4 partitions of 256 B: copy = 4 + 102.4; comp = 2 + 3*256*0.5.
-		{"node-l4", Plan{Variant: VariantDPML, Leaders: 4}, 1024, Layout{1, 4}, 2*(4+102.4) + 2 + 384 + 3},
+		{"node-l4", plan.Shape{Variant: plan.DPML, Leaders: 4}, 1024, Layout{1, 4}, 2*(4+102.4) + 2 + 384 + 3},
 		// l larger than ppn is clamped to ppn.
-		{"node-l8-clamped", Plan{Variant: VariantDPML, Leaders: 8}, 1024, Layout{1, 4}, 2*(4+102.4) + 2 + 384 + 3},
+		{"node-l8-clamped", plan.Shape{Variant: plan.DPML, Leaders: 8}, 1024, Layout{1, 4}, 2*(4+102.4) + 2 + 384 + 3},
 		// 128 B with l=4: partitions are cache lines, so 2 leaders are active.
-		{"small-active", Plan{Variant: VariantDPML, Leaders: 4}, 128, Layout{1, 4}, 2*(2+12.8) + 2 + 3*64*0.5 + 3},
+		{"small-active", plan.Shape{Variant: plan.DPML, Leaders: 4}, 128, Layout{1, 4}, 2*(2+12.8) + 2 + 3*64*0.5 + 3},
 		// 4 nodes, l=1: comm = lg 4 * (a + n b) = 2 * (10 + 1024).
-		{"multi-l1", Plan{Variant: VariantDPML, Leaders: 1}, 1024, Layout{4, 4}, 2*(1+102.4) + 2 + 1536 + 3 + 2*(10+1024)},
+		{"multi-l1", plan.Shape{Variant: plan.DPML, Leaders: 1}, 1024, Layout{4, 4}, 2*(1+102.4) + 2 + 1536 + 3 + 2*(10+1024)},
 		// l=2, no concurrency benefit: comm = 2 * 2*(10 + 512) / 1.
-		{"multi-l2", Plan{Variant: VariantDPML, Leaders: 2}, 1024, Layout{4, 4}, 2*(2+102.4) + 2 + 3*512*0.5 + 3 + 2*2*(10+512)},
+		{"multi-l2", plan.Shape{Variant: plan.DPML, Leaders: 2}, 1024, Layout{4, 4}, 2*(2+102.4) + 2 + 3*512*0.5 + 3 + 2*2*(10+512)},
 		// Pipelined k=2, one segment: comm = 2 * ((2-1)*10 + 2*(10+256)) (l=1, 2 chunks of 512).
-		{"pipe-k2", Plan{Variant: VariantPipelined, Leaders: 1, Pipeline: 2}, 1024, Layout{4, 4}, 2*(1+102.4) + 2 + 1536 + 3 + 2*(10+2*(10+512))},
+		{"pipe-k2", plan.Shape{Variant: plan.Pipelined, Leaders: 1, Pipeline: 2, Overlap: true}, 1024, Layout{4, 4}, 2*(1+102.4) + 2 + 1536 + 3 + 2*(10+2*(10+512))},
 		// DPML ignores k.
-		{"dpml-ignores-k", Plan{Variant: VariantDPML, Leaders: 1, Pipeline: 8}, 1024, Layout{4, 4}, 2*(1+102.4) + 2 + 1536 + 3 + 2*(10+1024)},
+		{"dpml-ignores-k", plan.Shape{Variant: plan.DPML, Leaders: 1, Pipeline: 8}, 1024, Layout{4, 4}, 2*(1+102.4) + 2 + 1536 + 3 + 2*(10+1024)},
 		// Two segments of 512, DPML: stages add.
-		{"dpml-2seg", Plan{Variant: VariantDPML, Leaders: 1, SegmentBytes: 512}, 1024, Layout{4, 4}, 2 * (2*(1+51.2) + 2 + 768 + 3 + 2*(10+512))},
+		{"dpml-2seg", plan.Shape{Variant: plan.DPML, Leaders: 1, SegmentBytes: 512}, 1024, Layout{4, 4}, 2 * (2*(1+51.2) + 2 + 768 + 3 + 2*(10+512))},
 		// Two segments, Pipelined k=1: A = 1+51.2+2+768+3 = 825.2, B = 1044, C = 52.2:
 		// A + max(A, B) + C + B + C.
-		{"pipe-2seg", Plan{Variant: VariantPipelined, Leaders: 1, Pipeline: 1, SegmentBytes: 512}, 1024, Layout{4, 4}, 825.2 + 1044 + 52.2 + 1044 + 52.2},
-		{"empty", Plan{Variant: VariantDPML, Leaders: 1}, 0, Layout{4, 4}, 0},
+		{"pipe-2seg", plan.Shape{Variant: plan.Pipelined, Leaders: 1, Pipeline: 1, SegmentBytes: 512, Overlap: true}, 1024, Layout{4, 4}, 825.2 + 1044 + 52.2 + 1044 + 52.2},
+		// The same without Overlap: the stages add, as for DPML.
+		{"pipe-2seg-no-overlap", plan.Shape{Variant: plan.Pipelined, Leaders: 1, Pipeline: 1, SegmentBytes: 512}, 1024, Layout{4, 4}, 2 * (2*(1+51.2) + 2 + 768 + 3 + 2*(10+512))},
+		// Cross-memory attach scales the copies (CMACopy 0: unchanged).
+		{"cma-unscaled", plan.Shape{Variant: plan.DPML, Leaders: 1, Intra: plan.IntraCMA}, 1024, Layout{1, 4}, 2*(1+102.4) + 2 + 1536 + 3},
+		{"empty", plan.Shape{Variant: plan.DPML, Leaders: 1}, 0, Layout{4, 4}, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -57,17 +63,55 @@ func TestBreakdownByHand(t *testing.T) {
 			}
 		})
 	}
+	// CMACopy 2 doubles copy-in and copy-out of CMA plans only.
+	m.CMACopy = 2
+	shm := plan.Shape{Variant: plan.DPML, Leaders: 1, Intra: plan.IntraShm}
+	cma := plan.Shape{Variant: plan.DPML, Leaders: 1, Intra: plan.IntraCMA}
+	if got, want := m.Predict(shm, 1024, Layout{1, 4}), 2*(1+102.4)+2+1536+3; !near(got, want, 1e-12) {
+		t.Errorf("shm with CMACopy 2: %g, want %g", got, want)
+	}
+	if got, want := m.Predict(cma, 1024, Layout{1, 4}), 4*(1+102.4)+2+1536+3; !near(got, want, 1e-12) {
+		t.Errorf("cma with CMACopy 2: %g, want %g", got, want)
+	}
+	// The tree transport is priced as the copies until the model knows it.
+	tree := plan.Shape{Variant: plan.DPML, Leaders: 1, Intra: plan.IntraTree}
+	if got, want := m.Predict(tree, 1024, Layout{1, 4}), m.Predict(shm, 1024, Layout{1, 4}); got != want {
+		t.Errorf("tree with CMACopy 2: %g, want the copies' %g", got, want)
+	}
+}
+
+// The model's phase prices are the equations of doc.go.
+func TestPhaseTimes(t *testing.T) {
+	m := simple()
+	m.RedPar = 4
+	if got, want := m.CopyTime(4, 1000), 4*1+1000*0.1; !near(got, want, 1e-12) {
+		t.Errorf("CopyTime = %g, want %g", got, want)
+	}
+	if got, want := m.CopyTime(0, 1000), 1+1000*0.1; !near(got, want, 1e-12) {
+		t.Errorf("CopyTime(0 copies) = %g, want %g", got, want)
+	}
+	if got, want := m.ReduceTime(2, 8, 100, 5, ElemFloat32), 2*2+7*100*0.5*(1+4.0/4); !near(got, want, 1e-12) {
+		t.Errorf("ReduceTime = %g, want %g", got, want)
+	}
+	if got, want := m.InterTime(2, 100, 8), 3*2*(10+100*1.0); !near(got, want, 1e-12) {
+		t.Errorf("InterTime = %g, want %g", got, want)
+	}
+	for p, want := range map[int]float64{0: 0, 1: 0, 2: 1, 3: 2, 4: 2, 5: 3, 32: 5} {
+		if got := Rounds(p); got != want {
+			t.Errorf("Rounds(%d) = %g, want %g", p, got, want)
+		}
+	}
 }
 
 func TestNativeFallbackAndFit(t *testing.T) {
 	m := simple()
 	lay := Layout{4, 4}
-	d := m.Predict(Plan{Variant: VariantDPML, Leaders: 1}, 4096, lay)
-	if got := m.Predict(Plan{Variant: VariantNative}, 4096, lay); !near(got, 1.05*d, 1e-12) {
+	d := m.Predict(plan.Shape{Variant: plan.DPML, Leaders: 1}, 4096, lay)
+	if got := m.Predict(plan.Shape{Variant: plan.Native}, 4096, lay); !near(got, 1.05*d, 1e-12) {
 		t.Errorf("native fallback = %g, want 1.05 x %g", got, d)
 	}
 	m.NativeA, m.NativeB = 1, 0.01
-	if got, want := m.Predict(Plan{Variant: VariantNative}, 100, lay), 4*(1+1.0); !near(got, want, 1e-12) {
+	if got, want := m.Predict(plan.Shape{Variant: plan.Native}, 100, lay), 4*(1+1.0); !near(got, want, 1e-12) {
 		t.Errorf("native = %g, want %g", got, want)
 	}
 }
@@ -76,8 +120,8 @@ func TestPipelinedOverlaps(t *testing.T) {
 	m := DefaultModel()
 	lay := Layout{4, 8}
 	for _, n := range []int{1 << 20, 4 << 20, 16 << 20} {
-		d := m.Breakdown(Plan{Variant: VariantDPML, Leaders: 8, SegmentBytes: 256 << 10}, n, lay, ElemFloat32)
-		p := m.Breakdown(Plan{Variant: VariantPipelined, Leaders: 8, Pipeline: 1, SegmentBytes: 256 << 10}, n, lay, ElemFloat32)
+		d := m.Breakdown(plan.Shape{Variant: plan.DPML, Leaders: 8, SegmentBytes: 256 << 10}, n, lay, ElemFloat32)
+		p := m.Breakdown(plan.Shape{Variant: plan.Pipelined, Leaders: 8, Pipeline: 1, SegmentBytes: 256 << 10, Overlap: true}, n, lay, ElemFloat32)
 		if !(p.Total < d.Total) {
 			t.Errorf("n=%d: pipelined %g not below DPML %g with several segments", n, p.Total, d.Total)
 		}
@@ -86,8 +130,8 @@ func TestPipelinedOverlaps(t *testing.T) {
 		}
 	}
 	// One node: Pipelined prices like DPML.
-	a := m.Predict(Plan{Variant: VariantDPML, Leaders: 4, SegmentBytes: 64 << 10}, 1<<20, Layout{1, 8})
-	b := m.Predict(Plan{Variant: VariantPipelined, Leaders: 4, Pipeline: 4, SegmentBytes: 64 << 10}, 1<<20, Layout{1, 8})
+	a := m.Predict(plan.Shape{Variant: plan.DPML, Leaders: 4, SegmentBytes: 64 << 10}, 1<<20, Layout{1, 8})
+	b := m.Predict(plan.Shape{Variant: plan.Pipelined, Leaders: 4, Pipeline: 4, SegmentBytes: 64 << 10, Overlap: true}, 1<<20, Layout{1, 8})
 	if a != b {
 		t.Errorf("single node: dpml %g != pipelined %g", a, b)
 	}
@@ -101,7 +145,7 @@ func TestDefaultModelShape(t *testing.T) {
 	best := func(n int) int {
 		bl, bt := 0, math.Inf(1)
 		for l := 1; l <= 16; l *= 2 {
-			if v := m.Predict(Plan{Variant: VariantDPML, Leaders: l}, n, lay); v < bt {
+			if v := m.Predict(plan.Shape{Variant: plan.DPML, Leaders: l}, n, lay); v < bt {
 				bl, bt = l, v
 			}
 		}
@@ -181,11 +225,6 @@ func TestClasses(t *testing.T) {
 	for o := OpAny; o < NumOpClasses; o++ {
 		if p, err := ParseOpClass(o.String()); err != nil || p != o {
 			t.Errorf("OpClass %v does not round-trip", o)
-		}
-	}
-	for _, v := range []Variant{VariantDPML, VariantPipelined, VariantNative} {
-		if p, err := ParseVariant(v.String()); err != nil || p != v {
-			t.Errorf("Variant %v does not round-trip", v)
 		}
 	}
 	k := MakeKey(ElemFloat32, OpArith, 3000, Layout{4, 8})

@@ -9,6 +9,8 @@ import (
 	"math"
 	"sort"
 	"sync"
+
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // SchemaVersion is the tuning-table format this package writes. ReadTable
@@ -83,11 +85,25 @@ func (en *Entry) Key() (Key, error) {
 
 // Arm returns the entry's arm.
 func (en *Entry) Arm() (Arm, error) {
-	v, err := ParseVariant(en.Variant)
-	if err != nil {
-		return Arm{}, err
+	v, err := plan.ParseVariant(en.Variant)
+	if err != nil || v == plan.Auto {
+		return Arm{}, fmt.Errorf("costmodel: entry variant %q: want dpml, pipelined or native", en.Variant)
 	}
-	return Arm{Variant: v, Leaders: en.Leaders, Pipeline: en.Pipeline, CMA: en.CMA}, nil
+	return armOf(v, en.Leaders, en.Pipeline, en.CMA), nil
+}
+
+// armOf is the arm a table names: copies unless cma (Native has no
+// transport).
+func armOf(v plan.Variant, l, k int, cma bool) Arm {
+	a := Arm{Variant: v, Leaders: l, Pipeline: k, Overlap: v.Overlaps()}
+	switch {
+	case v == plan.Native:
+	case cma:
+		a.Intra = plan.IntraCMA
+	default:
+		a.Intra = plan.IntraShm
+	}
+	return a
 }
 
 // ReadTable reads a JSON tuning table and checks its schema version.
@@ -179,7 +195,7 @@ func (t *Tuner) Table() *Table {
 		en := Entry{
 			Elem: in.Key.Elem.String(), Op: in.Key.Op.String(), Log2Bytes: int(in.Key.SizeLog2),
 			Nodes: int(in.Key.Nodes), PPN: int(in.Key.PPN),
-			Variant: in.Arm.Variant.String(), Leaders: in.Arm.Leaders, Pipeline: in.Arm.Pipeline, CMA: in.Arm.CMA,
+			Variant: in.Arm.Variant.String(), Leaders: in.Arm.Leaders, Pipeline: in.Arm.Pipeline, CMA: in.Arm.Intra == plan.IntraCMA,
 			Samples: in.Samples, State: in.State.String(),
 		}
 		if !math.IsNaN(in.Prior) && !math.IsInf(in.Prior, 0) {
@@ -189,7 +205,7 @@ func (t *Tuner) Table() *Table {
 			en.Estimate = in.Estimate
 		}
 		for _, ms := range in.Measured {
-			en.Measured = append(en.Measured, MeasuredArm{Variant: ms.Arm.Variant.String(), Leaders: ms.Arm.Leaders, Pipeline: ms.Arm.Pipeline, CMA: ms.Arm.CMA, Estimate: ms.Estimate, Samples: ms.Samples})
+			en.Measured = append(en.Measured, MeasuredArm{Variant: ms.Arm.Variant.String(), Leaders: ms.Arm.Leaders, Pipeline: ms.Arm.Pipeline, CMA: ms.Arm.Intra == plan.IntraCMA, Estimate: ms.Estimate, Samples: ms.Samples})
 		}
 		tb.Entries = append(tb.Entries, en)
 	}

@@ -227,7 +227,7 @@ func NewTuner(cfg Config, m Model) (*Tuner, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	m.Conc = m.Conc.clone()
+	m.Conc = m.Conc.Clone()
 	return &Tuner{
 		cfg: c, model: m,
 		keys: map[uint64]*entry{}, sets: map[uint64]*armSet{},
@@ -270,7 +270,7 @@ func (t *Tuner) newEntry(k Key) *entry {
 	n, lay := k.Bytes(), k.Layout()
 	best, grid0 := 0, -1
 	for i, a := range set.arms {
-		e.prior[i] = t.model.Breakdown(a.Plan(t.cfg.SegmentBytes), n, lay, k.Elem).Total
+		e.prior[i] = t.model.Breakdown(priced(a, t.cfg.SegmentBytes), n, lay, k.Elem).Total
 		if e.prior[i] < e.prior[best] {
 			best = i
 		}
@@ -678,4 +678,35 @@ func (t *Tuner) Fingerprint() uint64 {
 		u(uint64(t.pa[i]))
 	}
 	return h.Sum64()
+}
+
+// median returns the median of v, reordering v. NaN for an empty slice.
+func median(v []float64) float64 {
+	n := len(v)
+	if n == 0 {
+		return math.NaN()
+	}
+	sortSmall(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// sortSmall sorts v: insertion sort for the learner's short windows (no
+// allocation), sort.Float64s otherwise.
+func sortSmall(v []float64) {
+	if len(v) > 24 {
+		sort.Float64s(v)
+		return
+	}
+	for i := 1; i < len(v); i++ {
+		x := v[i]
+		j := i - 1
+		for j >= 0 && v[j] > x {
+			v[j+1] = v[j]
+			j--
+		}
+		v[j+1] = x
+	}
 }

@@ -61,10 +61,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if tuned {
 		key = c.tunerKey(kind, op, len(send))
 		arm = c.tuner.Choose(key)
-		o = Override{Variant: arm.Variant, Leaders: arm.Leaders, Pipeline: arm.Pipeline, Intra: IntraShm}
-		if arm.CMA {
-			o.Intra = IntraCMA
-		}
+		o = Override(arm) // an arm is a whole shape: variant, l, k and transport
 	}
 	p, err := c.plan(len(send), kind.Size(), o)
 	if err != nil {

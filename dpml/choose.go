@@ -1,6 +1,10 @@
 package dpml
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/dpmlgo/dpml/plan"
+)
 
 // maxRadix bounds a tree's radix (a parent folds at most this many children
 // of its domain at once).
@@ -98,7 +102,7 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 	if c.nodes == 1 {
 		p.Phases = phasesNode
 	}
-	p.Overlap = p.Variant == Pipelined && c.nodes > 1
+	p.Overlap = p.Variant.Overlaps() && c.nodes > 1
 	p.Stream = p.Intra != IntraCMA && c.streamBytes > 0 && count*es*p.PPN >= c.streamBytes
 	segBytes := c.segBudget
 	if o.SegmentBytes > 0 {
@@ -116,6 +120,7 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 	if p.Segments <= 1 {
 		p.SegElems = max(count, 1)
 	}
+	p.SegmentBytes = p.SegElems * es
 	return p, nil
 }
 
@@ -128,7 +133,7 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 // slots beat the earlier 16 MiB-per-node rule's 248 KiB by 1.2x to 1.4x
 // from 1 MiB to 64 MiB, and 4 MiB slots were slower again
 // (bench/results/2026-11-22-h200x2/explore).
-func (c *Comm) defaultPlan(bytes int) (Plan, int) {
+func (c *Comm) defaultPlan(bytes int) (plan.Shape, int) {
 	l := 1
 	for l*2 <= c.minPPN && bytes/(l*2) >= 4<<10 {
 		l *= 2
@@ -142,12 +147,12 @@ func (c *Comm) defaultPlan(bytes int) (Plan, int) {
 	// 16 KiB, 1.3x at 64 MiB) but won from 1 to 4 MiB on 4 fake nodes of
 	// 8, where the tuner chose it (bench/results/2026-11-22-h200x2). The
 	// tuner has both paths as arms; this static policy keeps the copies.
-	p := Plan{Variant: DPML, Leaders: l, Pipeline: 1, Intra: IntraShm}
+	p := plan.Shape{Variant: DPML, Leaders: l, Pipeline: 1, Intra: IntraShm}
 	if bytes <= c.treeBytes {
 		p.Intra = IntraTree
 	}
 	if c.nodes > 1 && bytes/l >= 256<<10 {
 		p.Variant, p.Pipeline = Pipelined, 2
 	}
-	return p, max(64<<10, c.llcBytes/2/(2*(c.minPPN+1))/alignBytes*alignBytes)
+	return p, plan.DefaultSegmentBytes(c.llcBytes, c.minPPN)
 }

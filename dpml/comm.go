@@ -110,7 +110,6 @@ func WithPhaseTiming(on bool) Option { return func(o *options) { o.timing = on }
 var ErrClosed = errors.New("dpml: communicator is closed")
 
 const (
-	alignBytes  = 64   // partition and slot alignment: one cache line
 	pageBytes   = 4096 // data area alignment
 	minSegBytes = 4096
 )

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // Phase is one step of an allreduce plan.
@@ -37,109 +37,98 @@ func (p Phase) String() string {
 	return fmt.Sprintf("Phase(%d)", int(p))
 }
 
-// Variant names a family of plans; Auto lets the engine choose. It is the
-// tuner's type (costmodel.Variant), so the tuner's arms convert directly.
-type Variant = costmodel.Variant
+// Variant names a family of plans; Auto lets the engine choose. It is
+// plan.Variant, the type of the tuner's arms too.
+type Variant = plan.Variant
 
 const (
 	// Auto: the engine picks the variant, l and k.
-	Auto Variant = 0
+	Auto = plan.Auto
 	// DPML: the paper's four phases; the inter-node phase is one blocking
 	// allreduce per leader and segment.
-	DPML = costmodel.VariantDPML
+	DPML = plan.DPML
 	// Pipelined: DPML-Pipelined; the inter-node phase of each leader is k
 	// non-blocking sub-chunk allreduces, and segment s's inter-node phase
 	// overlaps segment s+1's intra-node phases.
-	Pipelined = costmodel.VariantPipelined
+	Pipelined = plan.Pipelined
 	// Native: the MPI library's allreduce, unchanged.
-	Native = costmodel.VariantNative
+	Native = plan.Native
 )
 
 // ParseVariant parses "auto", "dpml", "pipelined" or "native".
 func ParseVariant(s string) (Variant, error) {
-	if strings.EqualFold(s, "auto") {
-		return Auto, nil
-	}
-	v, err := costmodel.ParseVariant(s)
+	v, err := plan.ParseVariant(s)
 	if err != nil {
 		return 0, fmt.Errorf("dpml: unknown variant %q (want auto, dpml, pipelined or native)", s)
 	}
 	return v, nil
 }
 
-// Override forces parts of a plan. Zero fields are chosen by the engine. The
-// same Override must be passed on every rank of the communicator.
-type Override struct {
-	Variant  Variant
-	Leaders  int // l, leaders per node; clamped to [1, smallest ppn]
-	Pipeline int // k, sub-chunks per leader and segment
-	// SegmentBytes caps the slice of the message moved through shared
-	// memory at once; clamped to the communicator's segment budget.
-	SegmentBytes int
-	// Intra chooses how data moves inside a node.
-	Intra Intra
-	// Radix is the reduction tree's radix inside a NUMA domain (IntraTree).
-	Radix int
-}
+// Override forces parts of a plan: a plan.Shape whose zero fields are
+// chosen by the engine. The same Override must be passed on every rank of
+// the communicator.
+//
+//	Variant       Auto: the engine's choice
+//	Leaders       l, leaders per node; clamped to [1, smallest ppn]
+//	Pipeline      k, sub-chunks per leader and segment
+//	SegmentBytes  caps the slice of the message moved through shared
+//	              memory at once; clamped to the communicator's segment budget
+//	Intra         how data moves inside a node (IntraAuto: the engine's choice)
+//	Radix         the reduction tree's radix inside a NUMA domain (IntraTree)
+//	Overlap       ignored: the resolved variant decides it
+//
+// It is a type of its own over plan.Shape's fields (convert freely), so
+// that dpml can give it methods.
+type Override plan.Shape
 
-// Intra is the intra-node data path of a plan.
-type Intra uint8
+// Intra is the intra-node data path of a plan (plan.Intra).
+type Intra = plan.Intra
 
 const (
 	// IntraAuto lets the engine choose.
-	IntraAuto Intra = iota
+	IntraAuto = plan.IntraAuto
 	// IntraShm copies inputs into the node segment and results out of it.
-	IntraShm
+	IntraShm = plan.IntraShm
 	// IntraCMA has leaders read inputs from the ranks' buffers and write
 	// results into them with process_vm_readv/writev: no copies through
 	// the segment. Falls back to IntraShm where the kernel forbids it.
-	IntraCMA
+	IntraCMA = plan.IntraCMA
 	// IntraTree reduces through a tree of cache-line flags (one leader,
 	// the tree's root), for small messages; messages larger than a slot
 	// fall back to IntraShm.
-	IntraTree
-	numIntra
+	IntraTree = plan.IntraTree
+	numIntra  = plan.NumIntra
 )
-
-var intraNames = [numIntra]string{"auto", "shm", "cma", "tree"}
-
-func (i Intra) String() string {
-	if i < numIntra {
-		return intraNames[i]
-	}
-	return fmt.Sprintf("Intra(%d)", int(i))
-}
 
 // ParseIntra parses "auto", "shm", "cma" or "tree".
 func ParseIntra(s string) (Intra, error) {
-	for i, n := range intraNames {
-		if strings.EqualFold(s, n) {
-			return Intra(i), nil
-		}
+	in, err := plan.ParseIntra(s)
+	if err != nil {
+		return 0, fmt.Errorf("dpml: unknown intra-node transport %q (want auto, shm, cma or tree)", s)
 	}
-	return 0, fmt.Errorf("dpml: unknown intra-node transport %q (want auto, shm, cma or tree)", s)
+	return in, nil
 }
+
+// alignBytes is the partition and slot alignment: one cache line.
+const alignBytes = plan.CacheLine
 
 // Plan is the data an allreduce executes: which phases run, with how many
 // leaders, over which partitions and segments. Plans are equal on all ranks
 // of a communicator.
+//
+// Its Shape is resolved: Leaders is l clamped to the smallest ppn (fewer
+// are active when the message is small), Pipeline is 1 for DPML,
+// SegmentBytes is SegElems x ElemSize, Intra is the transport that runs
+// (never IntraAuto, but for Native), Radix the tree's radix (IntraTree),
+// and Overlap is set when segments overlap (Pipelined on several nodes).
 type Plan struct {
-	Variant  Variant
+	plan.Shape
 	Phases   []Phase
 	Count    int // elements
 	ElemSize int // bytes per element
 	Nodes    int // h
 	PPN      int // smallest ranks-per-node of the communicator
-	Leaders  int // l, active leaders (<= requested when the message is small)
-	Pipeline int // k
-	// Intra is the transport that moves data inside a node (never
-	// IntraAuto in a resolved plan).
-	Intra Intra
-	Radix int // the tree's radix (IntraTree)
-	Depth int // hops from the deepest rank to the tree's root on this node (IntraTree)
-	// Overlap: segment s's inter-node step runs during segment s+1's
-	// intra-node steps (Pipelined with more than one node).
-	Overlap bool
+	Depth    int // hops from the deepest rank to the tree's root on this node (IntraTree)
 	// Stream: copy-out writes the receive buffer with non-temporal
 	// stores (a result too large for the last-level cache).
 	Stream bool
@@ -171,30 +160,20 @@ func (p *Plan) segment(s int) (lo, hi int) {
 // elements. Partitions are multiples of Align, so trailing leaders may get
 // an empty range when n is small.
 func (p *Plan) partition(n, j int) (lo, hi int) {
-	per := ceilDiv(ceilDiv(n, p.Leaders), p.Align) * p.Align
-	lo = min(j*per, n)
-	return lo, min(lo+per, n)
+	return plan.Partition(n, p.Leaders, p.Align, j)
 }
 
 // activeLeaders is the number of leaders with a non-empty partition of a
 // segment of n elements.
 func (p *Plan) activeLeaders(n int) int {
-	if n == 0 {
-		return 0
-	}
-	per := ceilDiv(ceilDiv(n, p.Leaders), p.Align) * p.Align
-	return ceilDiv(n, per)
+	active, _ := plan.Split(n, p.Leaders, p.Align)
+	return active
 }
 
 // subchunk returns sub-chunk q of k of a partition [lo, hi).
-func subchunk(lo, hi, k, q, align int) (int, int) {
-	n := hi - lo
-	per := ceilDiv(ceilDiv(n, k), align) * align
-	a := min(lo+q*per, hi)
-	return a, min(a+per, hi)
-}
+func subchunk(lo, hi, k, q, align int) (int, int) { return plan.Subchunk(lo, hi, k, q, align) }
 
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
+func ceilDiv(a, b int) int { return plan.CeilDiv(a, b) }
 
 // String draws the plan: a summary line, then the per-segment schedule as a
 // table in the style of Open MPI coll/han's pipeline comment. With a

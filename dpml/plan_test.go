@@ -1,15 +1,20 @@
 package dpml
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/mpi"
+	"github.com/dpmlgo/dpml/plan"
 )
 
 func TestPartitionsTileTheSegment(t *testing.T) {
 	for _, tc := range []struct{ n, l, align int }{
 		{0, 4, 8}, {1, 4, 8}, {3, 4, 1}, {5, 4, 1}, {97, 4, 8}, {1 << 20, 32, 16}, {1000, 3, 4}, {64, 32, 8},
 	} {
-		p := Plan{Leaders: tc.l, Align: tc.align}
+		p := Plan{Shape: plan.Shape{Leaders: tc.l}, Align: tc.align}
 		next := 0
 		active := 0
 		for j := 0; j < tc.l; j++ {
@@ -59,15 +64,22 @@ func TestPartitionsTileTheSegment(t *testing.T) {
 }
 
 func TestPlanString(t *testing.T) {
-	p := Plan{Variant: Pipelined, Phases: phasesMultiNode, Count: 1 << 20, ElemSize: 8, Nodes: 2, PPN: 4,
-		Leaders: 4, Pipeline: 2, SegElems: 1 << 17, Segments: 8, Align: 8}
+	p := Plan{Shape: plan.Shape{Variant: Pipelined, Leaders: 4, Pipeline: 2, Intra: IntraShm, Overlap: true},
+		Phases: phasesMultiNode, Count: 1 << 20, ElemSize: 8, Nodes: 2, PPN: 4, SegElems: 1 << 17, Segments: 8, Align: 8}
 	s := p.String()
-	for _, want := range []string{"pipelined", "leaders l=4", "pipeline k=2", "8 segment(s)", "seg 0 x2", "copy-out", "..."} {
+	// Overlap: segment 7's inter-node step and copy-out come one step
+	// after its reduce.
+	for _, want := range []string{"pipelined", "leaders l=4", "pipeline k=2", "8 segment(s)", "seg 0 x2", "copy-out", "...",
+		"     8 |             |             | seg 7 x2    | seg 7"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("plan drawing lacks %q:\n%s", want, s)
 		}
 	}
-	n := Plan{Variant: Native, Phases: phasesNative, Count: 5, ElemSize: 4, Nodes: 4, PPN: 1}
+	p.Overlap = false
+	if s := p.String(); !strings.Contains(s, "     7 | seg 7       | seg 7       | seg 7 x2    | seg 7") || strings.Contains(s, "     8 |") {
+		t.Errorf("plan drawing without overlap:\n%s", s)
+	}
+	n := Plan{Shape: plan.Shape{Variant: Native}, Phases: phasesNative, Count: 5, ElemSize: 4, Nodes: 4, PPN: 1}
 	if !strings.Contains(n.String(), "native") {
 		t.Errorf("native plan drawing: %s", n.String())
 	}
@@ -82,5 +94,62 @@ func TestParseVariant(t *testing.T) {
 	}
 	if _, err := ParseVariant("ring"); err == nil {
 		t.Error("ParseVariant(ring) should fail")
+	}
+}
+
+// TestPlanResolution: what plan a communicator resolves an Override to,
+// without MPI (a Comm with only the layout fields set, no tree: every
+// case resolves to a partitioned plan).
+func TestPlanResolution(t *testing.T) {
+	two := &Comm{nodes: 2, size: 8, minPPN: 4, ppn: 4, segBudget: 512 << 10, llcBytes: 32 << 20, cma: true}
+	one := &Comm{nodes: 1, size: 4, minPPN: 4, ppn: 4, segBudget: 512 << 10, llcBytes: 32 << 20, cma: true}
+	noCMA := &Comm{nodes: 2, size: 8, minPPN: 4, ppn: 4, segBudget: 512 << 10, llcBytes: 32 << 20}
+	for _, c := range []struct {
+		name    string
+		c       *Comm
+		o       Override
+		intra   Intra
+		overlap bool
+	}{
+		{"tree-larger-than-a-slot", two, Override{Variant: DPML, Intra: IntraTree}, IntraShm, false}, // 800 KB > 512 KiB
+		{"cma", two, Override{Variant: DPML, Intra: IntraCMA}, IntraCMA, false},
+		{"cma-unavailable", noCMA, Override{Variant: DPML, Intra: IntraCMA}, IntraShm, false},
+		{"auto-is-shm", two, Override{Variant: DPML}, IntraShm, false},
+		{"pipelined-overlaps", two, Override{Variant: Pipelined, Pipeline: 2}, IntraShm, true},
+		{"pipelined-one-node", one, Override{Variant: Pipelined, Pipeline: 2}, IntraShm, false},
+		{"k-implies-pipelined", two, Override{Pipeline: 4}, IntraShm, true},
+		{"overlap-in-override-ignored", two, Override{Variant: DPML, Overlap: true}, IntraShm, false},
+		{"native", two, Override{Variant: Native, Intra: IntraCMA}, IntraAuto, false},
+	} {
+		p, err := c.c.plan(100000, 8, c.o)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if p.Intra != c.intra || p.Overlap != c.overlap {
+			t.Errorf("%s: %v resolved to intra %v, overlap %v; want %v, %v", c.name, c.o, p.Intra, p.Overlap, c.intra, c.overlap)
+		}
+		if p.Variant != Native && p.SegmentBytes != p.SegElems*p.ElemSize {
+			t.Errorf("%s: SegmentBytes %d for %d elements of %d bytes", c.name, p.SegmentBytes, p.SegElems, p.ElemSize)
+		}
+	}
+}
+
+// elemClass gives every kind the tuner's class of its Go type.
+func TestElemClassByKind(t *testing.T) {
+	for _, c := range []struct {
+		k  mpi.Kind
+		rk reflect.Kind
+	}{
+		{mpi.KindOf[int8](), reflect.Int8}, {mpi.KindOf[int16](), reflect.Int16}, {mpi.KindOf[int32](), reflect.Int32},
+		{mpi.KindOf[int64](), reflect.Int64}, {mpi.KindOf[uint8](), reflect.Uint8}, {mpi.KindOf[uint16](), reflect.Uint16},
+		{mpi.KindOf[uint32](), reflect.Uint32}, {mpi.KindOf[uint64](), reflect.Uint64}, {mpi.KindOf[float32](), reflect.Float32},
+		{mpi.KindOf[float64](), reflect.Float64}, {mpi.KindOf[complex64](), reflect.Complex64}, {mpi.KindOf[complex128](), reflect.Complex128},
+	} {
+		if got, want := elemClass[c.k], costmodel.ElemClassOf(c.rk); got != want {
+			t.Errorf("elemClass[%v] = %v, want %v", c.k, got, want)
+		}
+	}
+	if n := len(mpi.Kinds()); n != len(elemClass) {
+		t.Errorf("%d kinds, elemClass has %d entries", n, len(elemClass))
 	}
 }

@@ -3,6 +3,8 @@ package dpml
 import (
 	"strings"
 	"testing"
+
+	"github.com/dpmlgo/dpml/plan"
 )
 
 func TestParseOverride(t *testing.T) {
@@ -122,11 +124,11 @@ func TestPlanSpec(t *testing.T) {
 		want string
 	}{
 		{Plan{}, "none"},
-		{Plan{Variant: Native, Leaders: 1, Pipeline: 1}, "native"},
-		{Plan{Variant: DPML, Leaders: 2, Pipeline: 1, ElemSize: 4, SegElems: 256}, "dpml:l=2,k=1,intra=shm,seg=1K"},
-		{Plan{Variant: Pipelined, Leaders: 8, Pipeline: 4, ElemSize: 8, SegElems: 1 << 17, Intra: IntraCMA}, "pipelined:l=8,k=4,intra=cma,seg=1M"},
-		{Plan{Variant: DPML, Leaders: 1, Pipeline: 1, ElemSize: 8, SegElems: 1, Intra: IntraTree, Radix: 8}, "dpml:l=1,k=1,intra=tree,r=8,seg=8"},
-		{Plan{Variant: DPML, Leaders: 1, Pipeline: 1, ElemSize: 4, SegElems: 3}, "dpml:l=1,k=1,intra=shm,seg=12"},
+		{Plan{Shape: plan.Shape{Variant: Native, Leaders: 1, Pipeline: 1}}, "native"},
+		{Plan{Shape: plan.Shape{Variant: DPML, Leaders: 2, Pipeline: 1}, ElemSize: 4, SegElems: 256}, "dpml:l=2,k=1,intra=shm,seg=1K"},
+		{Plan{Shape: plan.Shape{Variant: Pipelined, Leaders: 8, Pipeline: 4, Intra: IntraCMA}, ElemSize: 8, SegElems: 1 << 17}, "pipelined:l=8,k=4,intra=cma,seg=1M"},
+		{Plan{Shape: plan.Shape{Variant: DPML, Leaders: 1, Pipeline: 1, Intra: IntraTree, Radix: 8}, ElemSize: 8, SegElems: 1}, "dpml:l=1,k=1,intra=tree,r=8,seg=8"},
+		{Plan{Shape: plan.Shape{Variant: DPML, Leaders: 1, Pipeline: 1}, ElemSize: 4, SegElems: 3}, "dpml:l=1,k=1,intra=shm,seg=12"},
 	} {
 		if got := c.p.Spec(); got != c.want {
 			t.Errorf("%+v: Spec() = %q, want %q", c.p, got, c.want)

@@ -24,20 +24,35 @@ import (
 // default policy then decides); DPML_TUNING_FILE names a table to start from
 // and to save to at Close.
 
-// elemClass and opClass map kinds and ops to the tuner's classes.
+// elemClass and opClass map kinds and ops to the tuner's classes (filled
+// from the kinds' and ops' own properties, not from their order).
 var (
-	elemClass = [mpi.KindComplex128 + 1]costmodel.ElemClass{
-		costmodel.ElemInt, costmodel.ElemInt, costmodel.ElemInt, costmodel.ElemInt,
-		costmodel.ElemInt, costmodel.ElemInt, costmodel.ElemInt, costmodel.ElemInt,
-		costmodel.ElemFloat32, costmodel.ElemFloat64, costmodel.ElemComplex, costmodel.ElemComplex,
-	}
-	opClass [mpi.OpBxor + 1]costmodel.OpClass
+	elemClass [mpi.KindComplex128 + 1]costmodel.ElemClass
+	opClass   [mpi.OpBxor + 1]costmodel.OpClass
 )
 
 func init() {
+	for _, k := range mpi.Kinds() {
+		elemClass[k] = elemClassOf(k)
+	}
 	for _, op := range mpi.Ops() {
 		opClass[op] = costmodel.OpClassOf(op.String())
 	}
+}
+
+// elemClassOf is the tuner's class of element kind k.
+func elemClassOf(k mpi.Kind) costmodel.ElemClass {
+	switch {
+	case k.IsInteger():
+		return costmodel.ElemInt
+	case k == mpi.KindFloat32:
+		return costmodel.ElemFloat32
+	case k == mpi.KindFloat64:
+		return costmodel.ElemFloat64
+	case k.IsComplex():
+		return costmodel.ElemComplex
+	}
+	return costmodel.ElemAny
 }
 
 // setupTuner builds the tuner (collective: rank 0 reads the tuning file and

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dropin.h"
+#include "dpml_kinds.h"
 #include "dpmlx.h"
 #include "_cgo_export.h"
 
@@ -105,36 +106,27 @@ static dtype_entry dtypes[] = {
 };
 enum { NDTYPES = sizeof dtypes / sizeof dtypes[0] };
 
-// mpi.Kind values (package mpi, types.go).
-enum { K_INT8, K_INT16, K_INT32, K_INT64, K_UINT8, K_UINT16, K_UINT32, K_UINT64,
-       K_FLOAT32, K_FLOAT64, K_COMPLEX64, K_COMPLEX128 };
-
+// kind_for returns the mpi.Kind of a type of category cat and size bytes
+// (DPML_KIND_*, generated from package mpi's table into dpml_kinds.h), or
+// -1. MPI_BYTE counts as unsigned.
 static int kind_for(int cat, int size) {
-	switch (cat) {
-	case CAT_SINT:
-		switch (size) { case 1: return K_INT8; case 2: return K_INT16; case 4: return K_INT32; case 8: return K_INT64; }
-		break;
-	case CAT_UINT:
-	case CAT_BYTE:
-		switch (size) { case 1: return K_UINT8; case 2: return K_UINT16; case 4: return K_UINT32; case 8: return K_UINT64; }
-		break;
-	case CAT_FLOAT:
-		switch (size) { case 4: return K_FLOAT32; case 8: return K_FLOAT64; }
-		break;
-	case CAT_COMPLEX:
-		switch (size) { case 8: return K_COMPLEX64; case 16: return K_COMPLEX128; }
-		break;
-	}
+	if (cat == CAT_BYTE) cat = CAT_UINT;
+#define KIND_MATCH(K, N, T, C) \
+	if (cat == CAT_##C && size == N) return K;
+	DPML_KINDS(KIND_MATCH)
+#undef KIND_MATCH
 	return -1;
 }
 
-static const int kind_size[] = {1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16};
+#define KIND_SIZE(K, N, T, C) [K] = N,
+static const int kind_size[DPML_NKINDS] = {DPML_KINDS(KIND_SIZE)};
+#undef KIND_SIZE
 
-// The predefined ops, in mpi.Op order (package mpi, op.go).
-enum { O_SUM, O_PROD, O_MIN, O_MAX, O_LAND, O_LOR, O_LXOR, O_BAND, O_BOR, O_BXOR, NOPS };
-static MPI_Op ops[NOPS];
-static const char *op_names[NOPS] = {"MPI_SUM", "MPI_PROD", "MPI_MIN", "MPI_MAX", "MPI_LAND",
-				     "MPI_LOR", "MPI_LXOR", "MPI_BAND", "MPI_BOR", "MPI_BXOR"};
+// The predefined ops, indexed by mpi.Op (DPML_OP_*).
+static MPI_Op ops[DPML_NOPS];
+#define OP_NAME(O, M) [O] = #M,
+static const char *op_names[DPML_NOPS] = {DPML_OPS(OP_NAME)};
+#undef OP_NAME
 
 static const dtype_entry *find_dtype(MPI_Datatype dt) {
 	for (int i = 0; i < NDTYPES; i++)
@@ -143,7 +135,7 @@ static const dtype_entry *find_dtype(MPI_Datatype dt) {
 }
 
 static int find_op(MPI_Op op) {
-	for (int i = 0; i < NOPS; i++)
+	for (int i = 0; i < DPML_NOPS; i++)
 		if (ops[i] == op) return i;
 	return -1;
 }
@@ -153,19 +145,19 @@ static int find_op(MPI_Op op) {
 // library reports it as it would without this library.
 static int op_valid(const dtype_entry *d, int op) {
 	switch (op) {
-	case O_SUM:
-	case O_PROD:
+	case DPML_OP_SUM:
+	case DPML_OP_PROD:
 		return d->cat != CAT_BYTE;
-	case O_MIN:
-	case O_MAX:
+	case DPML_OP_MIN:
+	case DPML_OP_MAX:
 		return d->cat != CAT_BYTE && d->cat != CAT_COMPLEX;
-	case O_LAND:
-	case O_LOR:
-	case O_LXOR:
+	case DPML_OP_LAND:
+	case DPML_OP_LOR:
+	case DPML_OP_LXOR:
 		return (d->cat == CAT_SINT || d->cat == CAT_UINT) && !d->no_logical;
-	case O_BAND:
-	case O_BOR:
-	case O_BXOR:
+	case DPML_OP_BAND:
+	case DPML_OP_BOR:
+	case DPML_OP_BXOR:
 		return d->cat == CAT_SINT || d->cat == CAT_UINT || d->cat == CAT_BYTE;
 	}
 	return 0;
@@ -184,16 +176,9 @@ static pthread_mutex_t attr_mu = PTHREAD_MUTEX_INITIALIZER;
 static int delete_state(MPI_Comm comm, int kv, void *val, void *extra);
 
 static void init_once_fn(void) {
-	ops[O_SUM] = MPI_SUM;
-	ops[O_PROD] = MPI_PROD;
-	ops[O_MIN] = MPI_MIN;
-	ops[O_MAX] = MPI_MAX;
-	ops[O_LAND] = MPI_LAND;
-	ops[O_LOR] = MPI_LOR;
-	ops[O_LXOR] = MPI_LXOR;
-	ops[O_BAND] = MPI_BAND;
-	ops[O_BOR] = MPI_BOR;
-	ops[O_BXOR] = MPI_BXOR;
+#define OP_SET(O, M) ops[O] = M;
+	DPML_OPS(OP_SET)
+#undef OP_SET
 	for (int i = 0; i < NDTYPES; i++) {
 		int size = 0;
 		dtypes[i].kind = -1;

@@ -9,10 +9,9 @@
 #include <string.h>
 #include <mpi.h>
 
-// Order must match the Kind constants in types.go.
-enum { DPML_NKINDS = 12 };
-// Order must match the Op constants in op.go.
-enum { DPML_NOPS = 10 };
+// DPML_KIND_*, DPML_OP_*, DPML_NKINDS, DPML_NOPS and the DPML_KINDS /
+// DPML_OPS tables, generated from the Go constants (go generate ./mpi).
+#include "dpml_kinds.h"
 
 typedef struct {
 	MPI_Comm world, self;
@@ -26,28 +25,12 @@ typedef struct {
 static inline void dpml_get_handles(dpml_handles *h) {
 	h->world = MPI_COMM_WORLD;
 	h->self = MPI_COMM_SELF;
-	h->dt[0] = MPI_INT8_T;
-	h->dt[1] = MPI_INT16_T;
-	h->dt[2] = MPI_INT32_T;
-	h->dt[3] = MPI_INT64_T;
-	h->dt[4] = MPI_UINT8_T;
-	h->dt[5] = MPI_UINT16_T;
-	h->dt[6] = MPI_UINT32_T;
-	h->dt[7] = MPI_UINT64_T;
-	h->dt[8] = MPI_FLOAT;
-	h->dt[9] = MPI_DOUBLE;
-	h->dt[10] = MPI_C_FLOAT_COMPLEX;
-	h->dt[11] = MPI_C_DOUBLE_COMPLEX;
-	h->op[0] = MPI_SUM;
-	h->op[1] = MPI_PROD;
-	h->op[2] = MPI_MIN;
-	h->op[3] = MPI_MAX;
-	h->op[4] = MPI_LAND;
-	h->op[5] = MPI_LOR;
-	h->op[6] = MPI_LXOR;
-	h->op[7] = MPI_BAND;
-	h->op[8] = MPI_BOR;
-	h->op[9] = MPI_BXOR;
+#define DPML_SET_DT(K, N, T, C) h->dt[K] = T;
+	DPML_KINDS(DPML_SET_DT)
+#undef DPML_SET_DT
+#define DPML_SET_OP(O, M) h->op[O] = M;
+	DPML_OPS(DPML_SET_OP)
+#undef DPML_SET_OP
 }
 
 static inline int dpml_comm_is_null(MPI_Comm c) { return c == MPI_COMM_NULL; }

@@ -8,7 +8,7 @@ import (
 // Op is a predefined reduction operation. The zero value is OpSum.
 type Op int
 
-// The order matches op[] in dpml_mpi.h.
+// The C side numbers ops from this table too (see Kind).
 const (
 	OpSum  Op = iota // MPI_SUM: all kinds
 	OpProd           // MPI_PROD: all kinds
@@ -41,6 +41,15 @@ func (o Op) String() string {
 		return fmt.Sprintf("Op(%d)", int(o))
 	}
 	return opNames[o]
+}
+
+// MPIName is the name of the MPI op ("MPI_SUM", ...; empty for an invalid
+// Op).
+func (o Op) MPIName() string {
+	if o < 0 || o >= numOps {
+		return ""
+	}
+	return "MPI_" + strings.ToUpper(opNames[o])
 }
 
 // ParseOp parses an op name, case-insensitively, with or without an "MPI_"

@@ -19,9 +19,13 @@ type Number interface {
 }
 
 // Kind is the element kind of a Number type.
+//
+// The Kind and Op tables here are the one definition of their numbering:
+// the C side (dpml_kinds.h here and in dropin/) is generated from them.
+//
+//go:generate go run ./internal/kindgen -mpi dpml_kinds.h -dropin ../dropin/dpml_kinds.h
 type Kind int
 
-// The order matches dt[] in dpml_mpi.h.
 const (
 	KindInt8 Kind = iota
 	KindInt16
@@ -44,6 +48,20 @@ var kindNames = [numKinds]string{"int8", "int16", "int32", "int64",
 
 var kindSizes = [numKinds]int{1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16}
 
+// kindDatatypes names the MPI datatype of each kind (DatatypeOf).
+var kindDatatypes = [numKinds]string{"MPI_INT8_T", "MPI_INT16_T", "MPI_INT32_T", "MPI_INT64_T",
+	"MPI_UINT8_T", "MPI_UINT16_T", "MPI_UINT32_T", "MPI_UINT64_T",
+	"MPI_FLOAT", "MPI_DOUBLE", "MPI_C_FLOAT_COMPLEX", "MPI_C_DOUBLE_COMPLEX"}
+
+// Kinds lists every Kind, in order.
+func Kinds() []Kind {
+	ks := make([]Kind, numKinds)
+	for i := range ks {
+		ks[i] = Kind(i)
+	}
+	return ks
+}
+
 func (k Kind) String() string {
 	if k < 0 || k >= numKinds {
 		return "Kind(?)"
@@ -57,6 +75,15 @@ func (k Kind) Size() int {
 		return 0
 	}
 	return kindSizes[k]
+}
+
+// DatatypeName is the name of k's MPI datatype ("MPI_INT8_T", "MPI_DOUBLE",
+// ...; empty for an invalid Kind).
+func (k Kind) DatatypeName() string {
+	if k < 0 || k >= numKinds {
+		return ""
+	}
+	return kindDatatypes[k]
 }
 
 // IsInteger reports whether k is a signed or unsigned integer kind.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // CacheLine is the cache-line size, in bytes, flag words are spread by.
@@ -13,8 +15,9 @@ import (
 // store by one writer invalidate the line under all the other waiters (false
 // sharing), which turns a wait on a quiet flag into a stream of coherence
 // misses. Intel parts also prefetch the adjacent line pair, so a layout that
-// can afford it may use 2*CacheLine as the stride.
-const CacheLine = 64
+// can afford it may use 2*CacheLine as the stride. It is plan.CacheLine,
+// the one definition the engine's partitions and the cost model use too.
+const CacheLine = plan.CacheLine
 
 // Uint64At returns the 8 bytes b[off:off+8] as an atomic 64-bit word, the
 // flag words of a segment layout. The memory is typically a Segment mapping

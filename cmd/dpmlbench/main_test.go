@@ -303,7 +303,7 @@ func TestMemBWThreads(t *testing.T) {
 func TestCalibrateDeviceSweep(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "table.json")
 	var stderr bytes.Buffer
-	in := "../../bench/results/2026-11-21-h200x2/run2/1x32/results.csv"
+	in := "../../bench/results/2026-11-22-h200x2/run3-971e58e/1x32/results.csv"
 	if code := mainStatus([]string{"calibrate", "-in", in, "-out", out}, &stderr); code != 0 {
 		t.Fatalf("calibrate: exit %d: %s", code, stderr.String())
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/offline"
 	"github.com/dpmlgo/dpml/dpml"
 	"github.com/dpmlgo/dpml/internal/bench"
 	"github.com/dpmlgo/dpml/mpi"
@@ -33,7 +34,7 @@ func cmdCalibrate(args []string) error {
 	if err != nil {
 		return err
 	}
-	m, err := costmodel.Calibrate(s)
+	m, err := offline.Calibrate(s)
 	if err != nil {
 		return err
 	}
@@ -48,8 +49,8 @@ func cmdCalibrate(args []string) error {
 		}
 		what = *eval + " (out of sample)"
 	}
-	fmt.Printf("fitted model:\n%s\n\npredicted vs measured, %s:\n%s\n", b, what, costmodel.Compare(&m, es))
-	fmt.Printf("the model alone, choosing among the measured plans of each size of %s:\n%s\n", what, costmodel.PicksString(costmodel.Picks(&m, es)))
+	fmt.Printf("fitted model:\n%s\n\npredicted vs measured, %s:\n%s\n", b, what, offline.Compare(&m, es))
+	fmt.Printf("the model alone, choosing among the measured plans of each size of %s:\n%s\n", what, offline.PicksString(offline.Picks(&m, es)))
 	if *out == "" {
 		return nil
 	}
@@ -69,21 +70,21 @@ func cmdCalibrate(args []string) error {
 
 // readSamples reads comma-separated results.csv files into calibration
 // samples.
-func readSamples(list string) (costmodel.Samples, error) {
-	var rows []costmodel.BenchRow
+func readSamples(list string) (offline.Samples, error) {
+	var rows []offline.BenchRow
 	for _, p := range strings.Split(list, ",") {
 		f, err := os.Open(p)
 		if err != nil {
-			return costmodel.Samples{}, err
+			return offline.Samples{}, err
 		}
-		r, err := costmodel.ReadBenchCSV(f)
+		r, err := offline.ReadBenchCSV(f)
 		f.Close()
 		if err != nil {
-			return costmodel.Samples{}, fmt.Errorf("%s: %w", p, err)
+			return offline.Samples{}, fmt.Errorf("%s: %w", p, err)
 		}
 		rows = append(rows, r...)
 	}
-	return costmodel.SamplesFromBench(rows), nil
+	return offline.SamplesFromBench(rows), nil
 }
 
 // cmdTune runs the engine's tuner on every size until each size's key

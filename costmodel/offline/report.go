@@ -1,10 +1,13 @@
-package costmodel
+package offline
 
 import (
 	"fmt"
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // Point is one measurement next to the model's prediction.
@@ -28,7 +31,7 @@ type Report struct {
 
 // Compare predicts every sample of s with m and reports the relative errors.
 // Samples with a non-positive time are skipped.
-func Compare(m *Model, s Samples) Report {
+func Compare(m *costmodel.Model, s Samples) Report {
 	var r Report
 	add := func(kind, label string, bytes int, meas, pred float64) {
 		if !ok(meas) {
@@ -37,23 +40,20 @@ func Compare(m *Model, s Samples) Report {
 		r.Points = append(r.Points, Point{kind, label, bytes, meas, pred, math.Abs(pred-meas) / meas})
 	}
 	for _, c := range s.Copy {
-		k := max(c.Copies, 1)
-		add("copy", fmt.Sprintf("copies=%d", k), c.Bytes, c.Seconds, float64(k)*m.Ap+float64(c.Bytes)*m.Bp)
+		add("copy", fmt.Sprintf("copies=%d", max(c.Copies, 1)), c.Bytes, c.Seconds, m.CopyTime(c.Copies, c.Bytes))
 	}
 	for _, c := range s.Reduce {
-		pred := float64(max(c.Segments, 1))*m.R0 + float64(c.Sources-1)*float64(c.Bytes)*m.C.Of(c.Elem)*m.contention(c.Leaders)
+		pred := m.ReduceTime(c.Segments, c.Sources, c.Bytes, c.Leaders, c.Elem)
 		add("reduce", fmt.Sprintf("sources=%d seg=%d l=%d %s", c.Sources, max(c.Segments, 1), max(c.Leaders, 1), c.Elem), c.Bytes, c.Seconds, pred)
 	}
 	for _, c := range s.Inter {
 		if c.Nodes <= 1 {
 			continue
 		}
-		p := float64(max(c.Pairs, 1))
-		pred := lg(c.Nodes) * p * (m.A + float64(c.Bytes)*m.B) / m.Conc.Multiplier(p, float64(c.Bytes))
-		add("inter", fmt.Sprintf("pairs=%d h=%d", c.Pairs, c.Nodes), c.Bytes, c.Seconds, pred)
+		add("inter", fmt.Sprintf("pairs=%d h=%d", c.Pairs, c.Nodes), c.Bytes, c.Seconds, m.InterTime(c.Pairs, c.Bytes, c.Nodes))
 	}
 	for _, c := range s.Native {
-		add("native", c.Layout.String(), c.Bytes, c.Seconds, m.Predict(Plan{Variant: VariantNative}, c.Bytes, c.Layout))
+		add("native", c.Layout.String(), c.Bytes, c.Seconds, m.Predict(plan.Shape{Variant: plan.Native}, c.Bytes, c.Layout))
 	}
 	for _, c := range s.Calls {
 		add("call", c.Plan.String()+" "+c.Layout.String(), c.Bytes, c.Seconds, m.Breakdown(c.Plan, c.Bytes, c.Layout, c.Elem).Total)
@@ -107,26 +107,26 @@ func (r Report) String() string {
 // layout, next to the fastest of them.
 type Pick struct {
 	Bytes    int
-	Layout   Layout
-	Chosen   Plan    // the plan the model predicts fastest
-	Best     Plan    // the plan measured fastest
-	Penalty  float64 // measured(Chosen) / measured(Best) - 1
-	Measured int     // plans measured for this size (native included)
+	Layout   costmodel.Layout
+	Chosen   plan.Shape // the plan the model predicts fastest
+	Best     plan.Shape // the plan measured fastest
+	Penalty  float64    // measured(Chosen) / measured(Best) - 1
+	Measured int        // plans measured for this size (native included)
 }
 
 // Picks asks, for every size and layout of s.Calls (with s.Native as the
 // native plan), which measured plan m predicts fastest, and how much slower
 // that plan measured than the fastest one: the model used alone, with no
 // online step.
-func Picks(m *Model, s Samples) []Pick {
+func Picks(m *costmodel.Model, s Samples) []Pick {
 	type key struct {
 		bytes int
-		lay   Layout
+		lay   costmodel.Layout
 	}
 	type cand struct {
-		plan Plan
-		meas float64
-		pred float64
+		shape plan.Shape
+		meas  float64
+		pred  float64
 	}
 	groups := map[key][]cand{}
 	var order []key
@@ -140,14 +140,14 @@ func Picks(m *Model, s Samples) []Pick {
 		groups[k] = append(groups[k], c)
 	}
 	for _, c := range s.Calls {
-		add(key{c.Bytes, c.Layout}, cand{plan: c.Plan, meas: c.Seconds, pred: m.Breakdown(c.Plan, c.Bytes, c.Layout, c.Elem).Total})
+		add(key{c.Bytes, c.Layout}, cand{shape: c.Plan, meas: c.Seconds, pred: m.Breakdown(c.Plan, c.Bytes, c.Layout, c.Elem).Total})
 	}
 	for _, c := range s.Native {
 		if _, has := groups[key{c.Bytes, c.Layout}]; !has {
 			continue // a size with no DPML plan measured: nothing to choose
 		}
-		nat := Plan{Variant: VariantNative}
-		add(key{c.Bytes, c.Layout}, cand{plan: nat, meas: c.Seconds, pred: m.Predict(nat, c.Bytes, c.Layout)})
+		nat := plan.Shape{Variant: plan.Native}
+		add(key{c.Bytes, c.Layout}, cand{shape: nat, meas: c.Seconds, pred: m.Predict(nat, c.Bytes, c.Layout)})
 	}
 	sort.Slice(order, func(i, j int) bool {
 		if order[i].lay != order[j].lay {
@@ -167,7 +167,7 @@ func Picks(m *Model, s Samples) []Pick {
 				best = c
 			}
 		}
-		out = append(out, Pick{Bytes: k.bytes, Layout: k.lay, Chosen: chosen.plan, Best: best.plan,
+		out = append(out, Pick{Bytes: k.bytes, Layout: k.lay, Chosen: chosen.shape, Best: best.shape,
 			Penalty: chosen.meas/best.meas - 1, Measured: len(cs)})
 	}
 	return out

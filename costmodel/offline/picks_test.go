@@ -1,25 +1,28 @@
-package costmodel
+package offline
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // Picks: with measurements equal to the model's predictions the model picks
 // the fastest plan (no penalty); when the plan it prefers measured slower,
 // the penalty is that plan's excess over the fastest.
 func TestPicks(t *testing.T) {
-	m := DefaultModel()
-	lay := Layout{Nodes: 2, PPN: 8}
-	plans := []Plan{{Variant: VariantDPML, Leaders: 1, Pipeline: 1}, {Variant: VariantDPML, Leaders: 8, Pipeline: 1},
-		{Variant: VariantPipelined, Leaders: 8, Pipeline: 4}}
+	m := costmodel.DefaultModel()
+	lay := costmodel.Layout{Nodes: 2, PPN: 8}
+	plans := []plan.Shape{{Variant: plan.DPML, Leaders: 1, Pipeline: 1}, {Variant: plan.DPML, Leaders: 8, Pipeline: 1},
+		{Variant: plan.Pipelined, Leaders: 8, Pipeline: 4, Overlap: true}}
 	const bytes = 4 << 20
 	var s Samples
 	for _, p := range plans {
-		s.Calls = append(s.Calls, CallSample{Plan: p, Bytes: bytes, Layout: lay, Elem: ElemFloat32,
-			Seconds: m.Breakdown(p, bytes, lay, ElemFloat32).Total})
+		s.Calls = append(s.Calls, CallSample{Plan: p, Bytes: bytes, Layout: lay, Elem: costmodel.ElemFloat32,
+			Seconds: m.Breakdown(p, bytes, lay, costmodel.ElemFloat32).Total})
 	}
-	s.Native = append(s.Native, NativeSample{Bytes: bytes, Layout: lay, Seconds: m.Predict(Plan{Variant: VariantNative}, bytes, lay)})
+	s.Native = append(s.Native, NativeSample{Bytes: bytes, Layout: lay, Seconds: m.Predict(plan.Shape{Variant: plan.Native}, bytes, lay)})
 	ps := Picks(&m, s)
 	if len(ps) != 1 || ps[0].Measured != 4 || ps[0].Penalty != 0 || ps[0].Chosen != ps[0].Best {
 		t.Fatalf("exact model: %+v", ps)
@@ -27,7 +30,7 @@ func TestPicks(t *testing.T) {
 	// Make the model's choice measure 30% slower than the runner-up.
 	chosen := ps[0].Chosen
 	second := 1e9
-	if chosen.Variant == VariantNative {
+	if chosen.Variant == plan.Native {
 		t.Fatal("the default model should prefer a DPML plan at 4 MiB on 2 x 8")
 	}
 	for _, c := range s.Calls {

@@ -1,4 +1,4 @@
-package costmodel
+package offline
 
 import (
 	"bufio"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+
+	"github.com/dpmlgo/dpml/costmodel"
 )
 
 // SimOptions drive Simulate.
@@ -18,11 +20,11 @@ type SimOptions struct {
 
 // SimResult is the outcome of a simulated run.
 type SimResult struct {
-	Best      Arm     // arm of least true cost at the last call
-	BestCost  float64 // its cost
-	Final     Arm     // the arm chosen after the last call
-	FinalCost float64 // its true cost at the last call
-	Chosen    []Arm   // arm of each call
+	Best      costmodel.Arm   // arm of least true cost at the last call
+	BestCost  float64         // its cost
+	Final     costmodel.Arm   // the arm chosen after the last call
+	FinalCost float64         // its true cost at the last call
+	Chosen    []costmodel.Arm // arm of each call
 	// Regret[i] is the cumulative regret after call i: the sum over calls
 	// 0..i of cost(chosen) - cost(best arm at that call), in seconds.
 	Regret         []float64
@@ -40,24 +42,24 @@ type SimResult struct {
 // the ranks' Pending vectors are combined by elementwise max, as the
 // engine's max-allreduce does, and committed on every rank. It fails if the
 // ranks ever choose differently, or disagree on when to commit.
-func Simulate(ranks []*Tuner, key Key, cost func(call int, a Arm) float64, o SimOptions) (SimResult, error) {
+func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a costmodel.Arm) float64, o SimOptions) (SimResult, error) {
 	var res SimResult
 	if len(ranks) == 0 {
-		return res, fmt.Errorf("costmodel: Simulate with no ranks")
+		return res, fmt.Errorf("offline: Simulate with no ranks")
 	}
 	arms := ranks[0].Arms(key)
 	rngs := make([]*rand.Rand, len(ranks))
 	for r := range rngs {
 		rngs[r] = rand.New(rand.NewPCG(o.Seed, uint64(r)+1))
 	}
-	seen := map[Arm]bool{}
+	seen := map[costmodel.Arm]bool{}
 	var cum float64
 	var maxed []float64
 	for call := 0; call < o.Calls; call++ {
 		a := ranks[0].Choose(key)
 		for r := 1; r < len(ranks); r++ {
 			if b := ranks[r].Choose(key); b != a {
-				return res, fmt.Errorf("costmodel: call %d: rank 0 chose %v, rank %d chose %v", call, a, r, b)
+				return res, fmt.Errorf("offline: call %d: rank 0 chose %v, rank %d chose %v", call, a, r, b)
 			}
 		}
 		seen[a] = true
@@ -79,7 +81,7 @@ func Simulate(ranks []*Tuner, key Key, cost func(call int, a Arm) float64, o Sim
 			if r == 0 {
 				commit = cm
 			} else if cm != commit {
-				return res, fmt.Errorf("costmodel: call %d: ranks disagree on committing", call)
+				return res, fmt.Errorf("offline: call %d: ranks disagree on committing", call)
 			}
 		}
 		if !commit {
@@ -89,7 +91,7 @@ func Simulate(ranks []*Tuner, key Key, cost func(call int, a Arm) float64, o Sim
 		for _, t := range ranks[1:] {
 			p := t.Pending()
 			if len(p) != len(maxed) {
-				return res, fmt.Errorf("costmodel: call %d: pending batches differ in length", call)
+				return res, fmt.Errorf("offline: call %d: pending batches differ in length", call)
 			}
 			for i, v := range p {
 				maxed[i] = math.Max(maxed[i], v)
@@ -113,7 +115,7 @@ func Simulate(ranks []*Tuner, key Key, cost func(call int, a Arm) float64, o Sim
 	res.FinalCost = cost(last, res.Final)
 	in, _ := ranks[0].Info(key)
 	res.SettledAt = -1
-	if in.State == Frozen {
+	if in.State == costmodel.Frozen {
 		res.SettledAt = int(in.SettledAt)
 	}
 	res.FirstSettledAt = int(in.FirstSettledAt)
@@ -124,9 +126,12 @@ func Simulate(ranks []*Tuner, key Key, cost func(call int, a Arm) float64, o Sim
 
 // ModelSurface returns a cost surface that prices arms with model m for key
 // k's representative size, for Simulate (with segBytes the segment size).
-func ModelSurface(m Model, k Key, segBytes int) func(int, Arm) float64 {
+func ModelSurface(m costmodel.Model, k costmodel.Key, segBytes int) func(int, costmodel.Arm) float64 {
 	n, lay := k.Bytes(), k.Layout()
-	return func(_ int, a Arm) float64 { return m.Breakdown(a.Plan(segBytes), n, lay, k.Elem).Total }
+	return func(_ int, a costmodel.Arm) float64 {
+		a.SegmentBytes = segBytes
+		return m.Breakdown(a, n, lay, k.Elem).Total
+	}
 }
 
 // WriteCSV writes the regret-over-calls series as CSV rows

@@ -1,4 +1,4 @@
-package costmodel
+package offline
 
 import (
 	"bytes"
@@ -6,9 +6,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/plan"
 )
 
 func realSamples(t *testing.T) ([]BenchRow, Samples) {
@@ -39,7 +43,7 @@ func TestCalibrateRealData(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("fitted: a'=%.3g s, b'=%.3g s/B, r0=%.3g s, c[float32]=%.3g s/B, reduce_par=%.3g, s=%.3g s, native=(%.3g s, %.3g s/B)",
-		m.Ap, m.Bp, m.R0, m.C.Of(ElemFloat32), m.RedPar, m.S, m.NativeA, m.NativeB)
+		m.Ap, m.Bp, m.R0, m.C.Of(costmodel.ElemFloat32), m.RedPar, m.S, m.NativeA, m.NativeB)
 	if testing.Verbose() {
 		t.Logf("phases:\n%s", Compare(&m, Samples{Copy: s.Copy, Reduce: s.Reduce}))
 	}
@@ -54,7 +58,7 @@ func TestCalibrateRealData(t *testing.T) {
 	// Does the model's choice of l come close to the measured best?
 	best := map[int]BenchRow{}
 	for _, b := range rows {
-		if b.variant != VariantDPML {
+		if b.variant != plan.DPML {
 			continue
 		}
 		if o, ok := best[b.bytes]; !ok || b.median < o.median {
@@ -66,10 +70,10 @@ func TestCalibrateRealData(t *testing.T) {
 		var pick BenchRow
 		pt := math.Inf(1)
 		for _, c := range rows {
-			if c.bytes != n || c.variant != VariantDPML {
+			if c.bytes != n || c.variant != plan.DPML {
 				continue
 			}
-			if p := m.Predict(Plan{Variant: VariantDPML, Leaders: c.leaders, SegmentBytes: engineSegment(32)}, n, c.lay); p < pt {
+			if p := m.Predict(plan.Shape{Variant: plan.DPML, Leaders: c.leaders, SegmentBytes: deviceSegment(32)}, n, c.lay); p < pt {
 				pick, pt = c, p
 			}
 		}
@@ -79,7 +83,7 @@ func TestCalibrateRealData(t *testing.T) {
 	t.Logf("model's l vs the measured best l over %d sizes: median loss %.1f%%, worst %.1f%%", len(losses), 100*median(append([]float64(nil), losses...)), 100*losses[len(losses)-1])
 }
 
-// TestRegenerateDefaultTable rewrites default_table.json from the testdata
+// TestRegenerateDefaultTable rewrites ../default_table.json (package costmodel embeds it) from the testdata
 // sweeps when COSTMODEL_REGEN=1: the model calibrated on them, and one
 // "start" entry per measured size and layout (the fastest measured fixed
 // arm, where the tuner's hill climb begins). Other layouts start from the
@@ -94,49 +98,55 @@ func TestRegenerateDefaultTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	type cand struct {
-		key Key
-		arm Arm
+		key costmodel.Key
+		arm costmodel.Arm
 		t   float64
 	}
-	best := map[Key]cand{}
+	best := map[costmodel.Key]cand{}
 	for _, b := range rows {
-		k := MakeKey(b.elem, b.op, b.bytes, b.lay)
-		a := Arm{Variant: b.variant, Leaders: b.leaders, Pipeline: max(b.pipe, 1)}
+		k := costmodel.MakeKey(b.elem, b.op, b.bytes, b.lay)
+		a := costmodel.Arm{Variant: b.variant, Leaders: b.leaders, Pipeline: max(b.pipe, 1)}
 		if c, ok := best[k]; !ok || b.median < c.t {
 			best[k] = cand{k, a, b.median}
 		}
 	}
-	cfg := Config{SegmentBytes: engineSegment(32)}
-	tu, err := NewTuner(cfg, m)
+	cfg := costmodel.Config{SegmentBytes: deviceSegment(32)}
+	tu, err := costmodel.NewTuner(cfg, m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb := &Table{Schema: SchemaVersion, Model: &m, Provenance: Provenance{
+	tb := &costmodel.Table{Schema: costmodel.SchemaVersion, Model: &m, Provenance: costmodel.Provenance{
 		Host:    "device host of bench/results/2026-11-22-h200x2 (32-core Xeon VM, 300 MiB L3)",
 		Cores:   32,
 		Layout:  "1x32, 4x8 (emulated nodes)",
 		MPI:     "Open MPI v4.1.6 (vader with CMA single copy; TCP between emulated nodes)",
 		Date:    time.Now().UTC().Format(time.RFC3339),
-		Command: "COSTMODEL_REGEN=1 go test ./costmodel -run TestRegenerateDefaultTable (from the dpmlbench -phases sweeps run3-971e58e/1x32 and /4x8)",
+		Command: "COSTMODEL_REGEN=1 go test ./costmodel/offline -run TestRegenerateDefaultTable (from the dpmlbench -phases sweeps run3-971e58e/1x32 and /4x8)",
 		Note:    "Start entries (not verdicts): the fastest fixed plan per size of float32-sum sweeps with shared-memory copies; the tuner still measures around them, CMA arms included.",
 	}}
-	keys := make([]Key, 0, len(best))
+	keys := make([]costmodel.Key, 0, len(best))
 	for k := range best {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return packOrder(keys[i]) < packOrder(keys[j]) })
+	order := func(k costmodel.Key) [5]int {
+		return [5]int{int(k.Nodes), int(k.PPN), int(k.Elem), int(k.Op), int(k.SizeLog2)}
+	}
+	sort.Slice(keys, func(i, j int) bool { // Table.Write's order
+		a, b := order(keys[i]), order(keys[j])
+		return slices.Compare(a[:], b[:]) < 0
+	})
 	for _, k := range keys {
 		c := best[k]
 		// A plan with more leaders than the bucket has cache lines runs
 		// with fewer active leaders: store the equivalent arm of the set.
-		for c.arm.Variant != VariantNative && c.arm.Leaders > 1 && math.IsNaN(tu.Predicted(k, c.arm)) {
+		for c.arm.Variant != plan.Native && c.arm.Leaders > 1 && math.IsNaN(tu.Predicted(k, c.arm)) {
 			c.arm.Leaders /= 2
 		}
 		if math.IsNaN(tu.Predicted(k, c.arm)) {
 			t.Logf("%v: fastest measured %v is not an arm of this key: no entry", k, c.arm)
 			continue
 		}
-		tb.Entries = append(tb.Entries, Entry{
+		tb.Entries = append(tb.Entries, costmodel.Entry{
 			Elem: k.Elem.String(), Op: k.Op.String(), Log2Bytes: int(k.SizeLog2), Nodes: int(k.Nodes), PPN: int(k.PPN),
 			Variant: c.arm.Variant.String(), Leaders: c.arm.Leaders, Pipeline: c.arm.Pipeline,
 			Estimate: c.t, Prior: tu.Predicted(k, c.arm), Samples: 1, State: "start",
@@ -146,7 +156,7 @@ func TestRegenerateDefaultTable(t *testing.T) {
 	if err := tb.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile("default_table.json", buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join("..", "default_table.json"), buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	fmt.Fprintf(os.Stderr, "wrote default_table.json: %d entries\n", len(tb.Entries))

@@ -1,4 +1,4 @@
-package costmodel
+package offline
 
 import (
 	"errors"
@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // CopySample is one shared-memory copy measurement: Copies separate copies
@@ -30,7 +33,7 @@ type ReduceSample struct {
 	Sources  int
 	Segments int
 	Leaders  int
-	Elem     ElemClass
+	Elem     costmodel.ElemClass
 	Seconds  float64
 }
 
@@ -46,10 +49,10 @@ type InterSample struct {
 }
 
 // NativeSample is one MPI-library allreduce of Bytes bytes on Layout.
-// Model: Seconds = ceil(lg(h*ppn)) * (native_a + Bytes*native_b).
+// Model: Seconds = ceil(Rounds(h*ppn)) * (native_a + Bytes*native_b).
 type NativeSample struct {
 	Bytes   int
-	Layout  Layout
+	Layout  costmodel.Layout
 	Seconds float64
 }
 
@@ -57,10 +60,10 @@ type NativeSample struct {
 // the measured time (max over ranks). Calibrate fits the per-segment sync
 // cost s from these; Compare reports the model's error on them.
 type CallSample struct {
-	Plan    Plan
+	Plan    plan.Shape
 	Bytes   int
-	Layout  Layout
-	Elem    ElemClass
+	Layout  costmodel.Layout
+	Elem    costmodel.ElemClass
 	Seconds float64
 }
 
@@ -75,11 +78,11 @@ type Samples struct {
 }
 
 // ErrNoSamples is returned by Calibrate when there is nothing to fit.
-var ErrNoSamples = errors.New("costmodel: no samples to fit")
+var ErrNoSamples = errors.New("offline: no samples to fit")
 
 // Calibrate fits a model to s, starting from DefaultModel for the
 // parameters s has no samples for.
-func Calibrate(s Samples) (Model, error) { return CalibrateFrom(DefaultModel(), s) }
+func Calibrate(s Samples) (costmodel.Model, error) { return CalibrateFrom(costmodel.DefaultModel(), s) }
 
 // CalibrateFrom fits a model to s, starting from base:
 //
@@ -97,9 +100,9 @@ func Calibrate(s Samples) (Model, error) { return CalibrateFrom(DefaultModel(), 
 // the median time of its group of identical inputs, so every size counts
 // alike), under non-negativity (active set: a coefficient that comes out
 // negative is fixed at 0 and the rest refitted).
-func CalibrateFrom(base Model, s Samples) (Model, error) {
+func CalibrateFrom(base costmodel.Model, s Samples) (costmodel.Model, error) {
 	m := base
-	m.Conc = base.Conc.clone()
+	m.Conc = base.Conc.Clone()
 	if len(s.Copy)+len(s.Reduce)+len(s.Inter)+len(s.Native)+len(s.Calls) == 0 {
 		return m, ErrNoSamples
 	}
@@ -132,7 +135,7 @@ func CalibrateFrom(base Model, s Samples) (Model, error) {
 	natives := append([]NativeSample(nil), s.Native...)
 	var calls []CallSample
 	for _, c := range s.Calls {
-		if c.Plan.Variant == VariantNative {
+		if c.Plan.Variant == plan.Native {
 			natives = append(natives, NativeSample{Bytes: c.Bytes, Layout: c.Layout, Seconds: c.Seconds})
 		} else if ok(c.Seconds) && c.Bytes > 0 {
 			calls = append(calls, c)
@@ -144,7 +147,7 @@ func CalibrateFrom(base Model, s Samples) (Model, error) {
 			if !ok(n.Seconds) || n.Bytes < 0 {
 				continue
 			}
-			steps := max(lg(max(n.Layout.Nodes, 1)*max(n.Layout.PPN, 1)), 1)
+			steps := max(costmodel.Rounds(max(n.Layout.Nodes, 1)*max(n.Layout.PPN, 1)), 1)
 			X = append(X, []float64{steps, steps * float64(n.Bytes)})
 			y = append(y, n.Seconds)
 		}
@@ -161,42 +164,42 @@ func CalibrateFrom(base Model, s Samples) (Model, error) {
 		errs = append(errs, err.Error())
 	}
 	if len(errs) > 0 {
-		return m, fmt.Errorf("costmodel: calibrate: %s", strings.Join(errs, "; "))
+		return m, fmt.Errorf("offline: calibrate: %s", strings.Join(errs, "; "))
 	}
 	return m, nil
 }
 
 func ok(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
 
-func fitReduce(m *Model, rs []ReduceSample) error {
+func fitReduce(m *costmodel.Model, rs []ReduceSample) error {
 	// One joint fit: a shared r0 and one c per element class present; the
 	// contention parameter reduce_par by a 1-D search around it (the fit is
 	// linear once it is fixed). Without samples at several leader counts
 	// reduce_par keeps the base value.
-	var col [NumElemClasses]int
-	var classes []ElemClass
+	var col [costmodel.NumElemClasses]int
+	var classes []costmodel.ElemClass
 	for i := range col {
 		col[i] = -1
 	}
 	leaders := map[int]bool{}
 	for _, r := range rs {
-		if e := r.Elem; e < NumElemClasses && col[e] < 0 {
+		if e := r.Elem; e < costmodel.NumElemClasses && col[e] < 0 {
 			col[e] = 1 + len(classes)
 			classes = append(classes, e)
 		}
 		leaders[max(r.Leaders, 1)] = true
 	}
 	fit := func(par float64) ([]float64, float64, error) {
-		mm := Model{RedPar: par}
+		mm := costmodel.Model{RedPar: par}
 		var X [][]float64
 		var y []float64
 		for _, r := range rs {
-			if !ok(r.Seconds) || r.Bytes < 0 || r.Sources < 1 || r.Elem >= NumElemClasses {
+			if !ok(r.Seconds) || r.Bytes < 0 || r.Sources < 1 || r.Elem >= costmodel.NumElemClasses {
 				continue
 			}
 			row := make([]float64, 1+len(classes))
 			row[0] = float64(max(r.Segments, 1))
-			row[col[r.Elem]] = float64(r.Sources-1) * float64(r.Bytes) * mm.contention(max(r.Leaders, 1))
+			row[col[r.Elem]] = float64(r.Sources-1) * float64(r.Bytes) * mm.Contention(max(r.Leaders, 1))
 			X = append(X, row)
 			y = append(y, r.Seconds)
 		}
@@ -283,19 +286,19 @@ func fitReduce(m *Model, rs []ReduceSample) error {
 		m.C[e] = beta[1+i]
 		sum += beta[1+i]
 	}
-	if col[ElemAny] < 0 {
-		m.C[ElemAny] = sum / float64(len(classes)) // no generic samples: the classes' mean
+	if col[costmodel.ElemAny] < 0 {
+		m.C[costmodel.ElemAny] = sum / float64(len(classes)) // no generic samples: the classes' mean
 	}
 	return nil
 }
 
-func fitInter(m *Model, is []InterSample) error {
+func fitInter(m *costmodel.Model, is []InterSample) error {
 	var X [][]float64
 	var y []float64
 	for _, s := range is {
 		if s.Pairs == 1 && s.Nodes > 1 && ok(s.Seconds) && s.Bytes >= 0 {
 			X = append(X, []float64{1, float64(s.Bytes)})
-			y = append(y, s.Seconds/lg(s.Nodes))
+			y = append(y, s.Seconds/costmodel.Rounds(s.Nodes))
 		}
 	}
 	if len(y) == 0 {
@@ -317,8 +320,8 @@ func fitInter(m *Model, is []InterSample) error {
 			continue
 		}
 		t1 := m.A + float64(s.Bytes)*m.B
-		mult := float64(s.Pairs) * t1 / (s.Seconds / lg(s.Nodes))
-		mult = math.Min(math.Max(mult, MinMult), float64(s.Pairs))
+		mult := float64(s.Pairs) * t1 / (s.Seconds / costmodel.Rounds(s.Nodes))
+		mult = math.Min(math.Max(mult, costmodel.MinMult), float64(s.Pairs))
 		k := cell{math.Log2(float64(s.Bytes)), s.Pairs}
 		cells[k] = append(cells[k], mult)
 	}
@@ -340,7 +343,7 @@ func fitInter(m *Model, is []InterSample) error {
 	}
 	sort.Float64s(lxs)
 	sort.Float64s(ps)
-	c := Concurrency{Log2Bytes: lxs, Pairs: ps, Mult: make([][]float64, len(lxs))}
+	c := costmodel.Concurrency{Log2Bytes: lxs, Pairs: ps, Mult: make([][]float64, len(lxs))}
 	for i, lx := range lxs {
 		c.Mult[i] = make([]float64, len(ps))
 		for j, p := range ps {
@@ -369,7 +372,7 @@ func fitInter(m *Model, is []InterSample) error {
 // number of synchronisations on the critical path, d_i. For DPML d_i is the
 // segment count; with pipelining some waits hide behind the network, so d_i
 // is refreshed as (predicted(s) - predicted(0)) / s and the fit repeated.
-func fitSync(m Model, calls []CallSample) float64 {
+func fitSync(m costmodel.Model, calls []CallSample) float64 {
 	m.S = 0
 	pred0 := make([]float64, len(calls))
 	X := make([][]float64, len(calls))
@@ -572,27 +575,9 @@ func median(v []float64) float64 {
 	if n == 0 {
 		return math.NaN()
 	}
-	sortSmall(v)
+	sort.Float64s(v)
 	if n%2 == 1 {
 		return v[n/2]
 	}
 	return (v[n/2-1] + v[n/2]) / 2
-}
-
-// sortSmall sorts v: insertion sort for the learner's short windows (no
-// allocation), sort.Float64s otherwise.
-func sortSmall(v []float64) {
-	if len(v) > 24 {
-		sort.Float64s(v)
-		return
-	}
-	for i := 1; i < len(v); i++ {
-		x := v[i]
-		j := i - 1
-		for j >= 0 && v[j] > x {
-			v[j+1] = v[j]
-			j--
-		}
-		v[j+1] = x
-	}
 }

@@ -1,10 +1,13 @@
-package costmodel
+package offline
 
 import (
 	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // noisy returns v with lognormal noise sigma and, with probability pOut, an
@@ -19,7 +22,7 @@ func noisy(rng *rand.Rand, v, sigma, pOut float64) float64 {
 }
 
 // synth draws the samples a device sweep would give for the true model m.
-func synth(m Model, seed uint64, sigma, pOut float64, reps int) Samples {
+func synth(m costmodel.Model, seed uint64, sigma, pOut float64, reps int) Samples {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	var s Samples
 	for rep := 0; rep < reps; rep++ {
@@ -32,8 +35,8 @@ func synth(m Model, seed uint64, sigma, pOut float64, reps int) Samples {
 				for _, src := range []int{8, 32} {
 					for _, seg := range []int{1, 4} {
 						for _, l := range []int{1, 4, 16} {
-							for _, e := range []ElemClass{ElemFloat32, ElemFloat64} {
-								v := float64(seg)*m.R0 + float64(src-1)*float64(n)*m.C.Of(e)*m.contention(l)
+							for _, e := range []costmodel.ElemClass{costmodel.ElemFloat32, costmodel.ElemFloat64} {
+								v := float64(seg)*m.R0 + float64(src-1)*float64(n)*m.C.Of(e)*m.Contention(l)
 								s.Reduce = append(s.Reduce, ReduceSample{n, src, seg, l, e, noisy(rng, v, sigma, pOut)})
 							}
 						}
@@ -44,22 +47,22 @@ func synth(m Model, seed uint64, sigma, pOut float64, reps int) Samples {
 				for _, h := range []int{2, 4, 8} {
 					for _, p := range []int{1, 2, 4, 8, 16} {
 						t1 := m.A + float64(n)*m.B
-						v := lg(h) * float64(p) * t1 / m.Conc.Multiplier(float64(p), float64(n))
+						v := costmodel.Rounds(h) * float64(p) * t1 / m.Conc.Multiplier(float64(p), float64(n))
 						s.Inter = append(s.Inter, InterSample{n, p, h, noisy(rng, v, sigma, pOut)})
 					}
-					lay := Layout{h, 8}
-					s.Native = append(s.Native, NativeSample{n, lay, noisy(rng, m.Predict(Plan{Variant: VariantNative}, n, lay), sigma, pOut)})
+					lay := costmodel.Layout{Nodes: h, PPN: 8}
+					s.Native = append(s.Native, NativeSample{n, lay, noisy(rng, m.Predict(plan.Shape{Variant: plan.Native}, n, lay), sigma, pOut)})
 				}
 			}
 			if lb <= 16 {
-				for _, pl := range []Plan{
-					{Variant: VariantDPML, Leaders: 1},
-					{Variant: VariantDPML, Leaders: 4},
-					{Variant: VariantPipelined, Leaders: 2, Pipeline: 2, SegmentBytes: 4096},
+				for _, pl := range []plan.Shape{
+					{Variant: plan.DPML, Leaders: 1},
+					{Variant: plan.DPML, Leaders: 4},
+					{Variant: plan.Pipelined, Leaders: 2, Pipeline: 2, SegmentBytes: 4096, Overlap: true},
 				} {
-					lay := Layout{4, 8}
-					v := m.Breakdown(pl, n, lay, ElemFloat32).Total
-					s.Calls = append(s.Calls, CallSample{pl, n, lay, ElemFloat32, noisy(rng, v, sigma, pOut)})
+					lay := costmodel.Layout{Nodes: 4, PPN: 8}
+					v := m.Breakdown(pl, n, lay, costmodel.ElemFloat32).Total
+					s.Calls = append(s.Calls, CallSample{pl, n, lay, costmodel.ElemFloat32, noisy(rng, v, sigma, pOut)})
 				}
 			}
 		}
@@ -67,17 +70,17 @@ func synth(m Model, seed uint64, sigma, pOut float64, reps int) Samples {
 	return s
 }
 
-func truthModels() map[string]Model {
-	a := DefaultModel()
-	a.C[ElemFloat32] = 0.12e-9
-	a.C[ElemFloat64] = 0.07e-9
+func truthModels() map[string]costmodel.Model {
+	a := costmodel.DefaultModel()
+	a.C[costmodel.ElemFloat32] = 0.12e-9
+	a.C[costmodel.ElemFloat64] = 0.07e-9
 	b := a
 	b.A, b.B, b.Ap, b.Bp, b.R0, b.S = 1.5e-6, 0.08e-9, 0.5e-6, 0.4e-9, 0.2e-6, 2e-6
-	b.C[ElemFloat32], b.C[ElemFloat64] = 0.3e-9, 0.2e-9
+	b.C[costmodel.ElemFloat32], b.C[costmodel.ElemFloat64] = 0.3e-9, 0.2e-9
 	b.NativeA, b.NativeB = 4e-6, 0.1e-9
 	b.RedPar = 3
-	b.Conc = ZoneCurve(1<<10, 256<<10, 8)
-	return map[string]Model{"default": a, "other": b}
+	b.Conc = costmodel.ZoneCurve(1<<10, 256<<10, 8)
+	return map[string]costmodel.Model{"default": a, "other": b}
 }
 
 func TestCalibrateRecoversParameters(t *testing.T) {
@@ -97,7 +100,7 @@ func TestCalibrateRecoversParameters(t *testing.T) {
 			t.Run(name+"/"+nc.name, func(t *testing.T) {
 				t.Parallel()
 				s := synth(truth, nc.seed, nc.sigma, nc.pOut, 4)
-				m, err := CalibrateFrom(Model{}, s)
+				m, err := CalibrateFrom(costmodel.Model{}, s)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -113,8 +116,8 @@ func TestCalibrateRecoversParameters(t *testing.T) {
 					{"a'", m.Ap, truth.Ap}, {"b'", m.Bp, truth.Bp},
 					{"r0", m.R0, truth.R0},
 					{"reduce_par", m.RedPar, truth.RedPar},
-					{"c[float32]", m.C.Of(ElemFloat32), truth.C.Of(ElemFloat32)},
-					{"c[float64]", m.C.Of(ElemFloat64), truth.C.Of(ElemFloat64)},
+					{"c[float32]", m.C.Of(costmodel.ElemFloat32), truth.C.Of(costmodel.ElemFloat32)},
+					{"c[float64]", m.C.Of(costmodel.ElemFloat64), truth.C.Of(costmodel.ElemFloat64)},
 					{"native_a", m.NativeA, truth.NativeA}, {"native_b", m.NativeB, truth.NativeB},
 				} {
 					if !near(p.got, p.want, tol) {
@@ -167,7 +170,7 @@ func TestCalibrateErrors(t *testing.T) {
 		t.Error("inter samples without Pairs = 1: no error")
 	}
 	// Parameters the samples cannot touch keep the base values.
-	base := DefaultModel()
+	base := costmodel.DefaultModel()
 	m, err := CalibrateFrom(base, Samples{Copy: []CopySample{{64, 1, 1e-6 + 64e-10}, {1 << 20, 1, 1e-6 + (1<<20)*1e-10}}})
 	if err != nil {
 		t.Fatal(err)

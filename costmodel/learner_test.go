@@ -1,0 +1,381 @@
+package costmodel_test
+
+// The learner's end-to-end tests: tuners driven by offline.Simulate on
+// synthetic and model surfaces (external tests, so that the runtime package
+// needs nothing of the offline one).
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/offline"
+	"github.com/dpmlgo/dpml/plan"
+)
+
+type surfaceCase struct {
+	name string
+	key  costmodel.Key
+	cost func(int, costmodel.Arm) float64
+}
+
+func surfaceCases() []surfaceCase {
+	var cs []surfaceCase
+	def, per := costmodel.DefaultModel(), costmodel.Perturbed()
+	seg := 256 << 10
+	for _, lay := range []costmodel.Layout{{4, 8}, {2, 16}, {1, 32}, {8, 4}} {
+		for _, lb := range []int{10, 16, 20, 24} {
+			k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<lb, lay)
+			cs = append(cs,
+				surfaceCase{fmt.Sprintf("model/%v/2^%d", lay, lb), k, offline.ModelSurface(def, k, seg)},
+				surfaceCase{fmt.Sprintf("perturbed/%v/2^%d", lay, lb), k, offline.ModelSurface(per, k, seg)})
+		}
+	}
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 16<<20, costmodel.Layout{4, 32})
+	cs = append(cs,
+		surfaceCase{"bowl/corner-l32-k8", k, costmodel.Bowl(1e-3, 5, 4, 3)},
+		surfaceCase{"bowl/l1-dpml", k, costmodel.Bowl(1e-3, 0, 0, 1.5)},
+		surfaceCase{"bowl/middle-l4-k2", k, costmodel.Bowl(1e-3, 2, 2, 2)},
+		surfaceCase{"bowl/native-best", k, costmodel.Bowl(1e-3, 0, 3, 0.8)},
+		surfaceCase{"bowl/flat", k, func(int, costmodel.Arm) float64 { return 1e-3 }},
+	)
+	return cs
+}
+
+// TestLearnerFindsBest runs the learner on synthetic surfaces, with 1 and
+// 4 ranks and several noise levels, and checks that it settles on an arm
+// close to the best within a bounded number of calls.
+func TestLearnerFindsBest(t *testing.T) {
+	cfg := costmodel.Config{SegmentBytes: 256 << 10}
+	noises := []struct {
+		name         string
+		sigma, pOut  float64
+		ranks        int
+		tolFinal     float64 // final cost / best cost - 1
+		maxPerArm    float64 // calls before settling / arms tried
+		maxSettleCal int
+	}{
+		{"clean", 0, 0, 1, 0.03, 3.5, 80},
+		{"noise3%x4ranks", 0.03, 0, 4, 0.05, 3.5, 100},
+		{"noise5%+outliers5%x4ranks", 0.05, 0.05, 4, 0.10, 4, 120},
+	}
+	for _, nz := range noises {
+		var perArm, gaps, settle, regrets []float64
+		for _, sc := range surfaceCases() {
+			for seed := uint64(1); seed <= 3; seed++ {
+				if nz.sigma == 0 && seed > 1 {
+					continue
+				}
+				name := fmt.Sprintf("%s/%s/seed%d", nz.name, sc.name, seed)
+				ts := costmodel.NewTestTuners(t, nz.ranks, cfg, costmodel.DefaultModel())
+				res, err := offline.Simulate(ts, sc.key, sc.cost, offline.SimOptions{Calls: 600, Noise: nz.sigma, Outliers: nz.pOut, Seed: seed})
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				gap := res.FinalCost/res.BestCost - 1
+				gaps = append(gaps, gap)
+				if res.FirstSettledAt < 0 {
+					t.Errorf("%s: never settled", name)
+					continue
+				}
+				pa := float64(res.FirstSettledAt) / float64(res.Explored)
+				perArm = append(perArm, pa)
+				settle = append(settle, float64(res.FirstSettledAt))
+				regret := res.Regret[len(res.Regret)-1] / res.BestCost
+				regrets = append(regrets, regret)
+				msg := fmt.Sprintf("%s: final %v (+%.1f%% vs best %v), settled after %d calls, %d arms tried (%.1f calls/arm), %d commits, %d episode(s), regret %.1f best-calls",
+					name, res.Final, 100*gap, res.Best, res.FirstSettledAt, res.Explored, pa, res.Commits, res.Episodes, regret)
+				switch {
+				case gap > nz.tolFinal:
+					t.Errorf("%s: final arm %.1f%% slower than the best", msg, 100*gap)
+				case res.FirstSettledAt > nz.maxSettleCal:
+					t.Errorf("%s: settled after %d calls, want <= %d", msg, res.FirstSettledAt, nz.maxSettleCal)
+				case pa > nz.maxPerArm:
+					t.Errorf("%s: %.1f calls per arm, want <= %.1f", msg, pa, nz.maxPerArm)
+				case testing.Verbose():
+					t.Log(msg)
+				}
+			}
+		}
+		t.Logf("%s, %d runs: final arm at the best in %.0f%% of runs, worst +%.1f%%; settled after %.1f calls on average (max %.0f), %.2f calls per tried arm; regret over 600 calls %.1f best-call times on average (max %.1f)",
+			nz.name, len(gaps), 100*fracZero(gaps), 100*maxOf(gaps), mean(settle), maxOf(settle), mean(perArm), mean(regrets), maxOf(regrets))
+	}
+}
+
+func fracZero(v []float64) float64 {
+	n := 0
+	for _, x := range v {
+		if x <= 1e-12 {
+			n++
+		}
+	}
+	return float64(n) / float64(len(v))
+}
+
+func maxOf(v []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range v {
+		m = math.Max(m, x)
+	}
+	return m
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// TestLearnerDrift: the surface's optimum moves after 400 calls, with the
+// whole surface slower or faster (a new engine path); the frozen key must
+// notice, re-explore and settle on the new optimum.
+func TestLearnerDrift(t *testing.T) {
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 16<<20, costmodel.Layout{4, 32})
+	for _, tc := range []struct {
+		name          string
+		before, after func(int, costmodel.Arm) float64
+		seed          uint64
+	}{
+		{"slower", costmodel.Bowl(1e-3, 1, 0, 3), costmodel.Bowl(2e-3, 4, 3, 3), 9},
+		{"faster", costmodel.Bowl(2e-3, 1, 0, 3), costmodel.Bowl(0.5e-3, 4, 3, 3), 11},
+	} {
+		cost := func(call int, a costmodel.Arm) float64 {
+			if call < 400 {
+				return tc.before(call, a)
+			}
+			return tc.after(call, a)
+		}
+		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10}, costmodel.DefaultModel())
+		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: 1500, Noise: 0.03, Seed: tc.seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Episodes < 2 {
+			t.Fatalf("%s: no re-exploration after the drift (episodes %d)", tc.name, res.Episodes)
+		}
+		if gap := res.FinalCost/res.BestCost - 1; gap > 0.08 {
+			t.Errorf("%s: after drift: final %v is %.1f%% slower than best %v", tc.name, res.Final, 100*gap, res.Best)
+		}
+		t.Logf("drift %s: %d episodes, final %v (best %v), re-settled at call %d, regret %.1f best-calls",
+			tc.name, res.Episodes, res.Final, res.Best, res.SettledAt, res.Regret[len(res.Regret)-1]/res.BestCost)
+	}
+	// No drift: a stationary noisy surface must not re-explore.
+	ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10}, costmodel.DefaultModel())
+	res, err := offline.Simulate(ts, k, costmodel.Bowl(1e-3, 1, 0, 3), offline.SimOptions{Calls: 3000, Noise: 0.05, Outliers: 0.02, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Episodes > 1 {
+		t.Errorf("stationary surface re-explored %d times", res.Episodes-1)
+	}
+}
+
+// TestRegretSeries writes the regret-over-calls series of a few runs as CSV
+// to $COSTMODEL_REGRET_DIR/regret.csv when that is set (for plotting).
+func TestRegretSeries(t *testing.T) {
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 4<<20, costmodel.Layout{4, 8})
+	var b strings.Builder
+	for i, sc := range []struct {
+		name string
+		cost func(int, costmodel.Arm) float64
+	}{{"model", offline.ModelSurface(costmodel.DefaultModel(), k, 256<<10)}, {"perturbed", offline.ModelSurface(costmodel.Perturbed(), k, 256<<10)}, {"bowl", costmodel.Bowl(1e-3, 3, 3, 3)}} {
+		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10}, costmodel.DefaultModel())
+		res, err := offline.Simulate(ts, k, sc.cost, offline.SimOptions{Calls: 300, Noise: 0.03, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := res.WriteCSV(&b, sc.name, i == 0); err != nil {
+			t.Fatal(err)
+		}
+		// Regret is non-decreasing and stops growing once settled on the best arm.
+		for j := 1; j < len(res.Regret); j++ {
+			if res.Regret[j] < res.Regret[j-1] {
+				t.Fatalf("%s: regret decreases at call %d", sc.name, j)
+			}
+		}
+		if res.Final == res.Best && res.SettledAt >= 0 {
+			if tail := res.Regret[len(res.Regret)-1] - res.Regret[res.SettledAt]; tail > 1e-12 {
+				t.Errorf("%s: regret grew by %g after settling on the best arm", sc.name, tail)
+			}
+		}
+		t.Logf("%s: settled on %v after %d calls; regret %.1f best-call times", sc.name, res.Final, res.SettledAt, res.Regret[len(res.Regret)-1]/res.BestCost)
+	}
+	if dir := os.Getenv("COSTMODEL_REGRET_DIR"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, "regret.csv"), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestLearnerPicksIntraPath: with Config.CMA the arms come in pairs (copies,
+// cross-memory attach); the learner must find the faster path of each size.
+func TestLearnerPicksIntraPath(t *testing.T) {
+	for _, tc := range []struct {
+		bytes   int
+		cmaGain float64 // CMA arm time = copy arm time * cmaGain
+	}{
+		{4 << 20, 0.7}, {4 << 20, 1.4}, {256 << 10, 0.8},
+	} {
+		k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, tc.bytes, costmodel.Layout{1, 32})
+		base := costmodel.Bowl(1e-3, 3, 0, 3)
+		cost := func(call int, a costmodel.Arm) float64 {
+			c := base(call, a)
+			if a.Intra == plan.IntraCMA {
+				c *= tc.cmaGain
+			}
+			return c
+		}
+		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10, CMA: true}, costmodel.DefaultModel())
+		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: 800, Noise: 0.03, Seed: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (res.Final.Intra == plan.IntraCMA) != (tc.cmaGain < 1) {
+			t.Errorf("%d B, CMA x%.1f: settled on %v (best %v)", tc.bytes, tc.cmaGain, res.Final, res.Best)
+		}
+		if gap := res.FinalCost/res.BestCost - 1; gap > 0.08 {
+			t.Errorf("%d B, CMA x%.1f: final %v is %.1f%% slower than best %v", tc.bytes, tc.cmaGain, res.Final, 100*gap, res.Best)
+		}
+	}
+	// Small buckets get no CMA arms.
+	tu, err := costmodel.NewTuner(costmodel.Config{CMA: true}, costmodel.DefaultModel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range tu.Arms(costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<10, costmodel.Layout{1, 32})) {
+		if a.Intra == plan.IntraCMA {
+			t.Fatalf("a 1 KiB bucket offers %v", a)
+		}
+	}
+}
+
+// tuned returns a tuner that has settled a few keys on the model surface.
+func tuned(t *testing.T) (*costmodel.Tuner, []costmodel.Key) {
+	t.Helper()
+	cfg := costmodel.Config{SegmentBytes: 256 << 10}
+	tu := costmodel.NewTestTuners(t, 1, cfg, costmodel.DefaultModel())[0]
+	tu.SetProvenance(costmodel.Provenance{Host: "test", Cores: 2, Layout: "4x8", MPI: "none", Date: "2026-01-01T00:00:00Z", Command: "go test"})
+	var keys []costmodel.Key
+	for _, lb := range []int{6, 12, 18, 22} {
+		for _, e := range []costmodel.ElemClass{costmodel.ElemFloat32, costmodel.ElemInt} {
+			k := costmodel.MakeKey(e, costmodel.OpArith, 1<<lb, costmodel.Layout{4, 8})
+			keys = append(keys, k)
+			if _, err := offline.Simulate([]*costmodel.Tuner{tu}, k, offline.ModelSurface(costmodel.Perturbed(), k, cfg.SegmentBytes), offline.SimOptions{Calls: 200, Noise: 0.02, Seed: uint64(lb)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// One key left mid-exploration.
+	k := costmodel.MakeKey(costmodel.ElemFloat64, costmodel.OpMinMax, 1<<20, costmodel.Layout{4, 8})
+	keys = append(keys, k)
+	tu.Record(k, tu.Choose(k), 1e-3)
+	if err := tu.Commit(tu.Pending()); err != nil {
+		t.Fatal(err)
+	}
+	return tu, keys
+}
+
+func TestTableRoundTrip(t *testing.T) {
+	tu, keys := tuned(t)
+	var buf bytes.Buffer
+	if err := tu.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := costmodel.ReadTable(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	if tb.Provenance.Host != "test" || tb.Model == nil || len(tb.Entries) != len(keys) {
+		t.Fatalf("read back: provenance %+v, model %v, %d entries (want %d)", tb.Provenance, tb.Model != nil, len(tb.Entries), len(keys))
+	}
+	// A second run starts from the table: frozen on the same arms.
+	tu2, err := costmodel.NewTunerFromTable(tu.Config(), tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tu2.Model().A != tu.Model().A {
+		t.Error("model not carried by the table")
+	}
+	for _, k := range keys {
+		a, _ := tu.Info(k)
+		b, ok := tu2.Info(k)
+		if !ok {
+			t.Fatalf("%v missing after load", k)
+		}
+		if b.State != costmodel.Frozen || b.Arm != a.Arm || tu2.Choose(k) != a.Arm {
+			t.Errorf("%v: loaded %v %v, saved %v %v", k, b.Arm, b.State, a.Arm, a.State)
+		}
+		if a.State == costmodel.Frozen && b.Estimate != a.Estimate {
+			t.Errorf("%v: estimate %g after load, %g saved", k, b.Estimate, a.Estimate)
+		}
+	}
+	// Saving the loaded tuner gives the same entries (less the informative
+	// per-arm lists, which a load does not restore).
+	var buf2 bytes.Buffer
+	tu2.SetProvenance(tb.Provenance)
+	if err := tu2.Save(&buf2); err != nil {
+		t.Fatal(err)
+	}
+	tb2, err := costmodel.ReadTable(&buf2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range tb.Entries {
+		x, y := tb.Entries[i], tb2.Entries[i]
+		x.Measured, y.Measured, x.State, y.State = nil, nil, "", ""
+		if x.Estimate == 0 { // the mid-exploration key: its loaded estimate is the prior
+			x.Estimate, y.Estimate = 0, 0
+		}
+		xj, _ := json.Marshal(x)
+		yj, _ := json.Marshal(y)
+		if !bytes.Equal(xj, yj) {
+			t.Errorf("entry %d changed:\n%s\n%s", i, xj, yj)
+		}
+	}
+	if tb2.Entries[len(tb2.Entries)-1].State != "frozen" {
+		t.Error("loaded entries must start frozen")
+	}
+}
+
+func TestLoadedEntryReexploresOnDrift(t *testing.T) {
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, costmodel.Layout{4, 8})
+	cost := costmodel.Bowl(1e-3, 2, 1, 3)
+	for _, c := range []struct {
+		name     string
+		estimate float64
+		episodes int
+	}{
+		{"accurate", 1e-3 * (1 + 0.08), 1}, // the arm's true cost: no re-exploration
+		{"stale", 0.5e-3, 2},               // the table promised half the time: re-explore
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tb := &costmodel.Table{Schema: costmodel.SchemaVersion, Entries: []costmodel.Entry{{Elem: "float32", Op: "arith", Log2Bytes: 20, Nodes: 4, PPN: 8,
+				Variant: "dpml", Leaders: 2, Pipeline: 1, Estimate: c.estimate, State: "frozen"}}}
+			tu, err := costmodel.NewTunerFromTable(costmodel.Config{SegmentBytes: 256 << 10}, tb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := tu.Choose(k); a != (costmodel.Arm{Variant: plan.DPML, Leaders: 2, Pipeline: 1, Intra: plan.IntraShm}) {
+				t.Fatalf("first call of a loaded key: %v, want the table's arm", a)
+			}
+			res, err := offline.Simulate([]*costmodel.Tuner{tu}, k, cost, offline.SimOptions{Calls: 600, Noise: 0.02, Seed: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Episodes != c.episodes {
+				t.Errorf("episodes = %d, want %d", res.Episodes, c.episodes)
+			}
+			if c.episodes > 1 && res.Final != res.Best {
+				t.Errorf("after re-exploring: %v, best %v", res.Final, res.Best)
+			}
+		})
+	}
+}
