@@ -49,6 +49,9 @@ build: deps lib
 	$(GO) build ./...
 	@mkdir -p bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
+	@# The Go-vs-C call probe and its C twin (bench/diag/gocall.sh, issue 17).
+	$(GO) build -o bin/gocall ./bench/diag/gocall
+	mpicc -O2 -Wall -o bin/gocall-c bench/diag/gocall/ctwin/gocall.c
 
 # The drop-in MPI_Allreduce for C and Fortran programs (dropin/):
 # LD_PRELOAD=$(CURDIR)/bin/libdpml.so, or dpmlrun -preload, or -ldpml.
