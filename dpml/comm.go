@@ -134,7 +134,7 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	o.segBudget = max(minSegBytes, o.segBudget/alignBytes*alignBytes)
 
 	d := &Comm{segBudget: o.segBudget, timing: o.timing}
-	d.wait = shm.Waiter{Timeout: o.timeout}
+	d.wait = shm.Waiter{Timeout: o.timeout, Pace: mpi.Pace}
 	if d.wait.Spin, err = config.Int(config.Spin); err != nil {
 		return nil, err
 	}

@@ -444,6 +444,7 @@ func (c *Comm) backoff(since time.Time) error {
 	if to > 0 && time.Since(since) > to {
 		return fmt.Errorf("timed out after %v", to)
 	}
+	mpi.Pace()
 	shm.Yield()
 	return nil
 }
