@@ -40,7 +40,6 @@
 // futex, 35 nanosleep, 232 epoll_wait, 7 poll, "running").
 package main
 
-// #cgo pkg-config: ompi-c
 // #include "probe.h"
 // static int probe_go_threads(probe_thread *t, int max) { return probe_threads(t, max); }
 import "C"

@@ -97,11 +97,16 @@ func summary(files []string, out io.Writer) error {
 			bs = append(bs, b)
 		}
 		sort.Ints(bs)
-		fmt.Fprintf(out, "\n%s, %d ranks: us per call (max over ranks of each rank's average; median of %d repetitions), x the C program, context switches per call per rank\n\n",
-			orDash(g.label), g.ranks, len(us[key{g.label, g.ranks, vs[0], bs[0]}]))
+		reps := 0
+		for k, x := range us {
+			if k.label == g.label && k.ranks == g.ranks {
+				reps = max(reps, len(x))
+			}
+		}
+		fmt.Fprintf(out, "\n%s, %d ranks: us per call (max over ranks of each rank's average; median of up to %d repetitions), (x the C program's c, or c-spin for spin variants), context switches per call per rank (mean over ranks)\n\n",
+			orDash(g.label), g.ranks, reps)
 		fmt.Fprintf(out, "| bytes | %s |\n|---|%s\n", strings.Join(vs, " | "), strings.Repeat("---|", len(vs)))
 		for _, b := range bs {
-			c := median(us[key{g.label, g.ranks, "c", b}])
 			cells := make([]string, len(vs))
 			for i, v := range vs {
 				k := key{g.label, g.ranks, v, b}
@@ -111,7 +116,8 @@ func summary(files []string, out io.Writer) error {
 				}
 				m := median(us[k])
 				cell := fmt.Sprintf("%.2f", m)
-				if c > 0 && v != "c" {
+				ref := reference(v)
+				if c := median(us[key{g.label, g.ranks, ref, b}]); c > 0 && v != ref {
 					cell += fmt.Sprintf(" (%.2fx)", m/c)
 				}
 				cell += fmt.Sprintf(" %.3f", median(cs[k]))
@@ -121,6 +127,16 @@ func summary(files []string, out io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// reference is the C program's variant a variant is compared with: c-spin
+// for the spin variants, c (blocking MPI_Allreduce) for all others.
+func reference(v string) string {
+	base, _, _ := strings.Cut(v, "/")
+	if strings.HasSuffix(base, "-spin") {
+		return "c-spin"
+	}
+	return "c"
 }
 
 // variantOrder puts the C program first, then the Go variants by name.
