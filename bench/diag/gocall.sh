@@ -69,7 +69,7 @@ for layout in $LAYOUTS; do
     k=$(((r - 1) % ${#launches[@]}))
     for i in $(seq 0 $((${#launches[@]} - 1))); do
       case ${launches[$(((i + k) % ${#launches[@]}))]} in
-      c) run "$layout" "$csv" -- "$BIN/gocall-c" "${common[@]}" -variants c,c-spin ;;
+      c) run "$layout" "$csv" -- "$BIN/gocall-c" "${common[@]}" -variants c,c-iall,c-spin ;;
       off) run "$layout" "$csv" DPML_GOSCHED=off DPML_TUNER=static -- "$BIN/gocall" "${common[@]}" -variants go,go-spin,go-cloop,go-iall,go-dpml ;;
       auto) run "$layout" "$csv" DPML_GOSCHED=auto DPML_TUNER=static -- "$BIN/gocall" "${common[@]}" -variants go,go-spin,go-dpml,go-cwrap ;;
       pace) run "$layout" "$csv" DPML_GOSCHED=pace -- "$BIN/gocall" "${common[@]}" -variants go,go-spin ;;

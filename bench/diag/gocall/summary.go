@@ -15,9 +15,16 @@ import (
 // median over repetitions of the max-over-ranks time per call, its ratio
 // to the C program's median (variant c, same label, ranks and size), and
 // the median context switches per call per rank (mean over ranks).
+//
+// With -min first, it reports the fastest repetition instead of the
+// median (a machine shared with other work: the least disturbed run).
 func summary(files []string, out io.Writer) error {
+	stat, statName := median, "median"
+	if len(files) > 0 && files[0] == "-min" {
+		stat, statName, files = minimum, "fastest", files[1:]
+	}
 	if len(files) == 0 {
-		return fmt.Errorf("usage: gocall summary FILE.csv...")
+		return fmt.Errorf("usage: gocall summary [-min] FILE.csv...")
 	}
 	type key struct {
 		label   string
@@ -103,8 +110,8 @@ func summary(files []string, out io.Writer) error {
 				reps = max(reps, len(x))
 			}
 		}
-		fmt.Fprintf(out, "\n%s, %d ranks: us per call (max over ranks of each rank's average; median of up to %d repetitions), (x the C program's c, or c-spin for spin variants), context switches per call per rank (mean over ranks)\n\n",
-			orDash(g.label), g.ranks, reps)
+		fmt.Fprintf(out, "\n%s, %d ranks: us per call (max over ranks of each rank's average; %s of up to %d repetitions), (x the C program's c, or c-spin for spin variants), context switches per call per rank (mean over ranks)\n\n",
+			orDash(g.label), g.ranks, statName, reps)
 		fmt.Fprintf(out, "| bytes | %s |\n|---|%s\n", strings.Join(vs, " | "), strings.Repeat("---|", len(vs)))
 		for _, b := range bs {
 			cells := make([]string, len(vs))
@@ -114,13 +121,13 @@ func summary(files []string, out io.Writer) error {
 					cells[i] = "-"
 					continue
 				}
-				m := median(us[k])
+				m := stat(us[k])
 				cell := fmt.Sprintf("%.2f", m)
 				ref := reference(v)
-				if c := median(us[key{g.label, g.ranks, ref, b}]); c > 0 && v != ref {
+				if c := stat(us[key{g.label, g.ranks, ref, b}]); c > 0 && v != ref {
 					cell += fmt.Sprintf(" (%.2fx)", m/c)
 				}
-				cell += fmt.Sprintf(" %.3f", median(cs[k]))
+				cell += fmt.Sprintf(" %.3f", stat(cs[k]))
 				cells[i] = cell
 			}
 			fmt.Fprintf(out, "| %d | %s |\n", b, strings.Join(cells, " | "))
@@ -155,6 +162,17 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+func minimum(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	m := x[0]
+	for _, v := range x[1:] {
+		m = min(m, v)
+	}
+	return m
 }
 
 func median(x []float64) float64 {
