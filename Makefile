@@ -50,7 +50,7 @@ build: deps lib
 	@mkdir -p bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 	@# The Go-vs-C call probe and its C twin (bench/diag/gocall.sh, issue 17).
-	$(GO) build -o bin/gocall ./bench/diag/gocall
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/gocall ./bench/diag/gocall
 	mpicc -O2 -Wall -o bin/gocall-c bench/diag/gocall/ctwin/gocall.c
 
 # The drop-in MPI_Allreduce for C and Fortran programs (dropin/):

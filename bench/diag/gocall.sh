@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gocall.sh OUTDIR [BINDIR] [LAYOUTS]: issue 17 on the device, one call,
-# under 4 minutes (LAYOUTS: "1x32 4x8"; 1xP runs mpirun --bind-to core,
-# HxP with H > 1 fake nodes of P cores; locally: "1x2 2x1"). A small MPI_Allreduce from a C program (bin/gocall-c)
+# under 4 minutes. LAYOUTS: "1x32 4x8" (default); 1xP runs mpirun
+# --bind-to core, HxP with H > 1 runs H fake nodes of P cores (locally:
+# "1x2 2x1"). A small MPI_Allreduce from a C program (bin/gocall-c)
 # against the same loop from Go (bin/gocall), with the mpi package's
 # scheduler measures off (DPML_GOSCHED=off: before) and on (auto: after),
 # and each measure alone (pace, procs), interleaved in rounds, at
@@ -32,7 +33,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for b in gocall gocall-c dpmlrun; do
   [ -x "$BIN/$b" ] || { echo "gocall.sh: $BIN/$b missing: run make build first" >&2; exit 2; }
 done
-{ date -u; git rev-parse HEAD 2>/dev/null; lscpu; mpirun --version; } >"$OUTDIR/machine.txt" 2>&1
+{ date -u; "$BIN/gocall" version; lscpu; mpirun --version; } >"$OUTDIR/machine.txt" 2>&1
 T0=$(date +%s)
 left() { echo $((DEADLINE - ($(date +%s) - T0))); }
 
@@ -59,13 +60,15 @@ run() { # run LAYOUT OUTFILE NAME=VALUE... -- PROG ARGS...: one launch, its stdo
   return $rc
 }
 
-for layout in $LAYOUTS; do
-  csv="$OUTDIR/gocall-$layout.csv"
-  : >"$csv"
-  common=(-reps 1 -sizes "$SIZES" -time "$TIME" -label "$layout")
-  for r in $(seq "$ROUNDS"); do
-    # Each round starts one launch later, so no variant always follows the same one.
-    launches=(c off auto pace procs)
+for layout in $LAYOUTS; do : >"$OUTDIR/gocall-$layout.csv"; done
+# Rounds outermost, so a deadline cuts the last round of every layout, not
+# a whole layout; within a round each layout's launches start one later
+# than in the round before, so no variant always follows the same one.
+launches=(c off auto pace procs)
+for r in $(seq "$ROUNDS"); do
+  for layout in $LAYOUTS; do
+    csv="$OUTDIR/gocall-$layout.csv"
+    common=(-reps 1 -sizes "$SIZES" -time "$TIME" -label "$layout")
     k=$(((r - 1) % ${#launches[@]}))
     for i in $(seq 0 $((${#launches[@]} - 1))); do
       case ${launches[$(((i + k) % ${#launches[@]}))]} in
@@ -78,6 +81,8 @@ for layout in $LAYOUTS; do
     done
     echo "== $layout round $r done after $(($(date +%s) - T0)) s"
   done
+done
+for layout in $LAYOUTS; do
   for m in off auto; do
     run "$layout" "$OUTDIR/threads-$layout-$m.txt" DPML_GOSCHED=$m -- "$BIN/gocall" -reps 1 -sizes 8 -time 0.3 \
       -max-iters 100000 -variants go -threads -label "$layout"

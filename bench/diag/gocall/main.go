@@ -5,7 +5,8 @@
 //	make build    # bin/gocall and bin/gocall-c
 //	mpirun -np 2 --bind-to core --map-by core bin/gocall-c -header
 //	mpirun -np 2 --bind-to core --map-by core bin/gocall
-//	bin/gocall summary results/*.csv     # medians over repetitions, Go/C ratios (no MPI)
+//	bin/gocall summary [-min] results/*.csv   # medians (fastest) over repetitions, Go/C ratios (no MPI)
+//	bin/gocall version                       # the commit it was built from
 //
 // bench/diag/gocall.sh runs both on the 32-core device (1x32 and 4x8).
 //
@@ -58,7 +59,14 @@ import (
 	"github.com/dpmlgo/dpml/mpi"
 )
 
+// gitCommit is set by make build (-ldflags -X main.gitCommit=...).
+var gitCommit string
+
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "version" {
+		fmt.Printf("gocall commit %s, %s\n", gitCommit, runtime.Version())
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "summary" {
 		if err := summary(os.Args[2:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "gocall summary:", err)
