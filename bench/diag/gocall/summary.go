@@ -146,15 +146,22 @@ func reference(v string) string {
 	return "c"
 }
 
-// variantOrder puts the C program first, then the Go variants by name.
+// variantOrder puts the C program first, then plain mpi.Allreduce (go),
+// then the other Go variants; within each, before (off) first, then auto,
+// pace, procs.
 func variantOrder(v string) string {
-	if strings.HasPrefix(v, "c") {
-		return "0" + v
+	base, mode, _ := strings.Cut(v, "/")
+	m := map[string]string{"off": "0", "auto": "1", "pace": "2", "procs": "3"}[mode]
+	if m == "" {
+		m = "4" + mode
 	}
-	if v == "go" {
-		return "1"
+	switch {
+	case strings.HasPrefix(base, "c"):
+		return "0" + base
+	case base == "go":
+		return "1" + m
 	}
-	return "2" + v
+	return "2" + base + "/" + m
 }
 
 func orDash(s string) string {
