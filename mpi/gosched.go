@@ -83,7 +83,7 @@ func goschedMode() (mode string, pace, procs bool, err error) {
 		return "", false, false, err
 	}
 	switch mode {
-	case "auto", "on":
+	case "auto":
 		return mode, true, true, nil
 	case "pace":
 		return mode, true, false, nil

@@ -18,11 +18,11 @@ func TestGoschedMode(t *testing.T) {
 	}{
 		{"", true, true, false}, // default: auto
 		{"auto", true, true, false},
-		{"on", true, true, false},
 		{"pace", true, false, false},
 		{"procs", false, true, false},
 		{"off", false, false, false},
 		{"yes", false, false, true},
+		{"on", false, false, true},
 	} {
 		t.Setenv(config.GoSched, tc.env)
 		_, pace, procs, err := goschedMode()
