@@ -55,6 +55,9 @@ build: deps lib
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 	@# The C benchmark client (no Go files in its directory: go skips it).
 	$(MPICC) -O2 -Wall -I dropin -DDPML_COMMIT='"$(COMMIT)"' -o bin/dpmlbench-c cmd/dpmlbench-c/dpmlbench-c.c -ldl -lm
+	@# The Go-vs-C call probe and its C twin (bench/diag/gocall.sh, issue 17).
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/gocall ./bench/diag/gocall
+	mpicc -O2 -Wall -o bin/gocall-c bench/diag/gocall/ctwin/gocall.c
 
 # The drop-in MPI_Allreduce for C and Fortran programs (dropin/):
 # LD_PRELOAD=$(CURDIR)/bin/libdpml.so, or dpmlrun -preload, or -ldpml.

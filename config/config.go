@@ -60,6 +60,7 @@ type Var struct {
 
 // Names of the variables, as constants so a typo is a compile error.
 const (
+	GoSched      = "DPML_GOSCHED"
 	Intra        = "DPML_INTRA"
 	Leaders      = "DPML_LEADERS"
 	Pipeline     = "DPML_PIPELINE"
@@ -94,6 +95,8 @@ var Vars = []Var{
 		Doc: "Pass every MPI_Allreduce of the drop-in library straight to the MPI library."},
 	{Name: DropinFrom, Kind: KindInt, Default: "1", Scope: AllRanks, Users: "libdpml.so",
 		Doc: "The drop-in library sets up DPML on a communicator at its n-th eligible MPI_Allreduce; the calls before pass through to the MPI library. Raise it when a program makes many short-lived communicators that each see only a few calls (setup is several collectives)."},
+	{Name: GoSched, Kind: KindString, Default: "auto", Scope: PerRank, Users: "mpi (Go programs)",
+		Doc: "How package mpi keeps the Go scheduler off a core-bound rank's core (package doc of mpi, \"The Go scheduler\"): `auto` (both measures), `pace` (MPI calls let the calling goroutine yield every few ms, so the runtime's monitor never finds it in an MPI call with a stale scheduling tick and takes its P away), `procs` (Init raises GOMAXPROCS from 1 to 2, so a short MPI call's P is left alone), `off` (neither: what Go programs did before). Applies only when mpi.Init initializes MPI, not in the drop-in library."},
 	{Name: Intra, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",
 		Doc: "Intra-node data path: `shm` (copies through the node segment), `cma` (leaders read and write the ranks' buffers with process_vm_readv/writev; falls back to shm where the kernel forbids it), `tree` (the small-message reduction tree, one leader; messages larger than a slot fall back to shm) or `auto` (the tuner picks per size; without the tuner, shm). Setting it takes calls out of the tuner's hands."},
 	{Name: Job, Kind: KindString, Default: "x", Scope: PerNode, Users: "engine, dpmlrun",

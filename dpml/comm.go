@@ -133,7 +133,7 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 
 	d := &Comm{segBudget: o.segBudget, timing: o.timing}
 	d.transports = [numIntra]transport{IntraShm: shmCopies{}, IntraCMA: cmaAttach{}, IntraTree: treeReduce{}}
-	d.wait = shm.Waiter{Timeout: o.timeout}
+	d.wait = shm.Waiter{Timeout: o.timeout, Pace: mpi.Pace}
 	if d.wait.Spin, err = config.Int(config.Spin); err != nil {
 		return nil, err
 	}

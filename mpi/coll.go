@@ -83,6 +83,7 @@ func Allreduce[T Number](c *Comm, send, recv []T, op Op) error {
 	if overlap(send, recv) {
 		return overlapError(fn)
 	}
+	pace()
 	if rc := C.dpml_allreduce(bufPtr(send), bufPtr(recv), C.int(n), handles.dt[k], handles.op[op], c.h); rc != C.MPI_SUCCESS {
 		return mpiError("MPI_Allreduce", rc)
 	}
@@ -97,6 +98,7 @@ func AllreduceInPlace[T Number](c *Comm, buf []T, op Op) error {
 	if err := checkReduce(c, fn, op, k, len(buf)); err != nil {
 		return err
 	}
+	pace()
 	if rc := C.dpml_allreduce_inplace(bufPtr(buf), C.int(len(buf)), handles.dt[k], handles.op[op], c.h); rc != C.MPI_SUCCESS {
 		return mpiError("MPI_Allreduce", rc)
 	}
@@ -122,6 +124,7 @@ func Iallreduce[T Number](c *Comm, send, recv []T, op Op) (*Request, error) {
 	r := &Request{fn: "MPI_Iallreduce", dt: handles.dt[k]}
 	pin(r, sp)
 	pin(r, rp)
+	pace()
 	if rc := C.dpml_iallreduce(sp, rp, C.int(n), handles.dt[k], handles.op[op], c.h, &r.req); rc != C.MPI_SUCCESS {
 		r.pin.Unpin()
 		return nil, mpiError("MPI_Iallreduce", rc)
@@ -155,6 +158,7 @@ func IallreduceInPlaceReq[T Number](c *Comm, buf []T, op Op, r *Request) error {
 	bp := bufPtr(buf)
 	r.fn, r.dt = "MPI_Iallreduce", handles.dt[k]
 	pin(r, bp)
+	pace()
 	if rc := C.dpml_iallreduce_inplace(bp, C.int(len(buf)), handles.dt[k], handles.op[op], c.h, &r.req); rc != C.MPI_SUCCESS {
 		r.pin.Unpin()
 		return mpiError("MPI_Iallreduce", rc)
@@ -194,6 +198,7 @@ func Reduce[T Number](c *Comm, send, recv []T, op Op, root int) error {
 		}
 		rp = bufPtr(recv)
 	}
+	pace()
 	if rc := C.dpml_reduce(bufPtr(send), rp, C.int(n), handles.dt[k], handles.op[op], C.int(root), c.h); rc != C.MPI_SUCCESS {
 		return mpiError("MPI_Reduce", rc)
 	}
@@ -211,6 +216,7 @@ func ReduceInPlace[T Number](c *Comm, buf []T, op Op, root int) error {
 	if err := checkRoot(c, fn, root); err != nil {
 		return err
 	}
+	pace()
 	var rc C.int
 	if c.rank == root {
 		rc = C.dpml_reduce_inplace(bufPtr(buf), C.int(len(buf)), handles.dt[k], handles.op[op], C.int(root), c.h)
@@ -235,6 +241,7 @@ func Bcast[T Number](c *Comm, buf []T, root int) error {
 	if err := checkRoot(c, fn, root); err != nil {
 		return err
 	}
+	pace()
 	if rc := C.dpml_bcast(bufPtr(buf), C.int(len(buf)), handles.dt[KindOf[T]()], C.int(root), c.h); rc != C.MPI_SUCCESS {
 		return mpiError("MPI_Bcast", rc)
 	}
@@ -258,6 +265,7 @@ func Allgather[T Number](c *Comm, send, recv []T) error {
 	if overlap(send, recv) {
 		return overlapError(fn)
 	}
+	pace()
 	if rc := C.dpml_allgather(bufPtr(send), bufPtr(recv), C.int(n), handles.dt[KindOf[T]()], c.h); rc != C.MPI_SUCCESS {
 		return mpiError("MPI_Allgather", rc)
 	}

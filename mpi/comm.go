@@ -67,6 +67,7 @@ func (c *Comm) Split(color, key int) (*Comm, error) {
 		return nil, fmt.Errorf("%w: Split color %d (must be >= 0 or Undefined)", ErrArg, color)
 	}
 	h := C.dpml_comm_null()
+	pace()
 	if rc := C.MPI_Comm_split(c.h, C.int(color), C.int(key), &h); rc != C.MPI_SUCCESS {
 		return nil, mpiError("MPI_Comm_split", rc)
 	}
@@ -83,6 +84,7 @@ func (c *Comm) SplitShared(key int) (*Comm, error) {
 		return nil, err
 	}
 	h := C.dpml_comm_null()
+	pace()
 	if rc := C.dpml_split_shared(c.h, C.int(key), &h); rc != C.MPI_SUCCESS {
 		return nil, mpiError("MPI_Comm_split_type", rc)
 	}
@@ -98,6 +100,7 @@ func (c *Comm) Dup() (*Comm, error) {
 		return nil, err
 	}
 	h := C.dpml_comm_null()
+	pace()
 	if rc := C.MPI_Comm_dup(c.h, &h); rc != C.MPI_SUCCESS {
 		return nil, mpiError("MPI_Comm_dup", rc)
 	}
@@ -130,6 +133,7 @@ func (c *Comm) Barrier() error {
 	if err := c.check(); err != nil {
 		return err
 	}
+	pace()
 	if rc := C.MPI_Barrier(c.h); rc != C.MPI_SUCCESS {
 		return mpiError("MPI_Barrier", rc)
 	}

@@ -24,14 +24,105 @@
 // ThreadSerialized any goroutine may call, one at a time (go test runs each
 // test on its own goroutine, so tests use ThreadSerialized).
 //
-// An open question: on the 32-core device an 8-byte MPI_Allreduce had a
-// median of 4.9 us from a C program and 15 us from a Go one
-// (bench/results/2026-11-22-h200x2). While a rank waits inside a long MPI
-// call (a cgo call) the Go runtime's monitor thread (sysmon) keeps waking
-// on the rank's core; bench/diag/sysmon measures it, but on the
-// development machine neither GOMAXPROCS 2 nor a runtime.Gosched per call
-// lowered the rank's total context switches, so sysmon is not shown to be
-// the cause.
+// The package also keeps the Go scheduler off the rank's core while it
+// waits in MPI: see "The Go scheduler" below.
+//
+// # The Go scheduler
+//
+// An MPI rank bound to one core (mpirun --bind-to core) that calls MPI from
+// Go paid about 4x the latency of a C program for a small MPI_Allreduce on
+// the 32-core device (issue 17: 14-15 us against 3.45 us, 8 bytes, 1x32).
+// The cause is the Go runtime's monitor thread (sysmon) and one rule of its
+// retake, in Go 1.26 (runtime/proc.go):
+//
+//  1. The goroutine that calls MPI is locked to its thread and never
+//     rescheduled, so its P's scheduling tick (schedtick) never changes.
+//  2. Each sysmon tick, retake finds that tick older than forcePreemptNS
+//     (10 ms) and calls preemptone, which does nothing to a goroutine in a
+//     system call, and a cgo call is one; retake then takes the P anyway
+//     (sysretake: it skips the "in this call for one tick only" check, and
+//     the exemption for an idle P lapses 10 ms after the last ordinary
+//     tick, since forced ticks do not renew it) and hands it off: handoffp
+//     wakes another thread, on the rank's only core.
+//  3. retake returned 1, so sysmon sleeps 20 us (about 100 us with timer
+//     slack) instead of backing off towards 10 ms.
+//  4. The MPI call returns without its P, takes the idle P back
+//     (exitsyscall's slow path) and carries on, still not rescheduled: the
+//     next tick does it all again. The storm ends only when a tick finds
+//     the goroutine in Go code, where preemptone does preempt it; an MPI
+//     loop spends most of its time in C, so that takes many ticks.
+//
+// Every wake-up of sysmon or of the handed-off thread takes the core from
+// the rank while it busy-polls inside MPI, and in a collective every rank
+// waits for the one delayed: 32 ranks, each disturbed thousands of times a
+// second, make most calls late. This also explains the rest of the issue's
+// table: GODEBUG=asyncpreemptoff and GOGC=off do not touch it; GOMAXPROCS
+// 4 only delays each storm (step 2's exemption); the whole loop in one C
+// call ends in a P that stays idle, and sysmon then sleeps deeply; with two
+// cores per rank the wake-ups land on the other core; a C program, and
+// the drop-in library inside one, has no such goroutine.
+//
+// Evidence, on the 2-core development machine (Debian 12, Go 1.26.8, Open
+// MPI 4.1.4; 2 ranks, mpirun -np 2 --bind-to core --map-by core, under
+// other users' load), with bench/diag/gocall (bin/gocall and its C twin
+// bin/gocall-c), per 1000 calls per rank; commands, data and more in
+// bench/results/2026-11-23-dev-2core-gocall:
+//
+//   - uprobes on the runtime (perf probe -x bin/gocall runtime.preemptone
+//     and so on, perf stat; 3 runs), 8-byte allreduce: before
+//     (DPML_GOSCHED=off) 2.0-2.7 preemptone, 2.1-2.8 handoffp, 2.0-2.7
+//     calls returning without their P, 7.0-9.2 sysmon ticks; after (auto)
+//     0.02-0.05, 0.20-0.26 (the yields' own hand-offs, below), 0.01-0.02
+//     and 0.47-0.66. A 3 us busy wait in C called from Go, no MPI (variant
+//     go-spin): before 9.9-16.5 preemptone and 15.9-18.6 ticks, after
+//     0.02-0.07 and 0.90-1.17: the storm is the runtime's alone.
+//   - perf sched timehist of a rank before: sysmon wakes every 0.1 ms for
+//     50 ticks, backs off (0.16, 0.24, 0.40, 0.73, 1.37, 2.65 ms), then
+//     hands the P off at every tick for a while, every 11.5-11.7 ms.
+//   - Per-thread counters (gocall -threads, /proc/self/task; 2 runs): the
+//     sysmon thread switched 3.4-8.3 times and used 52-130 us of CPU
+//     before, 0.6-0.7 times and 10-12 us after; the MPI thread was
+//     preempted 3.0-6.9 times before, 0.8-1.0 after.
+//   - Time per call of the 3 us busy wait, fastest of 6 rounds: C 3.22 us,
+//     Go before 4.95 (1.54x), after 3.33 (1.04x), GOMAXPROCS 2 alone 4.59.
+//     The device measurement (bench/diag/gocall.sh: 1x32 and 4x8, 4 B to
+//     4 KiB, before and after in the same run) is the decisive one.
+//
+// The fix, applied when this package initializes MPI (not in the drop-in
+// library), set by DPML_GOSCHED (auto, the default: both; pace; procs;
+// off: neither, as before):
+//
+//   - pace: every MPI call that can wait (collectives, point-to-point,
+//     Wait, Test, Waitall, Barrier, communicator creation, Wtime) first
+//     calls Pace, which yields the goroutine (runtime.Gosched) when
+//     PaceEvery (5 ms, half of forcePreemptNS) has passed since the last
+//     yield. The schedtick then never goes stale, no storm starts, and
+//     sysmon backs off to 10 ms sleeps. A locked goroutine's yield costs two
+//     thread switches (the runtime hands its P to another thread, which
+//     hands it back); it is a clock read otherwise. Blocking semantics are
+//     unchanged: Pace runs before the MPI call, in Go. The engine's
+//     shared-memory waits pace too (package dpml). Concurrent callers
+//     (ThreadMultiple) share one clock: each yields when it finds the
+//     interval passed; a loop of your own cgo calls can call Pace.
+//   - procs: Init raises GOMAXPROCS from 1 to 2 (unless GOMAXPROCS is set
+//     in the environment). With an idle P, retake leaves a P in a short
+//     cgo call alone; with one P it takes it from any call that spans two
+//     ticks, which a 32-rank collective does whenever one rank is late.
+//     The second P runs nothing unless the program has other goroutines
+//     (a garbage collection's idle mark worker may use it).
+//
+// Alternatives weighed and rejected: waiting in Go code (Iallreduce, then
+// Test in a loop) runs Open MPI's non-blocking collectives (libnbc), slower
+// than the blocking ones even from C (2 ranks here: 2.1x at 8 B, 3.6x at
+// 4 KiB, fastest of 5), and is still many short cgo calls (the issue's
+// table: 14.7 us); calling C without the system-call
+// hand-off (runtime.asmcgocall through go:linkname) links in Go 1.26 only
+// through cmd/link's exemption for ABI wrappers (marked TODO there), and a
+// blocking MPI call would then hold off every stop-the-world for as long
+// as it waits: a goroutine in MPI_Recv waiting for another goroutine's
+// MPI_Send (ThreadMultiple) would deadlock the process at the next
+// collection. GOMAXPROCS 2 alone leaves the storms (procs: 0.6-0.9
+// preemptone per 1000 calls, go-spin 9.7-14.8).
 //
 // # Types and ops
 //

@@ -55,6 +55,7 @@ func Send[T Number](c *Comm, buf []T, dest, tag int) error {
 	if err := checkP2P(c, "Send", len(buf), dest, tag, false); err != nil {
 		return err
 	}
+	pace()
 	if rc := C.dpml_send(bufPtr(buf), C.int(len(buf)), handles.dt[KindOf[T]()], C.int(dest), C.int(tag), c.h); rc != C.MPI_SUCCESS {
 		return mpiError("MPI_Send", rc)
 	}
@@ -70,6 +71,7 @@ func Recv[T Number](c *Comm, buf []T, source, tag int) (Status, error) {
 	}
 	dt := handles.dt[KindOf[T]()]
 	var st C.MPI_Status
+	pace()
 	if rc := C.dpml_recv(bufPtr(buf), C.int(len(buf)), dt, C.int(source), C.int(tag), c.h, &st); rc != C.MPI_SUCCESS {
 		return Status{}, mpiError("MPI_Recv", rc)
 	}
@@ -86,6 +88,7 @@ func Isend[T Number](c *Comm, buf []T, dest, tag int) (*Request, error) {
 	bp := bufPtr(buf)
 	r := &Request{fn: "MPI_Isend", dt: dt}
 	pin(r, bp)
+	pace()
 	if rc := C.dpml_isend(bp, C.int(len(buf)), dt, C.int(dest), C.int(tag), c.h, &r.req); rc != C.MPI_SUCCESS {
 		r.pin.Unpin()
 		return nil, mpiError("MPI_Isend", rc)
@@ -104,6 +107,7 @@ func Irecv[T Number](c *Comm, buf []T, source, tag int) (*Request, error) {
 	bp := bufPtr(buf)
 	r := &Request{fn: "MPI_Irecv", dt: dt}
 	pin(r, bp)
+	pace()
 	if rc := C.dpml_irecv(bp, C.int(len(buf)), dt, C.int(source), C.int(tag), c.h, &r.req); rc != C.MPI_SUCCESS {
 		r.pin.Unpin()
 		return nil, mpiError("MPI_Irecv", rc)

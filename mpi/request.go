@@ -56,6 +56,7 @@ func (r *Request) Wait() error {
 	if r == nil || !r.active {
 		return nil
 	}
+	pace()
 	rc := C.dpml_wait(&r.req, &r.status)
 	r.done()
 	if rc != C.MPI_SUCCESS {
@@ -71,6 +72,7 @@ func (r *Request) Test() (bool, error) {
 		return true, nil
 	}
 	var flag C.int
+	pace()
 	rc := C.dpml_test(&r.req, &flag, &r.status)
 	if rc != C.MPI_SUCCESS {
 		r.done()
@@ -115,6 +117,7 @@ func Waitall(reqs []*Request) error {
 	} else {
 		sts = make([]C.MPI_Status, len(hs))
 	}
+	pace()
 	rc := C.dpml_waitall(C.int(len(hs)), &hs[0], &sts[0])
 	if rc == C.MPI_SUCCESS {
 		for j, i := range idx {

@@ -74,6 +74,13 @@ type Waiter struct {
 	// it to progress outstanding MPI requests while it waits. A non-nil
 	// error from Poll ends the wait and is returned unchanged.
 	Poll func() error
+	// Pace, if non-nil, is called once per back-off round, after Poll and
+	// before the core is given away; the engine sets mpi.Pace, which lets
+	// the goroutine yield to the Go scheduler every few ms, so a long
+	// wait whose rounds sit mostly in sched_yield or nanosleep does not
+	// draw the runtime's monitor thread onto the rank's core (package mpi,
+	// "The Go scheduler").
+	Pace func()
 	// Abort, if non-nil, ends the wait with ErrAborted as soon as it is
 	// seen non-zero (checked every round and every abortEvery spins).
 	Abort *atomic.Uint64
@@ -197,6 +204,9 @@ func (b *backoff) round(w *Waiter) error {
 		if err := w.Poll(); err != nil {
 			return err
 		}
+	}
+	if w.Pace != nil {
+		w.Pace()
 	}
 	b.rounds++
 	if b.rounds <= yieldRounds || w.NoSleep {

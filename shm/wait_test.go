@@ -103,6 +103,31 @@ func TestWaiterWakes(t *testing.T) {
 	}
 }
 
+// Pace runs once per back-off round, like Poll, and never while spinning.
+func TestWaiterPace(t *testing.T) {
+	var f atomic.Uint64
+	polls, paces := 0, 0
+	w := Waiter{Spin: -1, Timeout: 10 * time.Second,
+		Poll: func() error { polls++; return nil },
+		Pace: func() { paces++ }}
+	setLater(2*time.Millisecond, 1, &f)
+	if err := w.UntilAtLeast(&f, 1); err != nil {
+		t.Fatal(err)
+	}
+	if paces == 0 || paces != polls {
+		t.Errorf("%d paces in %d back-off rounds", paces, polls)
+	}
+	paces = 0
+	w = Waiter{Spin: 1 << 30, Pace: func() { paces++ }}
+	setLater(time.Millisecond, 2, &f)
+	if err := w.UntilAtLeast(&f, 2); err != nil {
+		t.Fatal(err)
+	}
+	if paces != 0 {
+		t.Errorf("%d paces while spinning", paces)
+	}
+}
+
 func TestWaiterTimeout(t *testing.T) {
 	tests := []struct {
 		name string

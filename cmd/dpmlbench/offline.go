@@ -73,6 +73,9 @@ func printHeader(w *os.File, rep *bench.Report) {
 		fmt.Fprintf(w, "# libdpml.so was not loaded: native only\n")
 	}
 	fmt.Fprintf(w, "# type %s, op %s, rotate %v, check %v, commit %s%s\n", m.Type, m.Op, m.Rotate, m.Check, orDash(m.GitCommit), prefixed(", ", m.GoVersion))
+	if m.GoSched != "" {
+		fmt.Fprintf(w, "# GOMAXPROCS %d, %s\n", m.GOMAXPROCS, m.GoSched)
+	}
 	fmt.Fprintf(w, "# MPI: %s\n", firstLine(m.MPILibrary))
 	if rep.MemBW != nil {
 		fmt.Fprintf(w, "# memory bandwidth per node (%s): copy %.1f GB/s, triad %.1f GB/s\n", rep.MemBW.Method, rep.MemBW.CopyGBs, rep.MemBW.TriadGBs)

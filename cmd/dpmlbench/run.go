@@ -386,6 +386,8 @@ func baseMeta(cfg *runConfig, lay layout, start time.Time) bench.Meta {
 		PPNMax:      lay.ppnMax,
 		WorldSize:   len(lay.rankHosts),
 		NumCPU:      runtime.NumCPU(),
+		GOMAXPROCS:  runtime.GOMAXPROCS(0),
+		GoSched:     mpi.Sched().String(),
 		HostCPUs:    bench.HostCPUs(),
 		LLCBytes:    llc,
 		Type:        cfg.typ,

@@ -131,8 +131,10 @@ type Meta struct {
 	PPN         int               `json:"ppn"`     // ranks per node (the smallest node)
 	PPNMax      int               `json:"ppn_max"` // ranks on the largest node
 	WorldSize   int               `json:"world_size"`
-	NumCPU      int               `json:"num_cpu"`             // runtime.NumCPU on rank 0: CPUs it may run on
-	HostCPUs    int               `json:"host_cpus,omitempty"` // CPUs online on rank 0's host
+	NumCPU      int               `json:"num_cpu"`              // runtime.NumCPU on rank 0: CPUs it may run on
+	GOMAXPROCS  int               `json:"gomaxprocs,omitempty"` // rank 0's, after mpi.Init
+	GoSched     string            `json:"gosched,omitempty"`    // mpi.Sched() on rank 0: how MPI calls cooperate with the Go scheduler
+	HostCPUs    int               `json:"host_cpus,omitempty"`  // CPUs online on rank 0's host
 	LLCBytes    int               `json:"llc_bytes,omitempty"`
 	Type        string            `json:"type"`
 	ElemSize    int               `json:"elem_size"`

@@ -169,6 +169,7 @@ func meta(lay Layout) report.Meta {
 		Date:       time.Now().UTC().Format(time.RFC3339),
 		Hosts:      lay.Hosts,
 		GoVersion:  runtime.Version(),
+		GoSched:    mpi.Sched().String(),
 		MPILibrary: firstLine(mpi.LibraryVersion()),
 		Command:    os.Args,
 		ElapsedSec: time.Since(start).Seconds(),

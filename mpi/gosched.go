@@ -1,0 +1,132 @@
+package mpi
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/dpmlgo/dpml/config"
+)
+
+// How the package keeps the Go scheduler off a core-bound rank's core
+// (issue 17). The mechanism, the evidence and the numbers are in the
+// package doc, "The Go scheduler"; in short: a goroutine that is never
+// rescheduled and spends its time in cgo calls makes the runtime's monitor
+// thread (sysmon) take its P away at every tick once its scheduling tick
+// is 10 ms old, wake another thread to run the P, and keep waking itself
+// every 20 us, all on the rank's only core.
+//
+// pace: every MPI call that can wait first calls pace, which lets the
+// calling goroutine yield (runtime.Gosched) when PaceEvery has passed
+// since the last yield. The yield reschedules the goroutine, so its P's
+// scheduling tick never gets old enough for sysmon's forced preemption,
+// and sysmon backs off to 10 ms sleeps. The cost is one monotonic clock
+// read per call, and for a goroutine locked to its thread (the normal MPI
+// caller) two thread switches every PaceEvery.
+//
+// procs: when Init finds GOMAXPROCS 1 (a rank bound to one core), it sets
+// 2. With an idle P, sysmon leaves the P of a cgo call alone until the call
+// has lasted 10 ms (runtime.retake skips it while another P is idle);
+// with one P it takes it from any call that spans two of its ticks (20 us
+// to 10 ms apart). The second P runs nothing unless the program has other
+// runnable goroutines; GOMAXPROCS set in the environment wins.
+
+// PaceEvery is the longest a goroutine making MPI calls goes without
+// yielding: half the runtime's forcePreemptNS (10 ms), so that at least
+// one yield falls between any two sysmon ticks (at most about 10 ms apart)
+// as long as single calls are shorter than 5 ms.
+const PaceEvery = 5 * time.Millisecond
+
+var (
+	paceEvery  atomic.Int64 // PaceEvery in ns; tests change it
+	paceOn     atomic.Bool  // set by InitThread (DPML_GOSCHED)
+	paceLast   atomic.Int64 // time of the last yield, ns since paceEpoch
+	paceEpoch  = time.Now() // monotonic: time.Since reads only the monotonic clock
+	paceYields atomic.Int64 // yields so far
+	procsSet   atomic.Bool  // InitThread raised GOMAXPROCS from 1 to 2
+	schedMode  atomic.Value // the DPML_GOSCHED mode InitThread applied (string)
+)
+
+// Pace lets the calling goroutine yield (runtime.Gosched) if it is due:
+// when the package paces (DPML_GOSCHED auto or pace, after Init) and
+// PaceEvery has passed since the last yield by any goroutine. Every MPI
+// call of the package that may wait calls it first; call it yourself in a
+// loop of your own cgo calls that poll or wait (another C library's
+// progress function, say) made by a goroutine that is otherwise never
+// rescheduled. It costs a clock read when not due.
+func Pace() { pace() }
+
+func init() { paceEvery.Store(int64(PaceEvery)) }
+
+// pace is Pace. Two goroutines passing the check at once both yield:
+// harmless.
+func pace() {
+	if !paceOn.Load() {
+		return
+	}
+	now := int64(time.Since(paceEpoch))
+	if now-paceLast.Load() < paceEvery.Load() {
+		return
+	}
+	paceLast.Store(now)
+	paceYields.Add(1)
+	runtime.Gosched()
+}
+
+// goschedMode parses DPML_GOSCHED: whether to pace MPI calls and whether
+// to raise GOMAXPROCS 1 to 2.
+func goschedMode() (mode string, pace, procs bool, err error) {
+	mode, err = config.Get(config.GoSched)
+	if err != nil {
+		return "", false, false, err
+	}
+	switch mode {
+	case "auto":
+		return mode, true, true, nil
+	case "pace":
+		return mode, true, false, nil
+	case "procs":
+		return mode, false, true, nil
+	case "off":
+		return mode, false, false, nil
+	}
+	return "", false, false, fmt.Errorf("%w: %s=%q: want auto, pace, procs or off", ErrArg, config.GoSched, mode)
+}
+
+// applyGosched applies the parsed mode; InitThread calls it once it has
+// initialized MPI itself (not when it adopts a foreign initialization: the
+// drop-in library runs inside a C program whose threads the Go scheduler
+// does not own).
+func applyGosched(mode string, pace, procs bool) {
+	if procs && os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) == 1 {
+		runtime.GOMAXPROCS(2)
+		procsSet.Store(true)
+	}
+	paceLast.Store(int64(time.Since(paceEpoch)))
+	paceOn.Store(pace)
+	schedMode.Store(mode)
+}
+
+// SchedInfo says how the package cooperates with the Go scheduler in this
+// process (DPML_GOSCHED; see the package doc, "The Go scheduler").
+type SchedInfo struct {
+	Mode        string // the DPML_GOSCHED mode applied at Init ("" before Init or when MPI was initialized elsewhere)
+	Pace        bool   // MPI calls yield the calling goroutine every few ms
+	RaisedProcs bool   // Init raised GOMAXPROCS from 1 to 2
+	Yields      int64  // yields so far
+}
+
+// Sched returns the package's scheduler settings and its yield count.
+func Sched() SchedInfo {
+	m, _ := schedMode.Load().(string)
+	return SchedInfo{Mode: m, Pace: paceOn.Load(), RaisedProcs: procsSet.Load(), Yields: paceYields.Load()}
+}
+
+func (s SchedInfo) String() string {
+	if s.Mode == "" {
+		return "gosched: not applied"
+	}
+	return fmt.Sprintf("gosched %s: pace %v, GOMAXPROCS raised %v, %d yields", s.Mode, s.Pace, s.RaisedProcs, s.Yields)
+}
