@@ -384,6 +384,22 @@ func TestTuningFileAsSetUp(t *testing.T) {
 				}
 			}
 		}
+		// A file with a second hard link: rewritten in place, so both
+		// names still show the same table.
+		hard, other := filepath.Join(dir, "hard.json"), filepath.Join(dir, "hard-other.json")
+		marker(hard)
+		if r0 {
+			if err := os.Link(hard, other); err != nil {
+				t.Fatal(err)
+			}
+		}
+		barrier()
+		if err := cycle(hard); err != nil {
+			t.Fatal(err)
+		}
+		if r0 && (has(other, "written-by-the-test") || !has(other, `"provenance"`)) {
+			t.Error("the other hard link still shows the old table")
+		}
 		// Refused at load, on every rank alike, and left untouched.
 		garbage := filepath.Join(dir, "garbage.json")
 		empty := filepath.Join(dir, "empty.json")
