@@ -425,10 +425,10 @@ func TestSettings(t *testing.T) {
 
 // TestUnevenLayout: 3 ranks on one fake node, so leaders fold 3 sources
 // at once (the 3-source kernels, SIMD included, which 2 ranks per node
-// never reach), on every type and op and on multi-segment messages.
+// never reach), on every type and op, plain and in place.
 func TestUnevenLayout(t *testing.T) {
 	setup(t)
-	compareOn(t, "3,2", nil, 100, work.progs["allreduce"], "-o", outDir, "types", "large", "shm")
+	compareOn(t, "3,2", nil, 100, work.progs["allreduce"], "-o", outDir, "types", "shm")
 }
 
 // TestMixedSettings: issue 14, item 1, for the drop-in library. Settings
