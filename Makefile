@@ -23,7 +23,20 @@ MPICC    ?= mpicc
 # cgo, util-linux (unshare, taskset) for dpmlrun's fake nodes.
 APT_PKGS := openmpi-bin libopenmpi-dev gfortran gcc pkg-config util-linux
 
-.PHONY: all deps build lib test lint bench clean
+# The long soak (dpml/soak_test.go): randomized calls on several layouts,
+# several goroutines per rank, every result checked; then again under the
+# race detector. SOAK_DURATION is per layout.
+SOAK_DURATION      ?= 3m
+SOAK_LAYOUTS       ?= 2,2;3,2;4;1,1,1
+SOAK_RACE_DURATION ?= 2m
+SOAK_RACE_LAYOUTS  ?= 3,2;2,2
+# Fuzz targets: package and name; make fuzz runs each for FUZZTIME.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := ./config:FuzzParseBytes ./config:FuzzParseDuration ./config:FuzzVarParse \
+	./internal/launch:FuzzParsePPN ./internal/launch:FuzzParseCPUList \
+	./internal/bench:FuzzParseSizes ./dpml:FuzzTuningTable
+
+.PHONY: all deps build lib test lint bench clean soak fuzz
 
 all: build
 
@@ -71,6 +84,19 @@ test: deps
 	$(GO) test ./... -count=1 -timeout 20m
 	@# The portable kernels too (what a build without the simd experiment runs).
 	GOEXPERIMENT= $(GO) test ./dpml -run 'Kernel|Partition' -count=1
+
+soak: deps
+	DPML_TEST_SOAK_DURATION=$(SOAK_DURATION) DPML_TEST_SOAK_LAYOUTS='$(SOAK_LAYOUTS)' DPML_TEST_SOAK_GOROUTINES=3 \
+	DPML_MPITEST_TIMEOUT=3600 $(GO) test ./dpml -run '^TestSoak$$' -count=1 -v -timeout 120m
+	DPML_TEST_SOAK_DURATION=$(SOAK_RACE_DURATION) DPML_TEST_SOAK_LAYOUTS='$(SOAK_RACE_LAYOUTS)' DPML_TEST_SOAK_GOROUTINES=3 \
+	DPML_TEST_SOAK_MAX=300000 DPML_MPITEST_TIMEOUT=3600 $(GO) test -race ./dpml -run '^TestSoak$$' -count=1 -v -timeout 120m
+
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t#*:}; \
+		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
 
 lint:
 	@out="$$(gofmt -l .)"; \

@@ -2,9 +2,9 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -42,10 +42,43 @@ const (
 	KindBool
 	KindDuration
 	KindBytes
+	// KindEnum: one of Var.Values, nothing else.
+	KindEnum
 )
 
 func (k Kind) String() string {
-	return [...]string{"string", "int", "bool", "duration", "bytes"}[k]
+	if k < 0 || int(k) >= len(kindNames) {
+		return fmt.Sprintf("Kind(%d)", int(k))
+	}
+	return kindNames[k]
+}
+
+var kindNames = [...]string{"string", "int", "bool", "duration", "bytes", "enum"}
+
+// Agreement says where the library compares a variable's value across
+// ranks (settings whose Scope is AllRanks and that shape the collective).
+// A difference is an error on every rank that names the variable and the
+// values seen.
+type Agreement int
+
+const (
+	// NotCompared: the library does not compare the value.
+	NotCompared Agreement = iota
+	// AtNew: dpml.New compares it over the communicator.
+	AtNew
+	// AtDropin: libdpml.so compares it at the first MPI_Allreduce of
+	// each communicator.
+	AtDropin
+)
+
+func (a Agreement) String() string {
+	switch a {
+	case AtNew:
+		return "dpml.New"
+	case AtDropin:
+		return "libdpml.so, first call per communicator"
+	}
+	return "-"
 }
 
 // Var describes one environment variable.
@@ -56,11 +89,22 @@ type Var struct {
 	Scope   Scope
 	Users   string // which parts of DPML-Go read it
 	Doc     string
+	// Values are the keywords the variable takes (any case): all of its
+	// values for KindEnum, words taken besides a number for KindInt and
+	// KindBytes ("auto", "off"). Doc says what each means.
+	Values []string
+	// Min and Max bound a KindInt, KindBytes or KindDuration value (in
+	// nanoseconds for durations); both zero: no bound but the type's.
+	// Out-of-range values are errors.
+	Min, Max int64
+	// Agreed says where the library compares the value across ranks.
+	Agreed Agreement
 }
 
 // Names of the variables, as constants so a typo is a compile error.
 const (
 	GoSched      = "DPML_GOSCHED"
+	Check        = "DPML_CHECK"
 	Intra        = "DPML_INTRA"
 	Leaders      = "DPML_LEADERS"
 	Pipeline     = "DPML_PIPELINE"
@@ -87,31 +131,41 @@ const (
 	TreeRadix    = "DPML_TREE_RADIX"
 )
 
+// Bounds of the numeric settings.
+const (
+	MaxLeaders      = 1 << 16 // DPML_LEADERS (New then clamps to the smallest ppn, with a warning)
+	MaxPipeline     = 64      // DPML_PIPELINE
+	MinSegmentBytes = 4 << 10 // DPML_SEGMENT_BYTES
+	MaxSegmentBytes = 256 << 20
+)
+
 // Vars is the table. Keep it sorted by name; TestTableSorted checks.
 var Vars = []Var{
+	{Name: Check, Kind: KindBool, Default: "false", Scope: AllRanks, Users: "engine", Agreed: AtNew,
+		Doc: "Debug check: every allreduce first compares its element count, type, op, in-place use and forced plan across the ranks (one small extra allreduce per call) and fails with the same error on every rank when they differ, instead of computing garbage or hanging. Calls that libdpml.so passes through to the MPI library are not checked."},
 	{Name: Demote, Kind: KindBool, Default: "false", Scope: PerRank, Users: "engine",
 		Doc: "Experimental: after writing its slot (copy-in) or its reduced partition, a rank issues CLDEMOTE for those cache lines, a hint that moves them towards the shared last-level cache where the cores that read them next find them without a snoop. A no-op on CPUs without CLDEMOTE; results are unchanged. Not measured yet: off by default."},
-	{Name: Disable, Kind: KindBool, Default: "0", Scope: AllRanks, Users: "libdpml.so",
-		Doc: "Pass every MPI_Allreduce of the drop-in library straight to the MPI library."},
-	{Name: DropinFrom, Kind: KindInt, Default: "1", Scope: AllRanks, Users: "libdpml.so",
+	{Name: Disable, Kind: KindBool, Default: "false", Scope: AllRanks, Users: "libdpml.so", Agreed: AtDropin,
+		Doc: "Pass every MPI_Allreduce of the drop-in library straight to the MPI library (after one small allreduce per communicator that checks the ranks agree)."},
+	{Name: DropinFrom, Kind: KindInt, Default: "1", Scope: AllRanks, Users: "libdpml.so", Min: 1, Max: 1<<31 - 1, Agreed: AtDropin,
 		Doc: "The drop-in library sets up DPML on a communicator at its n-th eligible MPI_Allreduce; the calls before pass through to the MPI library. Raise it when a program makes many short-lived communicators that each see only a few calls (setup is several collectives)."},
 	{Name: GoSched, Kind: KindString, Default: "auto", Scope: PerRank, Users: "mpi (Go programs)",
 		Doc: "How package mpi keeps the Go scheduler off a core-bound rank's core (package doc of mpi, \"The Go scheduler\"): `auto` (both measures), `pace` (MPI calls let the calling goroutine yield every few ms, so the runtime's monitor never finds it in an MPI call with a stale scheduling tick and takes its P away), `procs` (Init raises GOMAXPROCS from 1 to 2, so a short MPI call's P is left alone), `off` (neither: what Go programs did before). Applies only when mpi.Init initializes MPI, not in the drop-in library."},
-	{Name: Intra, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",
-		Doc: "Intra-node data path: `shm` (copies through the node segment), `cma` (leaders read and write the ranks' buffers with process_vm_readv/writev; falls back to shm where the kernel forbids it), `tree` (the small-message reduction tree, one leader; messages larger than a slot fall back to shm) or `auto` (the tuner picks per size; without the tuner, shm). Setting it takes calls out of the tuner's hands."},
+	{Name: Intra, Kind: KindEnum, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto", "shm", "cma", "tree"}, Agreed: AtNew,
+		Doc: "Intra-node data path: `shm` (copies through the node segment), `cma` (leaders read and write the ranks' buffers with process_vm_readv/writev; falls back to shm where the kernel forbids it), `tree` (the tree transport, where the engine has it) or `auto` (the tuner picks per size; without the tuner, shm). Setting it takes calls out of the tuner's hands."},
 	{Name: Job, Kind: KindString, Default: "x", Scope: PerNode, Users: "engine, dpmlrun",
 		Doc: "Job token put in shared-memory segment names (`dpml-<job>-<random>`). dpmlrun sets it and removes any segment of its job after the run, so even a crashed run leaves nothing in /dev/shm."},
-	{Name: Leaders, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",
-		Doc: "Leaders per node `l` (1 .. smallest ppn), or `auto`. Forces the plan of every call that has no per-call override."},
-	{Name: MinBytes, Kind: KindBytes, Default: "0", Scope: AllRanks, Users: "libdpml.so",
+	{Name: Leaders, Kind: KindInt, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto"}, Min: 1, Max: MaxLeaders, Agreed: AtNew,
+		Doc: "Leaders per node `l`, or `auto`. Forces the plan of every call that has no per-call override. More than the smallest node's ranks is clamped to that number, with a warning on rank 0."},
+	{Name: MinBytes, Kind: KindBytes, Default: "0", Scope: AllRanks, Users: "libdpml.so", Agreed: AtDropin,
 		Doc: "Calls of the drop-in library smaller than this many bytes pass through to the MPI library."},
 	{Name: MPITest, Kind: KindString, Default: "", Scope: AllRanks, Users: "tests",
 		Doc: "Internal: set by the multi-rank test harness in the ranks it launches. Never set it by hand."},
-	{Name: MPITestLimit, Kind: KindDuration, Default: "120s", Scope: AllRanks, Users: "tests",
+	{Name: MPITestLimit, Kind: KindDuration, Default: "120s", Scope: AllRanks, Users: "tests", Min: int64(time.Second), Max: int64(MaxDuration),
 		Doc: "Bound of one multi-rank test run (internal/mpitest); the job is killed after it."},
-	{Name: NodeSplit, Kind: KindString, Default: "shared", Scope: AllRanks, Users: "engine, dpmlbench, apps",
+	{Name: NodeSplit, Kind: KindEnum, Default: "shared", Scope: AllRanks, Users: "engine, dpmlbench, apps", Values: []string{"shared", "host"}, Agreed: AtNew,
 		Doc: "How ranks are grouped into nodes: `shared` (MPI_Comm_split_type SHARED) or `host` (by MPI_Get_processor_name). `host` sidesteps MPI libraries whose notion of locality is wrong for the emulated nodes."},
-	{Name: Pipeline, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",
+	{Name: Pipeline, Kind: KindInt, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto"}, Min: 1, Max: MaxPipeline, Agreed: AtNew,
 		Doc: "Sub-chunks `k` per leader in the inter-node phase (DPML-Pipelined), or `auto`."},
 	{Name: RunCPUMap, Kind: KindString, Default: "", Scope: PerNode, Users: "dpmlrun",
 		Doc: "Internal: the cores of each fake node (`node1=0-7;node2=8-15`), passed by dpmlrun to its launch agent."},
@@ -119,35 +173,45 @@ var Vars = []Var{
 		Doc: "Set by dpmlrun in every rank: the number of fake nodes."},
 	{Name: RunPPN, Kind: KindString, Default: "", Scope: AllRanks, Users: "dpmlrun, tests",
 		Doc: "Set by dpmlrun in every rank: ranks per fake node (`2`, or `3,2` for uneven layouts)."},
-	{Name: SegmentBytes, Kind: KindBytes, Default: "1M", Scope: AllRanks, Users: "engine",
+	{Name: SegmentBytes, Kind: KindBytes, Default: "1M", Scope: AllRanks, Users: "engine", Min: MinSegmentBytes, Max: MaxSegmentBytes, Agreed: AtNew,
 		Doc: "Largest message slice (bytes) the engine moves through shared memory at once. Larger messages are cut into segments that are pipelined: the inter-node phase of one segment overlaps the intra-node phases of the next. The node segment holds two such slices per local rank plus two results."},
 	{Name: ShmDir, Kind: KindString, Default: "/dev/shm", Scope: PerNode, Users: "engine",
 		Doc: "Directory (a tmpfs) where node segments are created."},
-	{Name: Spin, Kind: KindInt, Default: "4000", Scope: PerRank, Users: "engine",
+	{Name: Spin, Kind: KindInt, Default: "4000", Scope: PerRank, Users: "engine", Min: 0, Max: 1 << 30,
 		Doc: "Polls of a shared-memory flag before a waiting rank starts yielding its core."},
-	{Name: StreamBytes, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",
+	{Name: StreamBytes, Kind: KindBytes, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto", "off"}, Min: 1, Max: math.MaxInt64, Agreed: AtNew,
 		Doc: "Copy-out writes the receive buffer with non-temporal (streaming) stores once a call's bytes times the node's ranks reach this many bytes: results that cannot stay in the last-level cache are not first read in from memory. `auto`: the last-level cache size (32M when unknown); `off`: never."},
 	{Name: Timeout, Kind: KindDuration, Default: "60s", Scope: PerRank, Users: "engine",
-		Doc: "How long a rank waits for a peer on a shared-memory flag before the call fails with an error (a dead peer never hangs the job). Negative: wait forever."},
-	{Name: TreeBytes, Kind: KindBytes, Default: "4K", Scope: AllRanks, Users: "engine",
+				Doc: "How long a rank waits for a peer on a shared-memory flag before the call fails with an error (a dead peer never hangs the job). Negative: wait forever; 0: the default, 60s. A bare number is seconds; values beyond about 11 days, non-finite values and non-zero values that round to 0 ns are errors."},
+	{Name: TreeBytes, Kind: KindBytes, Default: "4K", Scope: AllRanks, Users: "engine", Agreed: AtNew,
 		Doc: "Messages up to this many bytes (at most one shared-memory slot) take the small-message reduction tree when neither the caller nor the tuner chose a plan: each rank folds its tree children's partials into its own and hands it to its parent, the root runs the inter-node step and releases the node. Up to 56 bytes the data travels inside the flags' cache lines."},
-	{Name: TreeRadix, Kind: KindInt, Default: "8", Scope: AllRanks, Users: "engine",
+	{Name: TreeRadix, Kind: KindInt, Default: "8", Scope: AllRanks, Users: "engine", Agreed: AtNew,
 		Doc: "Children per parent inside a NUMA domain of the small-message reduction tree (1..64); domains and sockets are joined at their first ranks."},
-	{Name: Tuner, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "engine",
+
+	{Name: Tuner, Kind: KindEnum, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto", "model", "static"}, Agreed: AtNew,
 		Doc: "Plan selection: `auto` (cost model + online learner), `model` (cost model only), `static` (built-in table only)."},
-	{Name: TuningFile, Kind: KindString, Default: "", Scope: AllRanks, Users: "engine, dpmlbench",
-		Doc: "JSON tuning table to start from (and to save to at Close when writable)."},
-	{Name: Verbose, Kind: KindInt, Default: "0", Scope: PerRank, Users: "all",
+	{Name: TuningFile, Kind: KindString, Default: "", Scope: AllRanks, Users: "engine, dpmlbench", Agreed: AtNew,
+		Doc: "JSON tuning table to start from (and to save to at Close when writable). It must be a regular file (or a symbolic link to one, which is written through) holding exactly one JSON table; saving keeps its mode and owner."},
+	{Name: Verbose, Kind: KindInt, Default: "0", Scope: PerRank, Users: "all", Min: 0, Max: 2,
 		Doc: "1: print the effective settings and each new plan choice on rank 0; 2: also per-call decisions."},
+}
+
+// Lookup returns the declaration of name.
+func Lookup(name string) (Var, error) {
+	v, ok := find(name)
+	if !ok {
+		return Var{}, fmt.Errorf("%w: %s", ErrUndeclared, name)
+	}
+	return v, nil
 }
 
 // Get returns the variable's value, or its default when unset or empty.
 // It returns an error for a name missing from the table: reading an
 // undeclared variable is a bug.
 func Get(name string) (string, error) {
-	v, ok := find(name)
-	if !ok {
-		return "", fmt.Errorf("config: %s is not declared in config.Vars", name)
+	v, err := Lookup(name)
+	if err != nil {
+		return "", err
 	}
 	if s := strings.TrimSpace(os.Getenv(name)); s != "" {
 		return s, nil
@@ -158,99 +222,109 @@ func Get(name string) (string, error) {
 // IsSet reports whether the variable is set to a non-empty value.
 func IsSet(name string) bool { return strings.TrimSpace(os.Getenv(name)) != "" }
 
-// Int parses an int variable.
+// GetValue parses the variable's value (or its default) with Var.Parse.
+func GetValue(name string) (Value, error) {
+	v, err := Lookup(name)
+	if err != nil {
+		return Value{}, err
+	}
+	s, _ := Get(name)
+	if s == "" {
+		return Value{}, nil // declared without a default and unset
+	}
+	return v.Parse(s)
+}
+
+// Int parses an int variable (within its range; a keyword is an error).
 func Int(name string) (int, error) {
-	s, err := Get(name)
-	if err != nil {
-		return 0, err
+	n, kw, err := IntOr(name)
+	if err == nil && kw != "" {
+		err = fmt.Errorf("%w: %s=%s: want a number", ErrInvalid, name, kw)
 	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, fmt.Errorf("config: %s=%q: not an integer", name, s)
-	}
-	return n, nil
+	return n, err
 }
 
-// Bool parses a bool variable (1/0, true/false, yes/no, on/off).
-func Bool(name string) (bool, error) {
-	s, err := Get(name)
+// IntOr parses an int variable that may also hold a keyword: it returns
+// the number, or the keyword (lower case) with n = 0.
+func IntOr(name string) (n int, keyword string, err error) {
+	val, err := GetValue(name)
 	if err != nil {
-		return false, err
+		return 0, "", err
 	}
-	switch strings.ToLower(s) {
-	case "1", "true", "yes", "on":
-		return true, nil
-	case "0", "false", "no", "off", "":
-		return false, nil
+	if val.Int > math.MaxInt || val.Int < math.MinInt {
+		return 0, "", fmt.Errorf("%w: %s=%d: out of the int range", ErrInvalid, name, val.Int)
 	}
-	return false, fmt.Errorf("config: %s=%q: not a boolean", name, s)
-}
-
-// Duration parses a duration variable ("60s", "500ms"; a bare number is seconds).
-func Duration(name string) (time.Duration, error) {
-	s, err := Get(name)
-	if err != nil {
-		return 0, err
-	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		return time.Duration(f * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("config: %s=%q: not a duration", name, s)
-	}
-	return d, nil
-}
-
-// Bytes parses a byte-count variable.
-func Bytes(name string) (int64, error) {
-	s, err := Get(name)
-	if err != nil {
-		return 0, err
-	}
-	n, err := ParseBytes(s)
-	if err != nil {
-		return 0, fmt.Errorf("config: %s: %w", name, err)
-	}
-	return n, nil
+	return int(val.Int), val.Keyword, nil
 }
 
 // IntOrAuto parses a variable that holds a positive int or "auto" (returned as 0).
 func IntOrAuto(name string) (int, error) {
-	s, err := Get(name)
-	if err != nil {
-		return 0, err
-	}
-	if strings.EqualFold(s, "auto") {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("config: %s=%q: want a positive integer or auto", name, s)
-	}
-	return n, nil
+	n, _, err := IntOr(name)
+	return n, err
 }
 
-// ParseBytes parses "4096", "64K", "4M", "1G" (binary units, optional "iB"/"B").
-func ParseBytes(s string) (int64, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "IB"), "B")
-	mult := int64(1)
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'K':
-			mult, t = 1<<10, t[:n-1]
-		case 'M':
-			mult, t = 1<<20, t[:n-1]
-		case 'G':
-			mult, t = 1<<30, t[:n-1]
+// Bool parses a bool variable (1/0, true/false, yes/no, on/off).
+func Bool(name string) (bool, error) {
+	val, err := GetValue(name)
+	return val.Bool, err
+}
+
+// Duration parses a duration variable ("60s", "500ms"; a bare number is seconds).
+func Duration(name string) (time.Duration, error) {
+	val, err := GetValue(name)
+	return val.Dur, err
+}
+
+// Bytes parses a byte-count variable (a keyword is an error).
+func Bytes(name string) (int64, error) {
+	n, kw, err := BytesOr(name)
+	if err == nil && kw != "" {
+		err = fmt.Errorf("%w: %s=%s: want a byte count", ErrInvalid, name, kw)
+	}
+	return n, err
+}
+
+// BytesOr parses a byte-count variable that may also hold a keyword.
+func BytesOr(name string) (n int64, keyword string, err error) {
+	val, err := GetValue(name)
+	return val.Int, val.Keyword, err
+}
+
+// Enum parses an enumerated variable: one of its Values, lower case.
+func Enum(name string) (string, error) {
+	val, err := GetValue(name)
+	return val.Keyword, err
+}
+
+// Canonical returns the variable's value as Var.Canonical writes it, for
+// comparing across ranks. A value that does not parse is returned as
+// written, with the parse error.
+func Canonical(name string) (string, error) {
+	v, err := Lookup(name)
+	if err != nil {
+		return "", err
+	}
+	s, _ := Get(name)
+	if s == "" {
+		return "", nil
+	}
+	val, err := v.Parse(s)
+	if err != nil {
+		return s, err
+	}
+	return v.Canonical(val), nil
+}
+
+// Compared lists, in table order, the variables compared across ranks at
+// stage a.
+func Compared(a Agreement) []string {
+	var out []string
+	for _, v := range Vars {
+		if v.Agreed == a {
+			out = append(out, v.Name)
 		}
 	}
-	v, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("%q is not a byte count", s)
-	}
-	return v * mult, nil
+	return out
 }
 
 // Effective lists every variable with its effective value, for DPML_VERBOSE.
@@ -275,20 +349,46 @@ func find(name string) (Var, bool) {
 	return Var{}, false
 }
 
+// TypeString is the "type" column of the documentation: the kind, its
+// range and its keywords ("int in [1, 64], or `auto`", "`shared` | `host`").
+func (v Var) TypeString() string {
+	if v.Kind == KindEnum {
+		q := make([]string, len(v.Values))
+		for i, w := range v.Values {
+			q[i] = "`" + w + "`"
+		}
+		return strings.Join(q, " \\| ")
+	}
+	s := v.Kind.String()
+	if r := v.RangeString(); r != "" && v.Max != math.MaxInt64 {
+		s += " in " + r
+	}
+	if len(v.Values) > 0 {
+		q := make([]string, len(v.Values))
+		for i, w := range v.Values {
+			q[i] = "`" + w + "`"
+		}
+		s += ", or " + strings.Join(q, ", ")
+	}
+	return s
+}
+
 // Markdown renders the table as the documentation page.
 func Markdown() string {
 	var b strings.Builder
 	b.WriteString("# Environment variables\n\n")
 	b.WriteString("Generated from `config.Vars` by `go generate ./config`; do not edit.\n")
-	b.WriteString("Scope says where a value must agree: a setting that shapes the collective must be equal on all ranks.\n\n")
-	b.WriteString("| variable | type | default | scope | read by | meaning |\n")
-	b.WriteString("| --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("Scope says where a value must agree: a setting that shapes the collective must be equal on all ranks.\n")
+	b.WriteString("Compared says where the library checks that it does: a difference between ranks is an error on every rank that names the variable and the values seen.\n")
+	b.WriteString("Keywords are taken in any case; a value that does not parse or lies outside its range is an error (on every rank of the communicator: the ranks agree on the outcome of setup).\n\n")
+	b.WriteString("| variable | type | default | scope | compared | read by | meaning |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, v := range Vars {
 		def := v.Default
 		if def == "" {
 			def = "(unset)"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s | %s |\n", v.Name, v.Kind, def, v.Scope, v.Users, v.Doc)
+		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s | %s | %s |\n", v.Name, v.TypeString(), def, v.Scope, v.Agreed, v.Users, v.Doc)
 	}
 	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 	"unsafe"
 
@@ -31,11 +32,19 @@ func AllreduceInPlaceWith[T mpi.Number](c *Comm, buf []T, op mpi.Op, o Override)
 // AllreduceWith is Allreduce with parts of the plan forced by o, which must
 // be the same on all ranks.
 func AllreduceWith[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) error {
+	var bad error
 	if len(send) != len(recv) {
-		return fmt.Errorf("dpml: allreduce: send has %d elements, recv %d", len(send), len(recv))
+		bad = fmt.Errorf("dpml: allreduce: send has %d elements, recv %d", len(send), len(recv))
+	} else if overlaps(send, recv) {
+		bad = errors.New("dpml: allreduce: send and recv overlap; use AllreduceInPlace")
 	}
-	if overlaps(send, recv) {
-		return errors.New("dpml: allreduce: send and recv overlap; use AllreduceInPlace")
+	if bad != nil {
+		if c != nil && c.check && !c.closed && c.err == nil {
+			// Under DPML_CHECK the other ranks are in the check's
+			// collective: take it with them, so all fail alike.
+			return c.checkCall(mpi.KindOf[T](), op, len(send), false, o, bad)
+		}
+		return bad
 	}
 	return allreduce(c, send, recv, op, o)
 }
@@ -51,6 +60,12 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		return fmt.Errorf("dpml: communicator unusable after an earlier failure: %w", c.err)
 	}
 	kind := mpi.KindOf[T]()
+	if c.check {
+		inPlace := len(send) > 0 && unsafe.SliceData(send) == unsafe.SliceData(recv)
+		if err := c.checkCall(kind, op, len(send), inPlace, o, nil); err != nil {
+			return err
+		}
+	}
 	kern, err := kernelFor(kind, op)
 	if err != nil {
 		return err
@@ -135,4 +150,49 @@ func (c *Comm) report(p Plan) {
 	if p.Intra == IntraTree {
 		fmt.Fprintf(os.Stderr, "reduction tree of node 0 (local ranks, children indented):\n%s", c.treeFor(p.Radix).tree.String())
 	}
+}
+
+// checkCall is DPML_CHECK: one allreduce compares what MPI requires to be
+// equal on every rank but leaves undefined when it is not (count, element
+// type, op, MPI_IN_PLACE on all or none) and the forced plan, which this
+// library requires to be equal. Any difference, or a local argument error
+// on any rank, returns the same error on every rank, wrapping ErrCheck;
+// the communicator stays usable (nothing has moved yet).
+func (c *Comm) checkCall(kind mpi.Kind, op mpi.Op, count int, inPlace bool, o Override, local error) error {
+	var v [10]uint64
+	if local != nil {
+		v[0] = 1
+	}
+	v[1], v[2], v[3] = uint64(count), uint64(kind), uint64(op)
+	if inPlace {
+		v[4] = 1
+	}
+	v[5], v[6], v[7], v[8], v[9] = uint64(o.Variant), uint64(o.Leaders), uint64(o.Pipeline), uint64(o.SegmentBytes), uint64(o.Intra)
+	buf := make([]uint64, 2*len(v))
+	for i, x := range v {
+		buf[i], buf[len(v)+i] = x, ^x
+	}
+	if err := mpi.AllreduceInPlace(c.world, buf, mpi.OpMax); err != nil {
+		return errors.Join(fmt.Errorf("%w: %w", ErrCheck, err), local)
+	}
+	var diff []int
+	for i := 1; i < len(v); i++ {
+		if buf[i] != ^buf[len(v)+i] {
+			diff = append(diff, i-1)
+		}
+	}
+	if buf[0] == 0 && len(diff) == 0 {
+		return nil
+	}
+	items := []Setting{
+		{"count", strconv.Itoa(count)}, {"element type", kind.String()}, {"op", op.String()},
+		{"in place", strconv.FormatBool(inPlace)}, {"variant", o.Variant.String()},
+		{"leaders", strconv.Itoa(o.Leaders)}, {"pipeline", strconv.Itoa(o.Pipeline)},
+		{"segment bytes", strconv.Itoa(o.SegmentBytes)}, {"intra", o.Intra.String()},
+	}
+	class := classOK
+	if local != nil {
+		class = classCheck
+	}
+	return disagreement(c.world, local, class, items, diff, ErrCheck)
 }

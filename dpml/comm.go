@@ -3,8 +3,9 @@ package dpml
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
-	"strings"
+	"strconv"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -66,7 +67,9 @@ type Comm struct {
 	reported     map[int]string // DPML_VERBOSE: last plan printed per size class
 	tuner        *costmodel.Tuner
 	tuningFile   string
-	last         Plan // the plan of the last call
+	last         Plan     // the plan of the last call
+	check        bool     // DPML_CHECK: compare every call's arguments across ranks
+	warnings     []string // what New clamped (printed on rank 0)
 }
 
 // flagPost remembers which out-flag to raise when a segment's pending
@@ -115,75 +118,44 @@ const (
 )
 
 // New builds a DPML communicator over c. It is collective over c: every rank
-// must call it, and every rank gets an error if any rank fails (so no rank is
-// left waiting for the others). Settings come from the environment
-// (config.Vars) and opts.
+// must call it, and every rank gets the same error if any rank fails (so no
+// rank is left waiting for the others). Settings come from the environment
+// (config.Vars) and opts. Every rank takes every setup collective whatever
+// its own settings say, then the ranks agree on the outcome: a bad setting
+// on some ranks, or a setting that must be equal on all ranks but differs
+// (config.Compared(config.AtNew)), is an error on every rank that names the
+// variable and the values seen (it wraps ErrConfig or ErrMismatch).
 func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	if c == nil {
-		return nil, errors.New("dpml: New on a nil communicator")
+		return nil, fmt.Errorf("%w: New on a nil communicator", ErrSetup)
 	}
-	o, err := defaultOptions()
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range opts {
-		f(&o)
-	}
-	o.segBudget = max(minSegBytes, o.segBudget/alignBytes*alignBytes)
+	d := &Comm{}
+	o, settings, cfgErr := d.readSettings(opts)
 
-	d := &Comm{segBudget: o.segBudget, timing: o.timing}
-	d.transports = [numIntra]transport{IntraShm: shmCopies{}, IntraCMA: cmaAttach{}, IntraTree: treeReduce{}}
-	d.wait = shm.Waiter{Timeout: o.timeout, Pace: mpi.Pace}
-	if d.wait.Spin, err = config.Int(config.Spin); err != nil {
-		return nil, err
-	}
-	if d.env.Leaders, err = config.IntOrAuto(config.Leaders); err != nil {
-		return nil, err
-	}
-	if d.env.Pipeline, err = config.IntOrAuto(config.Pipeline); err != nil {
-		return nil, err
-	}
-	if d.env.Intra, err = parseIntra(); err != nil {
-		return nil, err
-	}
-	if d.demote, err = config.Bool(config.Demote); err != nil {
-		return nil, err
-	}
-	if d.treeRadix, err = config.Int(config.TreeRadix); err != nil {
-		return nil, err
-	}
-	if d.treeRadix < 1 || d.treeRadix > maxRadix {
-		return nil, fmt.Errorf("dpml: %s=%d: want 1..%d", config.TreeRadix, d.treeRadix, maxRadix)
-	}
-	tb, err := config.Bytes(config.TreeBytes)
-	if err != nil {
-		return nil, err
-	}
-	d.treeBytes = int(min(tb, int64(d.segBudget)))
-	d.llcBytes = 32 << 20
-	if llc, err := leaders.LLCBytes(); err == nil && llc > 0 {
-		d.llcBytes = llc
-	}
-	if d.streamBytes, err = parseStream(d.llcBytes); err != nil {
-		return nil, err
-	}
-	d.verbose, _ = config.Int(config.Verbose)
-
+	var err error
 	if d.world, err = c.Dup(); err != nil {
-		return nil, fmt.Errorf("dpml: duplicate communicator: %w", err)
+		return nil, errors.Join(fmt.Errorf("%w: duplicate communicator: %w", ErrSetup, err), cfgErr)
 	}
 	d.rank, d.size = d.world.Rank(), d.world.Size()
 	// From here on every rank takes every collective step even after a
 	// local failure, then all agree on the outcome: a rank that bailed out
 	// early would leave the others blocked in the next collective.
-	setupErr := d.setup(o)
-	if err := d.agree(setupErr); err != nil {
+	if err := Agree(d.world, cfgErr, settings); err != nil {
 		d.release()
 		return nil, err
 	}
-	// Every rank reaches this point; the tuner's errors are the same on
-	// every rank (the table is broadcast) or come from a collective.
-	if err := d.setupTuner(); err != nil {
+	if err := d.agree(d.setup(o)); err != nil {
+		d.release()
+		return nil, err
+	}
+	if d.env.Leaders > d.minPPN {
+		d.warnf("%s=%d is more than the %d ranks of the smallest node: using %d leaders",
+			config.Leaders, d.env.Leaders, d.minPPN, d.minPPN)
+		d.env.Leaders = d.minPPN
+	}
+	// setupTuner takes the same collectives on every rank (its inputs are
+	// agreed above), failed or not.
+	if err := d.agree(d.setupTuner()); err != nil {
 		d.release()
 		return nil, err
 	}
@@ -194,50 +166,114 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	return d, nil
 }
 
-func defaultOptions() (options, error) {
+// readSettings parses every setting New uses, collecting all errors
+// instead of stopping at the first: the ranks must still take the setup
+// collectives together. It returns the settings compared across ranks.
+func (d *Comm) readSettings(opts []Option) (options, []Setting, error) {
+	var errs []error
+	seen := map[string]bool{}
+	keep := func(err error) {
+		if err != nil && !seen[err.Error()] {
+			seen[err.Error()] = true
+			errs = append(errs, err)
+		}
+	}
+	settings, err := SettingsOf(config.AtNew)
+	keep(err)
+
 	var o options
-	b, err := config.Bytes(config.SegmentBytes)
-	if err != nil {
-		return o, err
-	}
+	b, segErr := config.Bytes(config.SegmentBytes)
+	keep(segErr)
 	o.segBudget = int(b)
-	if o.timeout, err = config.Duration(config.Timeout); err != nil {
-		return o, err
+	o.timeout, err = config.Duration(config.Timeout)
+	keep(err)
+	o.shmDir, err = config.Get(config.ShmDir)
+	keep(err)
+	for _, f := range opts {
+		f(&o)
 	}
-	if o.shmDir, err = config.Get(config.ShmDir); err != nil {
-		return o, err
+	if (segErr == nil || o.segBudget != int(b)) && (o.segBudget < config.MinSegmentBytes || o.segBudget > config.MaxSegmentBytes) {
+		keep(fmt.Errorf("%w: segment bytes %d (%s or WithSegmentBytes): out of range [%s, %s]", ErrConfig, o.segBudget,
+			config.SegmentBytes, config.FormatBytes(config.MinSegmentBytes), config.FormatBytes(config.MaxSegmentBytes)))
 	}
-	return o, nil
+	o.segBudget = max(minSegBytes, o.segBudget/alignBytes*alignBytes)
+	// The slot size in effect, options included, must agree too.
+	settings = append(settings, Setting{Name: "segment bytes in effect (" + config.SegmentBytes + " or WithSegmentBytes)", Value: strconv.Itoa(o.segBudget)})
+
+	d.segBudget, d.timing = o.segBudget, o.timing
+	d.transports = [numIntra]transport{IntraShm: shmCopies{}, IntraCMA: cmaAttach{}, IntraTree: treeReduce{}}
+	d.wait = shm.Waiter{Timeout: o.timeout, Pace: mpi.Pace}
+	d.wait.Spin, err = config.Int(config.Spin)
+	keep(err)
+	d.env.Leaders, err = config.IntOrAuto(config.Leaders)
+	keep(err)
+	d.env.Pipeline, err = config.IntOrAuto(config.Pipeline)
+	keep(err)
+	d.env.Intra, err = parseIntra()
+	keep(err)
+	d.demote, err = config.Bool(config.Demote)
+	keep(err)
+	d.check, err = config.Bool(config.Check)
+	keep(err)
+	d.treeRadix, err = config.Int(config.TreeRadix)
+	keep(err)
+	if err == nil && (d.treeRadix < 1 || d.treeRadix > maxRadix) {
+		keep(fmt.Errorf("%w: %s=%d: want 1..%d", ErrConfig, config.TreeRadix, d.treeRadix, maxRadix))
+	}
+	tb, err := config.Bytes(config.TreeBytes)
+	keep(err)
+	d.treeBytes = int(min(tb, int64(d.segBudget)))
+	d.llcBytes = 32 << 20
+	if llc, err := leaders.LLCBytes(); err == nil && llc > 0 {
+		d.llcBytes = llc
+	}
+	d.streamBytes, err = parseStream(d.llcBytes)
+	keep(err)
+	// A bad DPML_VERBOSE is an error like any other (it used to be
+	// dropped silently).
+	d.verbose, err = config.Int(config.Verbose)
+	keep(err)
+	_, err = config.Enum(config.Tuner)
+	keep(err)
+	_, err = config.Enum(config.NodeSplit)
+	keep(err)
+	return o, settings, errors.Join(errs...)
+}
+
+// warnf prints a warning on rank 0 (stderr) and keeps it for tests.
+func (d *Comm) warnf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	d.warnings = append(d.warnings, msg)
+	if d.rank == 0 {
+		fmt.Fprintf(os.Stderr, "dpml: warning: %s\n", msg)
+	}
 }
 
 // parseStream reads DPML_STREAM_BYTES: the node-wide receive bytes from
 // which copy-out streams (0: never); auto is the last-level cache size.
 func parseStream(llc int) (int, error) {
-	v, err := config.Get(config.StreamBytes)
-	if err != nil {
+	n, kw, err := config.BytesOr(config.StreamBytes)
+	switch {
+	case err != nil:
 		return 0, err
-	}
-	switch strings.ToLower(v) {
-	case "off":
+	case kw == "off":
 		return 0, nil
-	case "auto":
+	case kw == "auto":
 		return llc, nil
-	}
-	n, err := config.ParseBytes(v)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("dpml: %s=%q: want a byte count, auto or off", config.StreamBytes, v)
+	case n > math.MaxInt:
+		return math.MaxInt, nil
 	}
 	return int(n), nil
 }
 
 func parseIntra() (Intra, error) {
-	v, err := config.Get(config.Intra)
+	v, err := config.Enum(config.Intra)
 	if err != nil {
 		return 0, err
 	}
 	in, err := ParseIntra(v)
 	if err != nil {
-		return 0, fmt.Errorf("dpml: %s=%q: want auto, shm, cma or tree", config.Intra, v)
+		return 0, fmt.Errorf("%w: %s=%s: want auto, shm, cma or tree", ErrConfig, config.Intra, v)
 	}
 	return in, nil
 }
@@ -246,36 +282,20 @@ func parseIntra() (Intra, error) {
 // says (shared: MPI_Comm_split_type SHARED; host: by processor name), ranks
 // in c's order. It is collective over c.
 func SplitNode(c *mpi.Comm) (*mpi.Comm, error) {
-	how, err := config.Get(config.NodeSplit)
+	how, err := config.Enum(config.NodeSplit)
 	if err != nil {
 		return nil, err
 	}
-	switch strings.ToLower(how) {
-	case "shared":
-		return c.SplitShared(c.Rank())
-	case "host":
+	if how == "host" {
 		return c.SplitByHost(c.Rank())
 	}
-	return nil, fmt.Errorf("dpml: %s=%q: want shared or host", config.NodeSplit, how)
+	return c.SplitShared(c.Rank())
 }
 
-// agree turns a local error into a job-wide one: the call fails on every rank
-// if it failed on any.
+// agree turns a local error into a job-wide one: the call fails on every
+// rank, with the same message, if it failed on any.
 func (d *Comm) agree(local error) error {
-	bad := []int32{0}
-	if local != nil {
-		bad[0] = 1
-	}
-	if err := mpi.AllreduceInPlace(d.world, bad, mpi.OpMax); err != nil {
-		return fmt.Errorf("dpml: setup: agree: %w", err)
-	}
-	if local != nil {
-		return fmt.Errorf("dpml: setup: %w", local)
-	}
-	if bad[0] != 0 {
-		return errors.New("dpml: setup failed on another rank")
-	}
-	return nil
+	return Agree(d.world, local, nil)
 }
 
 // setup performs the collective construction. It runs every collective step
@@ -356,7 +376,7 @@ func (d *Comm) chooseLeaders() error {
 		return fmt.Errorf("leader split: %w", err)
 	}
 	if lerr != nil && d.verbose > 0 && d.rank == 0 {
-		fmt.Printf("dpml: placement unknown (%v); leaders spread by local rank\n", lerr)
+		fmt.Fprintf(os.Stderr, "dpml: placement unknown (%v); leaders spread by local rank\n", lerr)
 	}
 	if d.pos < 0 {
 		return errors.New("leader order misses this rank")

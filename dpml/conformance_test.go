@@ -202,37 +202,26 @@ func setInt(p any, v int64) {
 	}
 }
 
-// reference folds every rank's input in the engine's order: ranks of a node
-// in local-rank order, then the node results in node order.
+// reference folds every rank's input in the engine's order (ranks of a
+// node in local-rank order, then the node results in node order) with the
+// test's own scalar oracle (oracle_test.go), never the engine's kernels.
 func reference[T mpi.Number](d world, tc testCase) []T {
-	kern, err := kernelFor(mpi.KindOf[T](), tc.op)
-	if err != nil {
-		panic(err)
+	f := oracleOp[T](tc.op)
+	if f == nil {
+		panic(fmt.Sprintf("no oracle for %T %v", *new(T), tc.op))
 	}
 	nodeRes := make([][]T, d.nodes)
 	for n, ranks := range d.byNode {
-		srcs := make([]unsafe.Pointer, len(ranks))
+		srcs := make([][]T, len(ranks))
 		for i, r := range ranks {
-			v := make([]T, tc.count)
-			for e := range v {
-				v[e] = input[T](r, e, tc.seed, tc.exact, tc.op)
+			srcs[i] = make([]T, tc.count)
+			for e := range srcs[i] {
+				srcs[i][e] = input[T](r, e, tc.seed, tc.exact, tc.op)
 			}
-			srcs[i] = unsafe.Pointer(unsafe.SliceData(v))
 		}
-		nodeRes[n] = make([]T, tc.count)
-		if tc.count > 0 {
-			kern(unsafe.Pointer(&nodeRes[n][0]), srcs, tc.count)
-		}
+		nodeRes[n] = oracleFold(srcs, f)
 	}
-	out := make([]T, tc.count)
-	srcs := make([]unsafe.Pointer, d.nodes)
-	for n := range nodeRes {
-		srcs[n] = unsafe.Pointer(unsafe.SliceData(nodeRes[n]))
-	}
-	if tc.count > 0 {
-		kern(unsafe.Pointer(&out[0]), srcs, tc.count)
-	}
-	return out
+	return oracleFold(nodeRes, f)
 }
 
 // check runs one case on every rank and verifies the result against the

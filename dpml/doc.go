@@ -111,4 +111,16 @@
 // others are listed once, with their scope, in docs/ENVIRONMENT.md
 // (generated from package config). A per-call Override forces a plan for
 // benchmarks and tests; it must be the same on every rank.
+//
+// New never leaves a rank behind: every rank takes every setup collective
+// whatever its own settings say, then the ranks agree on the outcome
+// (Agree). A setting that does not parse on some rank, or a setting that
+// must be equal on all ranks but differs (docs/ENVIRONMENT.md, column
+// "compared"), fails New on every rank with the same message, naming the
+// variable and the values seen on which ranks; the error wraps ErrConfig,
+// ErrMismatch or ErrSetup. DPML_CHECK=1 compares each call's count, element
+// type, op, in-place use and Override across the ranks first (one extra
+// allreduce of 160 bytes), and a difference is the same ErrCheck on every
+// rank instead of wrong results or a hang. docs/RELIABILITY.md lists the
+// bad inputs and faults tried and what happens.
 package dpml

@@ -1,24 +1,11 @@
 package dpml
 
 import (
-	"math/rand/v2"
 	"testing"
 	"unsafe"
 
 	"github.com/dpmlgo/dpml/mpi"
 )
-
-// refFold folds srcs left to right with a scalar op, the order the kernels
-// promise.
-func refFold[E number](srcs [][]E, f func(a, b E) E) []E {
-	out := append([]E(nil), srcs[0]...)
-	for _, s := range srcs[1:] {
-		for i := range out {
-			out[i] = f(out[i], s[i])
-		}
-	}
-	return out
-}
 
 func ptrs[E any](ss [][]E) []unsafe.Pointer {
 	ps := make([]unsafe.Pointer, len(ss))
@@ -28,72 +15,7 @@ func ptrs[E any](ss [][]E) []unsafe.Pointer {
 	return ps
 }
 
-func TestKernelsMatchScalarFold(t *testing.T) {
-	f64 := map[mpi.Op]func(a, b float64) float64{
-		mpi.OpSum:  func(a, b float64) float64 { return a + b },
-		mpi.OpProd: func(a, b float64) float64 { return a * b },
-		mpi.OpMin:  minOf[float64],
-		mpi.OpMax:  maxOf[float64],
-	}
-	i32 := map[mpi.Op]func(a, b int32) int32{
-		mpi.OpSum:  func(a, b int32) int32 { return a + b },
-		mpi.OpBand: func(a, b int32) int32 { return a & b },
-		mpi.OpBor:  func(a, b int32) int32 { return a | b },
-		mpi.OpBxor: func(a, b int32) int32 { return a ^ b },
-		mpi.OpLand: func(a, b int32) int32 { return truth[int32](a != 0 && b != 0) },
-		mpi.OpLor:  func(a, b int32) int32 { return truth[int32](a != 0 || b != 0) },
-		mpi.OpLxor: func(a, b int32) int32 { return truth[int32]((a != 0) != (b != 0)) },
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	// Source counts cover every grouping path (1..7 sources); n crosses a
-	// block boundary.
-	for nsrc := 1; nsrc <= 7; nsrc++ {
-		for _, n := range []int{0, 1, 7, blockBytes/8 + 3} {
-			fs := make([][]float64, nsrc)
-			is := make([][]int32, nsrc)
-			for i := range fs {
-				fs[i] = make([]float64, n)
-				is[i] = make([]int32, n)
-				for j := range fs[i] {
-					fs[i][j] = rng.NormFloat64() * 1e3
-					is[i][j] = int32(rng.IntN(5)) - 2
-				}
-			}
-			for op, f := range f64 {
-				k, err := kernelFor(mpi.KindFloat64, op)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := make([]float64, n)
-				if n > 0 {
-					k(unsafe.Pointer(&got[0]), ptrs(fs), n)
-				}
-				want := refFold(fs, f)
-				for i := range got {
-					if got[i] != want[i] {
-						t.Fatalf("float64 %v nsrc=%d n=%d: [%d] = %v, want %v (bitwise, same order)", op, nsrc, n, i, got[i], want[i])
-					}
-				}
-			}
-			for op, f := range i32 {
-				k, err := kernelFor(mpi.KindInt32, op)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := make([]int32, n)
-				if n > 0 {
-					k(unsafe.Pointer(&got[0]), ptrs(is), n)
-				}
-				want := refFold(is, f)
-				for i := range got {
-					if got[i] != want[i] {
-						t.Fatalf("int32 %v nsrc=%d n=%d: [%d] = %v, want %v", op, nsrc, n, i, got[i], want[i])
-					}
-				}
-			}
-		}
-	}
-}
+// TestKernelsMatchScalarFold is in oracle_test.go.
 
 func TestKernelTableMatchesMPIRules(t *testing.T) {
 	for k := mpi.KindInt8; k <= mpi.KindComplex128; k++ {

@@ -2,7 +2,6 @@ package dpml
 
 import (
 	"testing"
-	"unsafe"
 
 	"github.com/dpmlgo/dpml/internal/mpitest"
 	"github.com/dpmlgo/dpml/leaders"
@@ -33,15 +32,12 @@ func gatherPlaces(t *testing.T, c *Comm, w *mpi.Comm, byNode [][]int) [][]leader
 	return out
 }
 
-// treeReference folds every rank's input in the reduction tree's order: a
-// rank's own input, then each child's subtree in tree order; then the node
-// results in node order.
+// treeReference folds every rank's input in the reduction tree's order with
+// the test's scalar oracle (never the engine's kernels): a rank's own input,
+// then each child's subtree in tree order; then the node results in node
+// order.
 func treeReference[T mpi.Number](d world, tc testCase, radix int) []T {
-	kern, err := kernelFor(mpi.KindOf[T](), tc.op)
-	if err != nil {
-		panic(err)
-	}
-	ptr := func(v []T) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(v)) }
+	f := oracleOp[T](tc.op)
 	nodeRes := make([][]T, d.nodes)
 	for n, ranks := range d.byNode {
 		tr := leaders.BuildTree(d.places[n], radix)
@@ -52,24 +48,13 @@ func treeReference[T mpi.Number](d world, tc testCase, radix int) []T {
 				acc[e] = input[T](ranks[i], e, tc.seed, tc.exact, tc.op)
 			}
 			for _, k := range tr.Children[i] {
-				part := sub(k)
-				if tc.count > 0 {
-					kern(ptr(acc), []unsafe.Pointer{ptr(acc), ptr(part)}, tc.count)
-				}
+				acc = oracleFold([][]T{acc, sub(k)}, f)
 			}
 			return acc
 		}
 		nodeRes[n] = sub(tr.Root)
 	}
-	out := make([]T, tc.count)
-	srcs := make([]unsafe.Pointer, d.nodes)
-	for n := range nodeRes {
-		srcs[n] = ptr(nodeRes[n])
-	}
-	if tc.count > 0 {
-		kern(ptr(out), srcs, tc.count)
-	}
-	return out
+	return oracleFold(nodeRes, f)
 }
 
 // treeCases runs the reduction tree over every type and op, in place and

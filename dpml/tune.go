@@ -2,12 +2,16 @@ package dpml
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dpmlgo/dpml/config"
@@ -56,81 +60,164 @@ func elemClassOf(k mpi.Kind) costmodel.ElemClass {
 }
 
 // setupTuner builds the tuner (collective: rank 0 reads the tuning file and
-// broadcasts it, so all ranks start from the same state).
+// broadcasts it, so all ranks start from the same state). It takes the same
+// collectives on every rank whatever fails, given the settings New agreed
+// on (DPML_TUNER, DPML_TUNING_FILE), so New can agree on its outcome.
 func (d *Comm) setupTuner() error {
-	mode, err := config.Get(config.Tuner)
+	mode, err := config.Enum(config.Tuner)
 	if err != nil {
-		return err
+		return err // agreed at New: the same on every rank
 	}
 	cfg := costmodel.DefaultConfig()
-	switch strings.ToLower(mode) {
+	switch mode {
 	case "static":
 		return nil
-	case "auto":
-		cfg.Mode = costmodel.ModeLearn
 	case "model":
 		cfg.Mode = costmodel.ModeModel
 	default:
-		return fmt.Errorf("dpml: %s=%q: want auto, model or static", config.Tuner, mode)
+		cfg.Mode = costmodel.ModeLearn
 	}
 	_, defSeg := d.defaultPlan(0)
 	cfg.SegmentBytes = min(d.segBudget, defSeg)
 	cfg.CMA = d.cma // arms with cross-memory attach where the kernel permits it
-	if d.tuningFile, err = config.Get(config.TuningFile); err != nil {
-		return err
-	}
+	d.tuningFile, _ = config.Get(config.TuningFile)
 	tb := costmodel.DefaultTable()
+	var lerr error
 	if d.tuningFile != "" {
-		// -1: unreadable; 0: no file yet (start from the default, save at Close).
 		var data []byte
-		n := []int64{0}
-		var rerr error
-		if d.rank == 0 {
-			data, rerr = os.ReadFile(d.tuningFile)
-			switch {
-			case errors.Is(rerr, fs.ErrNotExist):
-				rerr, data = nil, nil
-			case rerr != nil:
-				n[0] = -1
-			default:
-				n[0] = int64(len(data))
-			}
-		}
-		if err := mpi.Bcast(d.world, n, 0); err != nil {
-			return fmt.Errorf("dpml: broadcast tuning table: %w", err)
-		}
-		if n[0] < 0 {
-			if rerr != nil {
-				return fmt.Errorf("dpml: read %s: %w", d.tuningFile, rerr)
-			}
-			return fmt.Errorf("dpml: rank 0 could not read %s", d.tuningFile)
-		}
-		if n[0] > 0 {
-			if d.rank != 0 {
-				data = make([]byte, n[0])
-			}
-			if err := mpi.Bcast(d.world, data, 0); err != nil {
-				return fmt.Errorf("dpml: broadcast tuning table: %w", err)
-			}
-			if tb, err = costmodel.ReadTable(bytes.NewReader(data)); err != nil {
-				return fmt.Errorf("dpml: %s: %w", d.tuningFile, err)
+		if data, lerr = d.loadTuningFile(); lerr == nil && data != nil {
+			tb, lerr = parseTuningTable(data)
+			if lerr != nil {
+				lerr = fmt.Errorf("%s: %w", d.tuningFile, lerr)
 			}
 		}
 	}
-	if d.tuner, err = costmodel.NewTunerFromTable(cfg, tb); err != nil {
-		return fmt.Errorf("dpml: tuner: %w", err)
+	if lerr == nil {
+		if d.tuner, lerr = costmodel.NewTunerFromTable(cfg, tb); lerr != nil {
+			lerr = fmt.Errorf("%w: tuner: %w", ErrSetup, lerr)
+		}
 	}
-	fp := []uint64{d.tuner.Fingerprint(), d.tuner.Fingerprint()}
-	if err := mpi.AllreduceInPlace(d.world, fp[:1], mpi.OpMax); err != nil {
-		return err
+	// Every rank, failed or not, takes the fingerprint exchange.
+	var fp uint64
+	if d.tuner != nil {
+		fp = d.tuner.Fingerprint()
 	}
-	if err := mpi.AllreduceInPlace(d.world, fp[1:], mpi.OpMin); err != nil {
-		return err
+	buf := []uint64{fp, ^fp}
+	if err := mpi.AllreduceInPlace(d.world, buf, mpi.OpMax); err != nil {
+		return errors.Join(lerr, fmt.Errorf("%w: tuner fingerprint: %w", ErrSetup, err))
 	}
-	if fp[0] != fp[1] {
-		return errors.New("dpml: the tuner's starting state differs between ranks")
+	if lerr != nil {
+		d.tuner = nil
+		return lerr
+	}
+	if buf[0] != ^buf[1] {
+		d.tuner = nil
+		return fmt.Errorf("%w: the tuner's starting state differs between ranks (its segment size follows each node's last-level cache: set %s to the same value everywhere)", ErrMismatch, config.SegmentBytes)
 	}
 	return nil
+}
+
+// maxTableBytes bounds a tuning table file.
+const maxTableBytes = 64 << 20
+
+// loadTuningFile reads d.tuningFile on rank 0 and broadcasts it (collective
+// over d.world). It returns nil data when the file does not exist yet (the
+// tuner starts from the default table and Close saves it there).
+func (d *Comm) loadTuningFile() ([]byte, error) {
+	var data []byte
+	var rerr error
+	n := []int64{0} // -1: unusable; 0: no file yet
+	if d.rank == 0 {
+		data, rerr = readTuningFile(d.tuningFile)
+		switch {
+		case rerr != nil:
+			n[0] = -1
+		default:
+			n[0] = int64(len(data))
+		}
+	}
+	if err := mpi.Bcast(d.world, n, 0); err != nil {
+		return nil, fmt.Errorf("%w: broadcast tuning table: %w", ErrSetup, err)
+	}
+	switch {
+	case n[0] < 0 && rerr != nil:
+		return nil, rerr
+	case n[0] < 0:
+		return nil, fmt.Errorf("%w: rank 0 could not read the tuning table %s", ErrConfig, d.tuningFile)
+	case n[0] == 0:
+		return nil, nil
+	}
+	if d.rank != 0 {
+		data = make([]byte, n[0])
+	}
+	if err := mpi.Bcast(d.world, data, 0); err != nil {
+		return nil, fmt.Errorf("%w: broadcast tuning table: %w", ErrSetup, err)
+	}
+	return data, nil
+}
+
+// readTuningFile reads a tuning table: nil, nil when the file does not
+// exist. It never blocks on a FIFO or a device (it opens without waiting
+// and refuses anything but a regular file, or a symbolic link to one), and
+// an empty file is an error rather than a table to overwrite.
+func readTuningFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: tuning table: %w", ErrConfig, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%w: tuning table: %w", ErrConfig, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: tuning table %s is %s, not a regular file", ErrConfig, path, fileKind(st.Mode()))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxTableBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: tuning table: %w", ErrConfig, err)
+	case len(data) > maxTableBytes:
+		return nil, fmt.Errorf("%w: tuning table %s is larger than %d bytes", ErrConfig, path, maxTableBytes)
+	case len(bytes.TrimSpace(data)) == 0:
+		return nil, fmt.Errorf("%w: tuning table %s is empty (remove it to start from the default table)", ErrConfig, path)
+	}
+	return data, nil
+}
+
+// parseTuningTable parses exactly one JSON tuning table: trailing data
+// after it (a second document, garbage) is an error, not ignored.
+func parseTuningTable(data []byte) (*costmodel.Table, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("%w: not a JSON tuning table: %w", ErrConfig, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: trailing data after the JSON tuning table (at byte %d)", ErrConfig, dec.InputOffset())
+	}
+	tb, err := costmodel.ReadTable(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return tb, nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file (" + m.Type().String() + ")"
 }
 
 // tuned reports whether a call with override o is the tuner's to decide.
@@ -162,7 +249,8 @@ func (c *Comm) observe(key costmodel.Key, arm costmodel.Arm, d time.Duration) er
 	return c.tuner.Commit(buf)
 }
 
-// saveTuning writes the tuning table (rank 0, at Close) atomically.
+// saveTuning writes the tuning table (rank 0, at Close), as the user set
+// the file up: see writeTuningFile.
 func (c *Comm) saveTuning() error {
 	if c.tuner == nil || c.tuningFile == "" || c.rank != 0 {
 		return nil
@@ -173,18 +261,142 @@ func (c *Comm) saveTuning() error {
 		MPI: strings.SplitN(mpi.LibraryVersion(), "\n", 2)[0], Date: time.Now().UTC().Format(time.RFC3339),
 		Command: strings.Join(os.Args, " "),
 	})
-	tmp, err := os.CreateTemp(filepath.Dir(c.tuningFile), ".dpml-tuning-*")
+	if err := writeTuningFile(c.tuningFile, c.tuner.Save); err != nil {
+		return fmt.Errorf("dpml: save tuning table: %w", err)
+	}
+	return nil
+}
+
+// writeTuningFile writes a file the way the user set it up: a symbolic
+// link is followed (the link stays, its target gets the table), an
+// existing file keeps its mode and owner, a new one gets 0666 less the
+// umask, and anything but a regular file is refused. The table goes to a
+// temporary file in the target's directory that is renamed over it (a
+// reader never sees half a table), unless the directory is not writable,
+// the file has other hard links or its owner cannot be kept: then it is
+// rewritten in place.
+func writeTuningFile(path string, write func(io.Writer) error) error {
+	target, err := resolveLinks(path)
 	if err != nil {
-		return fmt.Errorf("dpml: save tuning table: %w", err)
-	}
-	if err := c.tuner.Save(tmp); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("dpml: save tuning table: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
 		return err
 	}
-	return os.Rename(tmp.Name(), c.tuningFile)
+	st, err := os.Stat(target)
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if exists && !st.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s is %s, not a regular file: not writing the tuning table there", ErrConfig, target, fileKind(st.Mode()))
+	}
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	inPlace := false
+	uid, gid := -1, -1
+	if exists {
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			uid, gid = int(sys.Uid), int(sys.Gid)
+			inPlace = sys.Nlink > 1
+		}
+	}
+	if !inPlace {
+		err := replaceFile(target, buf.Bytes(), exists, st, uid, gid)
+		if err == nil || !exists || !errors.Is(err, errKeepSetup) {
+			return err
+		}
+	}
+	// In place: mode, owner and links stay as they are.
+	f, err := os.OpenFile(target, os.O_WRONLY|os.O_TRUNC|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// errKeepSetup: replacing the file would change what the user set up.
+var errKeepSetup = errors.New("cannot keep the file's setup when replacing it")
+
+// replaceFile writes data to a temporary file next to target, gives it
+// target's mode and owner, and renames it over target.
+func replaceFile(target string, data []byte, exists bool, st fs.FileInfo, uid, gid int) error {
+	dir := filepath.Dir(target)
+	var f *os.File
+	var err error
+	for range 100 {
+		name := filepath.Join(dir, fmt.Sprintf(".dpml-tuning-%d-%d", os.Getpid(), rand.Uint64()))
+		// 0666 less the umask, as a new file made by the user's tools.
+		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_CLOEXEC, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		if exists {
+			return fmt.Errorf("%w: %w", errKeepSetup, err) // e.g. a read-only directory
+		}
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if exists {
+		if err := f.Chmod(st.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)); err != nil {
+			return err
+		}
+		if uid != os.Geteuid() || gid != os.Getegid() {
+			if err := f.Chown(uid, gid); err != nil {
+				return fmt.Errorf("%w: %w", errKeepSetup, err)
+			}
+		}
+	}
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), target); err != nil {
+		return err
+	}
+	ok = true
+	return nil
+}
+
+// resolveLinks follows symbolic links from path to the file they name,
+// which need not exist yet.
+func resolveLinks(path string) (string, error) {
+	p := path
+	for range 40 {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return p, nil
+		}
+		l, err := os.Readlink(p)
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		if !filepath.IsAbs(l) {
+			l = filepath.Join(filepath.Dir(p), l)
+		}
+		p = l
+	}
+	return "", fmt.Errorf("%w: %s: too many levels of symbolic links", ErrConfig, path)
 }

@@ -19,7 +19,7 @@ import (
 // tuner tries more than one plan, and a saved table brings the next
 // communicator up already tuned.
 func TestTunerSameDecisionsEverywhere(t *testing.T) {
-	dir := t.TempDir() // parent's temp dir: the ranks share the file system
+	dir := sharedTempDir(t) // the parent's: DPML_TUNING_FILE must be equal on all ranks
 	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
 		file := filepath.Join(dir, "tuning.json")
 		os.Setenv("DPML_TUNING_FILE", file)

@@ -56,7 +56,18 @@
 // Every condition depends only on arguments the MPI standard requires to be
 // equal on all ranks (count, datatype, op, communicator) and on settings
 // whose scope is "all ranks", so all ranks of a communicator take the same
-// path on every call. A send buffer that overlaps the receive buffer without
+// path on every call. The settings are not taken on trust: at the first
+// call of a communicator whose arguments qualify (whatever DPML_DISABLE or
+// DPML_MIN_BYTES say), its ranks compare DPML_DISABLE, DPML_MIN_BYTES and
+// DPML_DROPIN_FROM_CALL, and whether each rank's settings parsed, in one
+// small allreduce (dpml.Agree); the engine's own settings (DPML_LEADERS,
+// DPML_TUNER, ...) are compared the same way by dpml.New at setup. When
+// they differ or are invalid on any rank, the communicator's calls pass
+// through on every rank (counted as "settings" or "setup-failed"), with
+// one warning that names the variable and the values seen on which ranks.
+// DPML_CHECK=1 additionally compares every routed call's count, type, op
+// and MPI_IN_PLACE use across the ranks; calls that pass through are not
+// checked (the MPI library sees them). A send buffer that overlaps the receive buffer without
 // MPI_IN_PLACE (erroneous in MPI) is copied before the engine sees it,
 // rather than sent down a different path on one rank.
 //
@@ -89,7 +100,9 @@
 // about 7 s in setup, more on a loaded machine. DPML_DROPIN_FROM_CALL=n
 // skips setup for communicators with fewer than n eligible calls. A setup
 // failure (a bad engine setting, no shared memory) is reported once per
-// process.
+// process. Even with DPML_DISABLE=1 each communicator costs one small
+// allreduce at its first eligible call, where the ranks agree on the
+// settings.
 //
 // # Recursion guard
 //
@@ -120,8 +133,9 @@
 //
 // DPML_DISABLE, DPML_MIN_BYTES and DPML_DROPIN_FROM_CALL are read here;
 // DPML_LEADERS, DPML_PIPELINE, DPML_TUNING_FILE, DPML_SEGMENT_BYTES and the
-// others by the engine (docs/ENVIRONMENT.md). Bad values disable the library
-// (every call passes through) with a warning. Messages go to stderr, prefixed
+// others by the engine (docs/ENVIRONMENT.md). Bad values, or values that
+// differ between ranks, make every communicator's calls pass through on
+// all of its ranks, with a warning (see "What is routed"). Messages go to stderr, prefixed
 // "libdpml:". DPML_VERBOSE=1 prints the MPI library and the effective
 // settings on rank 0 at initialization, and on every rank at MPI_Finalize a
 // line of counters:

@@ -17,7 +17,7 @@
 uint64_t dpml_counts[DPML_NREASONS];
 
 const char *const dpml_reason_words[DPML_NREASONS] = {"routed", "nested", "not-initialized", "disabled",
-	"count", "type", "op", "small", "buffer", "communicator", "warm-up", "setup-failed", "native-plan"};
+	"count", "type", "op", "small", "buffer", "communicator", "warm-up", "setup-failed", "native-plan", "settings"};
 uint64_t dpml_comms_setup, dpml_comms_released;
 
 void dpml_note_released(void) { __atomic_fetch_add(&dpml_comms_released, 1, __ATOMIC_RELAXED); }
@@ -169,6 +169,7 @@ static int op_valid(const dtype_entry *d, int op) {
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int ready;     // init done (read after pthread_once)
 static int finalized; // our MPI_Finalize ran
+static int go_failed; // the Go side could not adopt MPI: pass everything through (on this rank)
 static dpml_settings settings;
 static int keyval = MPI_KEYVAL_INVALID;
 static pthread_mutex_t attr_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -189,11 +190,14 @@ static void init_once_fn(void) {
 	dpml_depth++;
 	int rc = dpmlGoInit(&settings);
 	dpml_depth--;
-	if (rc != 0) settings.disabled = 1;
-	if (!settings.disabled &&
-	    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &keyval, NULL) != MPI_SUCCESS) {
+	// Even with DPML_DISABLE set (or bad settings) the communicators get
+	// their state: the ranks of each still agree on the settings at its
+	// first call (see dpml_allreduce_entry).
+	if (rc != 0) {
+		go_failed = 1;
+	} else if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &keyval, NULL) != MPI_SUCCESS) {
 		fprintf(stderr, "libdpml: MPI_Comm_create_keyval failed; every MPI_Allreduce passes through\n");
-		settings.disabled = 1;
+		go_failed = 1;
 	}
 	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
 }
@@ -203,7 +207,11 @@ static void init_once_fn(void) {
 // callback is MPI_COMM_NULL_COPY_FN, so MPI_Comm_dup does not copy it: a
 // duplicate gets its own state on its own first call.
 
-enum { S_NEW, S_ROUTE, S_PASS, S_FAILED };
+// S_NEW: no call yet; S_AGREED: the ranks agree on the settings (warm-up
+// calls counted until setup); S_ROUTE: the engine is set up; S_PASS: not
+// eligible (intercommunicator, one rank); S_FAILED: engine setup failed;
+// S_BADSET: the ranks disagree on the settings, or some are invalid.
+enum { S_NEW, S_AGREED, S_ROUTE, S_PASS, S_FAILED, S_BADSET };
 
 typedef struct {
 	pthread_mutex_t mu; // serializes the engine calls on this communicator
@@ -269,7 +277,7 @@ static int delete_state(MPI_Comm comm, int kv, void *val, void *extra) {
 // trace prints one call's decision (DPML_VERBOSE=2).
 static void trace(int reason, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
 	static const char *reasons[DPML_NREASONS] = {"dpml", "nested", "not initialized", "disabled",
-		"count", "type", "op", "small", "buffer", "communicator", "warm-up", "setup failed", "native plan"};
+		"count", "type", "op", "small", "buffer", "communicator", "warm-up", "setup failed", "native plan", "settings differ"};
 	const dtype_entry *d = find_dtype(dt);
 	int o = find_op(op);
 	fprintf(stderr, "libdpml: rank %d: MPI_Allreduce(count %d, %s, %s, comm %#lx) -> %s%s\n",
@@ -295,14 +303,13 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 		pthread_once(&init_once, init_once_fn);
 	}
 	if (finalized) return pass(DPML_P_INIT, sendbuf, recvbuf, count, dt, op, comm);
-	if (settings.disabled) return pass(DPML_P_DISABLED, sendbuf, recvbuf, count, dt, op, comm);
+	if (go_failed) return pass(DPML_P_DISABLED, sendbuf, recvbuf, count, dt, op, comm);
 	if (count <= 0) return pass(DPML_P_COUNT, sendbuf, recvbuf, count, dt, op, comm);
 	const dtype_entry *d = find_dtype(dt);
 	if (d == NULL || d->kind < 0) return pass(DPML_P_TYPE, sendbuf, recvbuf, count, dt, op, comm);
 	int o = find_op(op);
 	if (o < 0 || !op_valid(d, o)) return pass(DPML_P_OP, sendbuf, recvbuf, count, dt, op, comm);
 	size_t bytes = (size_t)count * (size_t)kind_size[d->kind];
-	if ((int64_t)bytes < settings.min_bytes) return pass(DPML_P_SMALL, sendbuf, recvbuf, count, dt, op, comm);
 	if (recvbuf == MPI_BOTTOM || recvbuf == NULL || sendbuf == NULL || sendbuf == MPI_BOTTOM)
 		return pass(DPML_P_BUFFER, sendbuf, recvbuf, count, dt, op, comm);
 	// The MPI library reports a null communicator (its attribute calls
@@ -310,10 +317,12 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 	if (comm == MPI_COMM_NULL) return pass(DPML_P_COMM, sendbuf, recvbuf, count, dt, op, comm);
 
 	// Everything above depends only on arguments the MPI standard requires
-	// to be equal on all ranks (count, datatype, op) and on settings that
-	// must be equal on all ranks, so every rank takes the same path: a
-	// communicator is never driven by the engine on some ranks and by the
-	// MPI library on others.
+	// to be equal on all ranks (count, datatype, op), so every rank takes
+	// the same path. Everything below also depends on the settings
+	// (DPML_DISABLE, DPML_MIN_BYTES, DPML_DROPIN_FROM_CALL), so the ranks
+	// first agree on them, collectively, at the first such call of each
+	// communicator: a communicator is never driven by the engine on some
+	// ranks and by the MPI library on others.
 	comm_state *s = get_state(comm);
 	if (s == NULL) return pass(DPML_P_COMM, sendbuf, recvbuf, count, dt, op, comm);
 	pthread_mutex_lock(&s->mu);
@@ -328,9 +337,24 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 		if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
 		    PMPI_Comm_size(comm, &size) != MPI_SUCCESS || size < 2) {
 			s->mode = S_PASS;
-		} else if (++s->eligible < settings.from_call) {
-			pthread_mutex_unlock(&s->mu);
-			return pass(DPML_P_WARMUP, sendbuf, recvbuf, count, dt, op, comm);
+		} else {
+			dpml_depth++;
+			int bad = dpmlGoAgree(dpml_comm_handle(comm));
+			dpml_depth--;
+			s->mode = bad ? S_BADSET : S_AGREED;
+		}
+	}
+	int reason = -1;
+	switch (s->mode) {
+	case S_PASS: reason = DPML_P_COMM; break;
+	case S_BADSET: reason = DPML_P_SETTINGS; break;
+	case S_FAILED: reason = DPML_P_SETUP_FAILED; break;
+	}
+	if (reason < 0 && settings.disabled) reason = DPML_P_DISABLED;
+	if (reason < 0 && (int64_t)bytes < settings.min_bytes) reason = DPML_P_SMALL;
+	if (reason < 0 && s->mode == S_AGREED) {
+		if (++s->eligible < settings.from_call) {
+			reason = DPML_P_WARMUP;
 		} else {
 			// Collective over comm: every rank reaches this call on
 			// the same eligible call of comm (see above).
@@ -345,10 +369,10 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 				dpmlGoSetOverride(s->id, s->plan);
 				dpml_depth--;
 			}
+			else if (s->id == 0) reason = DPML_P_SETUP_FAILED;
 		}
 	}
-	if (s->mode != S_ROUTE) {
-		int reason = s->mode == S_PASS ? DPML_P_COMM : DPML_P_SETUP_FAILED;
+	if (reason >= 0) {
 		pthread_mutex_unlock(&s->mu);
 		return pass(reason, sendbuf, recvbuf, count, dt, op, comm);
 	}

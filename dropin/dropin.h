@@ -22,7 +22,7 @@ enum {
 	DPML_ROUTED = 0,     // routed to the DPML engine
 	DPML_P_NESTED,       // made by the engine itself (recursion guard)
 	DPML_P_INIT,         // MPI not initialized / already finalized
-	DPML_P_DISABLED,     // DPML_DISABLE=1, or the settings failed to parse
+	DPML_P_DISABLED,     // DPML_DISABLE=1, or the library could not adopt the application's MPI
 	DPML_P_COUNT,        // count <= 0
 	DPML_P_TYPE,         // not a predefined fixed-size arithmetic type
 	DPML_P_OP,           // user op, MAXLOC, REPLACE, ... or op not valid for the type
@@ -32,6 +32,7 @@ enum {
 	DPML_P_WARMUP,       // before DPML_DROPIN_FROM_CALL
 	DPML_P_SETUP_FAILED, // the engine could not be set up on this communicator
 	DPML_P_PLAN,         // DPMLX_Set_plan(comm, "native")
+	DPML_P_SETTINGS,     // the ranks of the communicator disagree on the drop-in's settings (or some are invalid)
 	DPML_NREASONS
 };
 

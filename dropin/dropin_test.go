@@ -150,11 +150,18 @@ const outDir = "{out}"
 // when preload is set.
 func dpmlrun(t *testing.T, preload bool, env []string, prog string, args ...string) result {
 	t.Helper()
+	return dpmlrunPPN(t, "2,2", preload, env, prog, args...)
+}
+
+// dpmlrunPPN is dpmlrun on the fake nodes of ppn ("3,2": 3 ranks on node1,
+// 2 on node2).
+func dpmlrunPPN(t *testing.T, ppn string, preload bool, env []string, prog string, args ...string) result {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := []string{launch.MainArg, "-nodes", "2", "-ppn", "2"}
+	a := []string{launch.MainArg, "-ppn", ppn}
 	if preload {
 		a = append(a, "-preload", work.lib)
 	}
@@ -264,8 +271,14 @@ func summaries(t *testing.T, stderr string) map[int]counters {
 // with the library.
 func compare(t *testing.T, env []string, minRouted int, prog string, args ...string) map[int]counters {
 	t.Helper()
-	native := dpmlrun(t, false, env, prog, args...)
-	pre := dpmlrun(t, true, env, prog, args...)
+	return compareOn(t, "2,2", env, minRouted, prog, args...)
+}
+
+// compareOn is compare on the fake nodes of ppn.
+func compareOn(t *testing.T, ppn string, env []string, minRouted int, prog string, args ...string) map[int]counters {
+	t.Helper()
+	native := dpmlrunPPN(t, ppn, false, env, prog, args...)
+	pre := dpmlrunPPN(t, ppn, true, env, prog, args...)
 	t.Logf("%s %s: %v without the library, %v with it", filepath.Base(prog), strings.Join(args, " "),
 		native.elapsed.Round(time.Millisecond), pre.elapsed.Round(time.Millisecond))
 	for _, r := range []struct {
@@ -295,8 +308,9 @@ func compare(t *testing.T, env []string, minRouted int, prog string, args ...str
 		t.Errorf("library counters printed without the library:\n%s", native.stderr)
 	}
 	m := summaries(t, pre.stderr)
-	if len(m) != 4 {
-		t.Fatalf("%d ranks printed the library's counters, want 4:\n%s", len(m), pre.stderr)
+	ranks, _ := launch.ParsePPN(0, ppn)
+	if len(m) != launch.Sum(ranks) {
+		t.Fatalf("%d ranks printed the library's counters, want %d:\n%s", len(m), launch.Sum(ranks), pre.stderr)
 	}
 	for r, c := range m {
 		if c.routed < minRouted || c.routed != m[0].routed {
@@ -403,11 +417,80 @@ func TestSettings(t *testing.T) {
 		}
 	})
 	t.Run("bad", func(t *testing.T) {
-		m := compare(t, []string{"DPML_MIN_BYTES=lots"}, 0, prog, "-o", outDir, "special")
-		if m[0].routed != 0 {
+		// Bad everywhere: every communicator passes through, on every rank.
+		m := compare(t, []string{"DPML_MIN_BYTES=lots"}, 0, prog, "-o", outDir, "special", "loop=2")
+		if m[0].routed != 0 || m[0].reasons["settings"] == 0 {
 			t.Errorf("a bad setting did not disable the library: %+v", m[0])
 		}
 	})
+}
+
+// TestUnevenLayout: 3 ranks on one fake node, so leaders fold 3 sources
+// at once (the 3-source kernels, SIMD included, which 2 ranks per node
+// never reach), on every type and op, plain and in place.
+func TestUnevenLayout(t *testing.T) {
+	setup(t)
+	compareOn(t, "3,2", nil, 100, work.progs["allreduce"], "-o", outDir, "types", "shm")
+}
+
+// TestMixedSettings: issue 14, item 1, for the drop-in library. Settings
+// set on some ranks only (ranks 0-1 get one value, ranks 2-3 another)
+// used to hang the program silently (the failing ranks passed calls to
+// PMPI_Allreduce while the others waited in the engine's setup). Now every
+// rank passes the communicator's calls through alike, the results are
+// right, and one warning names the variable and the values seen.
+func TestMixedSettings(t *testing.T) {
+	setup(t)
+	prog := work.progs["allreduce"]
+	wrapper := filepath.Join(t.TempDir(), "split-env.sh")
+	// Ranks 0-1 get the words of $DPML_TEST_LOW, the others those of
+	// $DPML_TEST_HIGH (NAME=value ...), and the library preloaded.
+	script := `#!/bin/sh
+if [ "${OMPI_COMM_WORLD_RANK:-0}" -lt 2 ]; then e=$DPML_TEST_LOW; else e=$DPML_TEST_HIGH; fi
+LD_PRELOAD=$DPML_TEST_PRELOAD exec env $e "$@"
+`
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-o", outDir, "special", "loop=2"}
+	native := dpmlrun(t, false, nil, prog, args...)
+	if native.code != 0 || len(cases(native.out)) == 0 {
+		t.Fatalf("native run: exit code %d\n%s\n%s", native.code, native.stdout, native.stderr)
+	}
+	for _, tc := range []struct{ name, low, high, reason, says string }{
+		{"leaders 1 vs abc", "DPML_LEADERS=1", "DPML_LEADERS=abc", "setup-failed", `DPML_LEADERS differs between ranks: "1" on ranks 0-1, "abc" on ranks 2-3`},
+		{"tuner static on half", "", "DPML_TUNER=static", "setup-failed", `DPML_TUNER differs between ranks: "auto" on ranks 0-1, "static" on ranks 2-3`},
+		{"disable on half", "DPML_DISABLE=1", "", "settings", `DPML_DISABLE differs between ranks: "true" on ranks 0-1, "false" on ranks 2-3`},
+		{"min bytes on half", "DPML_MIN_BYTES=1M", "", "settings", `DPML_MIN_BYTES differs between ranks: "1048576" on ranks 0-1, "0" on ranks 2-3`},
+		{"from call on half", "", "DPML_DROPIN_FROM_CALL=3", "settings", "DPML_DROPIN_FROM_CALL differs"},
+		{"bad min bytes on half", "", "DPML_MIN_BYTES=lots", "settings", `ranks 2-3: DPML_MIN_BYTES: config: invalid value: "lots" is not a byte count`},
+	} {
+		t.Run(strings.ReplaceAll(tc.name, " ", "-"), func(t *testing.T) {
+			env := []string{"DPML_TEST_LOW=" + tc.low, "DPML_TEST_HIGH=" + tc.high, "DPML_TEST_PRELOAD=" + work.lib}
+			r := dpmlrun(t, false, env, "sh", append([]string{wrapper, prog}, args...)...)
+			if r.code != 0 {
+				t.Fatalf("exit code %d\n%s\n%s\n%s", r.code, r.out, r.stdout, r.stderr)
+			}
+			if f := failures(r.out); len(f) > 0 {
+				t.Fatalf("wrong results:\n%s", strings.Join(f, "\n"))
+			}
+			if a, b := cases(native.out), cases(r.out); !slices.Equal(a, b) {
+				t.Fatalf("results differ from the native run:\n%s", firstDiff(a, b))
+			}
+			m := summaries(t, r.stderr)
+			if len(m) != 4 {
+				t.Fatalf("%d ranks printed counters:\n%s", len(m), r.stderr)
+			}
+			for rank, c := range m {
+				if c.routed != 0 || c.reasons[tc.reason] == 0 || c.reasons[tc.reason] != m[0].reasons[tc.reason] {
+					t.Errorf("rank %d: %+v; want nothing routed and the same number of %q on every rank", rank, c, tc.reason)
+				}
+			}
+			if !strings.Contains(r.stderr, tc.says) {
+				t.Errorf("no warning saying %q:\n%s", tc.says, r.stderr)
+			}
+		})
+	}
 }
 
 // TestFortran: mpif.h, use mpi and use mpi_f08 programs, including

@@ -5,6 +5,7 @@ package main
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -33,7 +34,9 @@ var (
 	nextID  uintptr
 	verbose int
 	rank0   bool
-	warned  bool // a setup failure was reported
+	warned  bool  // a setup failure was reported
+	badSet  bool  // a disagreement on the settings was reported
+	initErr error // this rank's invalid settings (every communicator's agreement fails)
 )
 
 // reasonName names the DPML_P_* reason i of dropin.h (dpml_reason_words,
@@ -53,6 +56,10 @@ func dpmlGoInit(s *C.dpml_settings) C.int {
 		s.world_rank = C.int(w.Rank())
 		rank0 = w.Rank() == 0
 	}
+	// Invalid settings do not disable this rank on their own: that would
+	// send its calls another way than the other ranks'. They make the
+	// agreement at each communicator's first call fail on every rank
+	// (dpmlGoAgree), which then passes that communicator through.
 	var bad []error
 	v, err := config.Int(config.Verbose)
 	bad = appendErr(bad, err)
@@ -69,15 +76,7 @@ func dpmlGoInit(s *C.dpml_settings) C.int {
 	if off {
 		s.disabled = 1
 	}
-	if len(bad) > 0 {
-		// Settings are equal on all ranks (config scopes), so every rank
-		// disables itself alike.
-		for _, e := range bad {
-			warnf("%v", e)
-		}
-		warnf("bad settings: every MPI_Allreduce passes through")
-		s.disabled = 1
-	}
+	initErr = errors.Join(bad...)
 	if verbose >= 1 && rank0 {
 		fmt.Fprintf(os.Stderr, "libdpml: DPML-Go commit %s on %s\nlibdpml: settings:\n%s",
 			gitCommit, mpi.LibraryVersion(), indent(config.Effective()))
@@ -115,6 +114,33 @@ func dpmlGoNew(h C.uintptr_t) C.uintptr_t {
 			worldRank(), uintptr(h), d.Size(), d.Nodes(), d.PPN(), nextID)
 	}
 	return C.uintptr_t(nextID)
+}
+
+// dpmlGoAgree is collective over the communicator with C handle h: the
+// ranks compare the drop-in's settings (DPML_DISABLE, DPML_MIN_BYTES,
+// DPML_DROPIN_FROM_CALL) and whether they parsed, at the communicator's
+// first eligible call. It returns 0 when they agree, 1 (on every rank)
+// otherwise: the communicator's calls then pass through on every rank.
+//
+//export dpmlGoAgree
+func dpmlGoAgree(h C.uintptr_t) C.int {
+	c := mpi.CommFromC(uintptr(h))
+	if c == nil {
+		return 1
+	}
+	settings, _ := dpml.SettingsOf(config.AtDropin)
+	err := dpml.Agree(c, initErr, settings)
+	if err == nil {
+		return 0
+	}
+	mu.Lock()
+	first := !badSet
+	badSet = true
+	mu.Unlock()
+	if c.Rank() == 0 && (first || verbose >= 1) {
+		warnf("the settings of a communicator of %d ranks are invalid or differ between its ranks; its MPI_Allreduce calls pass through on every rank: %v", c.Size(), err)
+	}
+	return 1
 }
 
 func lookup(id C.uintptr_t) *dpml.Comm {

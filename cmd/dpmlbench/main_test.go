@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/internal/bench"
+	"github.com/dpmlgo/dpml/internal/launch"
 	"github.com/dpmlgo/dpml/internal/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 )
@@ -25,11 +28,11 @@ func TestParseRunFlags(t *testing.T) {
 		c.sizes[0] != 4 || c.sizes[len(c.sizes)-1] != 64<<20 || c.out != defaultOut || c.policy != bench.DefaultPolicy {
 		t.Errorf("defaults: %+v", c)
 	}
-	c, err = parseRunFlags(strings.Fields("-sizes 4,1K -type double -op MAX -variants auto,native -leaders 2,max -pipeline 4 -time 5ms -min-iters 2 -max-iters 7 -rotate -rotate-bytes 8M -out none -segment-bytes 64K"))
+	c, err = parseRunFlags(strings.Fields("-sizes 8,1K -type double -op MAX -variants auto,native -leaders 2,max -pipeline 4 -time 5ms -min-iters 2 -max-iters 7 -rotate -rotate-bytes 8M -out none -segment-bytes 64K"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.typ != "float64" || c.opName != "max" || !reflect.DeepEqual(c.variants, []string{"native", "auto"}) ||
+	if c.typ != "float64" || c.opName != "max" || c.sizes[0] != 8 || !reflect.DeepEqual(c.variants, []string{"native", "auto"}) ||
 		!reflect.DeepEqual(c.leaders, []int{2, bench.LeadersMax}) || !reflect.DeepEqual(c.pipelines, []int{4}) ||
 		c.policy != (bench.Policy{Target: 5 * time.Millisecond, Min: 2, Max: 7}) || !c.rotate || c.rotateBytes != 8<<20 ||
 		c.out != "" || c.segBytes != 64<<10 {
@@ -47,10 +50,61 @@ func TestParseRunFlags(t *testing.T) {
 	}
 	for _, bad := range []string{"-sizes 0", "-type complex64", "-op avg", "-variants nccl", "-leaders 0", "-pipeline x",
 		"-min-iters 0", "-max-iters 1 -min-iters 5", "-warmup 0", "-rotate-bytes x", "-membw-bytes 4", "-nosuchflag", "extra",
-		"-pattern osu", "-skew -1", "-skew x", "-batches 0", "-seed -1"} {
+		"-pattern osu", "-skew -1", "-skew x", "-batches 0", "-seed -1",
+
+		// Issue 14, item 7: a size that is not a whole number of elements
+		// was measured as the next one silently (3 bytes of float32: 4).
+		"-sizes 3", "-sizes 4,6 -type float32", "-sizes 8:64:+4 -type float64", "-sizes 17179869184G"} {
 		if _, err := parseRunFlags(strings.Fields(bad)); !isUsage(err) {
 			t.Errorf("%q: err = %v, want a usage error", bad, err)
 		}
+	}
+}
+
+// TestMain lets the test binary run as dpmlbench (DPMLBENCH_AS_MAIN=1), so
+// tests can launch it as an MPI program without building it.
+func TestMain(m *testing.M) {
+	if os.Getenv("DPMLBENCH_AS_MAIN") == "1" {
+		runtime.LockOSThread()
+		os.Exit(mainStatus(os.Args[1:], os.Stderr))
+	}
+	mpitest.Main(m)
+}
+
+func TestSizesWholeElements(t *testing.T) {
+	// The default list (from 4 bytes) keeps the whole-element sizes.
+	if c, err := parseRunFlags(strings.Fields("-type float64")); err != nil || c.sizes[0] != 16 {
+		t.Errorf("default sizes with float64: %v, %v", c.sizes, err)
+	}
+	if c, err := parseRunFlags(strings.Fields("-sizes 3,5 -type int8 -out none")); err != nil || !reflect.DeepEqual(c.sizes, []int{3, 5}) {
+		t.Errorf("int8 sizes 3,5: %v, %v", c, err)
+	}
+	_, err := parseRunFlags(strings.Fields("-sizes 3,4,6 -type float32"))
+	if err == nil || !strings.Contains(err.Error(), "sizes 3,6 are not multiples of the 4-byte element") {
+		t.Errorf("-sizes 3,4,6 float32: %v", err)
+	}
+}
+
+// TestOutCheckedFirst: issue 14, item 7. An -out directory rank 0 cannot
+// write is a usage error (exit status 2) before the sweep, not a failure
+// after the whole run.
+func TestOutCheckedFirst(t *testing.T) {
+	if mpitest.InRank() {
+		t.Skip("parent-only test")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, launch.MainArg, "-nodes", "1", "-ppn", "2", "--", exe,
+		"run", "-sizes", "4:4M:x4", "-time", "50ms", "-out", "/proc/nope")
+	cmd.Env = append(os.Environ(), "DPMLBENCH_AS_MAIN=1")
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), "-out /proc/nope") {
+		t.Fatalf("exit code %d, want 2 and a message about -out:\n%s", code, out)
+	}
+	if strings.Contains(string(out), "native") {
+		t.Errorf("the sweep ran before -out was checked:\n%s", out)
 	}
 }
 

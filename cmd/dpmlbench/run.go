@@ -2,10 +2,12 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/dpmlgo/dpml/dpml"
@@ -92,6 +94,14 @@ func parseRunFlags(args []string) (*runConfig, error) {
 	if c.typ, err = bench.ParseType(*typ); err != nil {
 		return fail(err)
 	}
+	sizesSet := false
+	fs.Visit(func(f *flag.Flag) { sizesSet = sizesSet || f.Name == "sizes" })
+	if es := elemSize(c.typ); !sizesSet {
+		// The default list starts at 4 bytes: keep whole elements.
+		c.sizes = slices.DeleteFunc(c.sizes, func(n int) bool { return n%es != 0 })
+	} else if err := bench.CheckElemSizes(c.sizes, es); err != nil {
+		return fail(fmt.Errorf("-sizes %s with -type %s: %w", c.sizesFlag, c.typ, err))
+	}
 	if c.opName, err = bench.ParseOp(*op); err != nil {
 		return fail(err)
 	}
@@ -167,6 +177,11 @@ func cmdRun(args []string) error {
 		return err
 	}
 	defer mpi.Finalize()
+	// Rank 0 writes the results: find out now, not after the whole run,
+	// whether it can.
+	if err := checkOutDir(world, cfg.outDir(start)); err != nil {
+		return err
+	}
 
 	rep, sweepErr := runSweep(cfg, world, start)
 	var writeErr error
@@ -336,6 +351,53 @@ func runSweep(cfg *runConfig, world *mpi.Comm, start time.Time) (*bench.Report, 
 	return rep, nil
 }
 
+// outDir is the results directory ("" for none).
+func (c *runConfig) outDir(start time.Time) string {
+	if c.out == defaultOut {
+		return filepath.Join("bench", "results", start.Format("20060102-150405"))
+	}
+	return c.out
+}
+
+// checkOutDir is collective: rank 0 makes dir and writes a probe file in
+// it, and every rank returns the same usage error (exit status 2) when it
+// cannot. ("" is no output: nothing to check.)
+func checkOutDir(world *mpi.Comm, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	var werr error
+	ok := []int32{1}
+	if world.Rank() == 0 {
+		werr = probeDir(dir)
+		if werr != nil {
+			ok[0] = 0
+		}
+	}
+	if err := mpi.Bcast(world, ok, 0); err != nil {
+		return err
+	}
+	switch {
+	case werr != nil:
+		return usagef("-out %s: %v", dir, werr)
+	case ok[0] == 0:
+		return usagef("-out %s: rank 0 cannot write there", dir)
+	}
+	return nil
+}
+
+func probeDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".dpmlbench-probe-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 // finish prints the summary and writes the files (rank 0).
 func finish(cfg *runConfig, rep *bench.Report, start time.Time) error {
 	if rep.Meta.ElapsedSec == 0 {
@@ -348,12 +410,9 @@ func finish(cfg *runConfig, rep *bench.Report, start time.Time) error {
 	fmt.Println()
 	bench.WriteBest(os.Stdout, rep)
 	fmt.Printf("\n%d points in %.1f s\n", len(rep.Results), rep.Meta.ElapsedSec)
-	if cfg.out == "" {
+	dir := cfg.outDir(start)
+	if dir == "" {
 		return nil
-	}
-	dir := cfg.out
-	if dir == defaultOut {
-		dir = filepath.Join("bench", "results", start.Format("20060102-150405"))
 	}
 	paths, err := bench.WriteAll(dir, rep, cfg.plots)
 	for _, p := range paths {

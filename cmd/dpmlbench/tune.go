@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -106,6 +108,15 @@ func cmdTune(args []string) error {
 	counts, err := bench.ParseSizes(*sizes)
 	if err != nil {
 		return usagef("-sizes: %v", err)
+	}
+	sizesSet := false
+	fs.Visit(func(f *flag.Flag) { sizesSet = sizesSet || f.Name == "sizes" })
+	if es := map[string]int{"float32": 4, "float64": 8}[*typ]; es > 0 && !sizesSet {
+		counts = slices.DeleteFunc(counts, func(n int) bool { return n%es != 0 })
+	} else if es > 0 {
+		if err := bench.CheckElemSizes(counts, es); err != nil {
+			return usagef("-sizes %s with -type %s: %v", *sizes, *typ, err)
+		}
 	}
 	op, err := mpi.ParseOp(*opName)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/dpmlgo/dpml/config"
 )
 
 // DefaultSizes is the default -sizes value: 4 B to 64 MiB in x4 steps.
@@ -13,38 +15,18 @@ const DefaultSizes = "4:64M:x4"
 // MaxSize bounds a message size so that size arithmetic cannot overflow.
 const MaxSize = 1 << 40
 
-// ParseSize parses a byte count: a decimal integer with an optional binary
-// suffix K, M, G (also KB/KiB, MB/MiB, GB/GiB, case-insensitive; all mean
-// powers of 1024) or B.
+// ParseSize parses a byte count with config.ParseBytes, the one byte-size
+// parser of DPML-Go (a decimal integer with an optional binary unit K, M, G,
+// also KB/KiB, ..., or B), and bounds it by MaxSize.
 func ParseSize(s string) (int, error) {
-	t := strings.TrimSpace(s)
-	if t == "" {
-		return 0, fmt.Errorf("size %q: empty", s)
-	}
-	u := strings.ToUpper(t)
-	mult := 1
-	for _, suf := range []struct {
-		s string
-		m int
-	}{
-		{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30},
-		{"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30},
-		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1},
-	} {
-		if strings.HasSuffix(u, suf.s) {
-			u = strings.TrimSpace(strings.TrimSuffix(u, suf.s))
-			mult = suf.m
-			break
-		}
-	}
-	n, err := strconv.ParseUint(u, 10, 63)
+	n, err := config.ParseBytes(s)
 	if err != nil {
-		return 0, fmt.Errorf("size %q: not a byte count (want e.g. 4, 1K, 64KiB, 16M)", s)
+		return 0, fmt.Errorf("size %w", err)
 	}
-	if n > MaxSize/uint64(mult) {
+	if n > MaxSize {
 		return 0, fmt.Errorf("size %q: larger than %s", s, FormatSize(MaxSize))
 	}
-	return int(n) * mult, nil
+	return int(n), nil
 }
 
 // FormatSize writes a byte count compactly: 4, 1K, 64K, 1M, 1536 (exact
@@ -140,6 +122,22 @@ func ParseSizes(s string) ([]int, error) {
 	}
 	sort.Ints(out)
 	return out, nil
+}
+
+// CheckElemSizes returns an error naming the sizes that are not a whole
+// number of elements of elemSize bytes (a sweep would silently measure
+// another size: -sizes 3 with float32 measured 4 bytes).
+func CheckElemSizes(sizes []int, elemSize int) error {
+	var bad []string
+	for _, s := range sizes {
+		if elemSize > 0 && s%elemSize != 0 {
+			bad = append(bad, FormatSize(s))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("sizes %s are not multiples of the %d-byte element", strings.Join(bad, ","), elemSize)
+	}
+	return nil
 }
 
 // ElementCounts maps byte sizes to element counts for an element size:

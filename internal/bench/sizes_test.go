@@ -170,3 +170,26 @@ func TestParseVariants(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseSizes: the -sizes parser never panics, and what it accepts is
+// sorted, distinct and within (0, MaxSize].
+func FuzzParseSizes(f *testing.F) {
+	for _, s := range []string{DefaultSizes, "4,1K,64K", "1K:4K:+1K", "4:16:*2,1M", "3", "0", "17179869184G",
+		"1:1099511627776:+1", "1G:1024G:x4", "4:64:x1", "a:b", ",", "8:8"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseSizes(s)
+		if err != nil {
+			return
+		}
+		if len(got) == 0 {
+			t.Fatalf("ParseSizes(%q): no sizes and no error", s)
+		}
+		for i, n := range got {
+			if n <= 0 || n > MaxSize || i > 0 && n <= got[i-1] {
+				t.Fatalf("ParseSizes(%q) = %v: not sorted, distinct, in (0, MaxSize]", s, got)
+			}
+		}
+	})
+}

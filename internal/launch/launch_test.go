@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -373,4 +374,73 @@ func TestUserMCAReplacesDefaults(t *testing.T) {
 			t.Errorf("extra %v: %q appears %d times in %v", tc.extra, tc.want, n, p.Argv)
 		}
 	}
+}
+
+// TestLayoutBounds: layouts that would make dpmlrun allocate without end
+// are errors (found by FuzzParsePPN).
+func TestLayoutBounds(t *testing.T) {
+	for _, tc := range []struct {
+		nodes int
+		ppn   string
+	}{{1000000000, "1"}, {5000, "1"}, {2, "40000"}, {0, "70000"}, {0, "99999999999999999999"}, {-1, "2"}} {
+		if got, err := ParsePPN(tc.nodes, tc.ppn); err == nil {
+			t.Errorf("ParsePPN(%d, %q) = %d nodes: want an error", tc.nodes, tc.ppn, len(got))
+		}
+	}
+	for _, s := range []string{"0-99999999", "70000", "1-0", "-1", "a", strings.Repeat("1,", 5000) + "1"} {
+		if got, err := ParseCPUList(s); err == nil {
+			t.Errorf("ParseCPUList(%q) = %d cpus: want an error", trim(s), len(got))
+		}
+	}
+}
+
+// FuzzParsePPN: the dpmlrun layout parser never panics, stays within its
+// bounds, and FormatPPN round-trips what it accepts.
+func FuzzParsePPN(f *testing.F) {
+	for _, s := range []string{"2", "3,2", " 4 ", "0", "-1", "1,,2", "99999999999999999999", "65536", "2,2,2,2", "1x2"} {
+		f.Add(2, s)
+		f.Add(0, s)
+	}
+	f.Add(1000000000, "1")
+	f.Fuzz(func(t *testing.T, nodes int, s string) {
+		ppn, err := ParsePPN(nodes, s)
+		if err != nil {
+			return
+		}
+		if len(ppn) == 0 || len(ppn) > MaxNodes || Sum(ppn) > MaxRanks {
+			t.Fatalf("ParsePPN(%d, %q) = %d nodes, %d ranks: out of bounds", nodes, s, len(ppn), Sum(ppn))
+		}
+		for _, p := range ppn {
+			if p < 1 || p > MaxRanks {
+				t.Fatalf("ParsePPN(%d, %q): ppn %d", nodes, s, p)
+			}
+		}
+		back, err := ParsePPN(len(ppn), FormatPPN(ppn))
+		if err != nil || !slices.Equal(back, ppn) {
+			t.Fatalf("round trip %v -> %q -> %v, %v", ppn, FormatPPN(ppn), back, err)
+		}
+	})
+}
+
+// FuzzParseCPUList: sorted distinct CPUs within bounds; FormatCPUList
+// round-trips.
+func FuzzParseCPUList(f *testing.F) {
+	for _, s := range []string{"0-3,8,10-11", "0", "3,1,2", "1-0", "0-99999999", "", " 5 ", "0-65535"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cpus, err := ParseCPUList(s)
+		if err != nil {
+			return
+		}
+		for i, c := range cpus {
+			if c < 0 || c > MaxCPU || i > 0 && c <= cpus[i-1] {
+				t.Fatalf("ParseCPUList(%q) = %v: not sorted, distinct and in range", s, cpus)
+			}
+		}
+		back, err := ParseCPUList(FormatCPUList(cpus))
+		if err != nil || !slices.Equal(back, cpus) {
+			t.Fatalf("round trip %v -> %q -> %v, %v", cpus, FormatCPUList(cpus), back, err)
+		}
+	})
 }

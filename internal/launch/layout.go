@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -28,17 +27,28 @@ func ParsePPN(nodes int, s string) ([]int, error) {
 	if s == "" {
 		return nil, fmt.Errorf("-ppn is empty")
 	}
-	if nodes < 0 {
-		return nil, fmt.Errorf("-nodes %d: must be at least 1", nodes)
+	if nodes < 0 || nodes > MaxNodes {
+		return nil, fmt.Errorf("-nodes %d: must be 1 to %d", nodes, MaxNodes)
 	}
 	parts := strings.Split(s, ",")
+	if len(parts) > MaxNodes {
+		return nil, fmt.Errorf("-ppn %q: more than %d nodes", trim(s), MaxNodes)
+	}
 	vals := make([]int, len(parts))
+	total := 0
 	for i, p := range parts {
 		v, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("-ppn %q: %q is not a positive integer", s, p)
+		if err != nil || v < 1 || v > MaxRanks {
+			return nil, fmt.Errorf("-ppn %q: %q is not an integer from 1 to %d", trim(s), trim(p), MaxRanks)
 		}
 		vals[i] = v
+		total += v
+	}
+	if len(vals) == 1 && nodes > 0 {
+		total = vals[0] * nodes
+	}
+	if total > MaxRanks {
+		return nil, fmt.Errorf("-ppn %q: %d ranks in all, more than %d", trim(s), total, MaxRanks)
 	}
 	if len(vals) == 1 {
 		if nodes == 0 {
@@ -54,6 +64,22 @@ func ParsePPN(nodes int, s string) ([]int, error) {
 		return nil, fmt.Errorf("-ppn %q lists %d nodes but -nodes is %d", s, len(vals), nodes)
 	}
 	return vals, nil
+}
+
+// Bounds of a layout (so that no command line makes dpmlrun allocate or
+// loop without end): nodes, ranks in all, CPU numbers.
+const (
+	MaxNodes = 4096
+	MaxRanks = 1 << 16
+	MaxCPU   = 1<<16 - 1
+)
+
+// trim shortens a value quoted in an error message.
+func trim(s string) string {
+	if len(s) > 40 {
+		return s[:37] + "..."
+	}
+	return s
 }
 
 // FormatPPN is the inverse of ParsePPN: "2" when all nodes have the same
@@ -87,41 +113,48 @@ func Sum(ppn []int) int {
 	return n
 }
 
-// ParseCPUList parses a Linux CPU list such as "0-3,8,10-11".
+// ParseCPUList parses a Linux CPU list such as "0-3,8,10-11": sorted,
+// without duplicates. CPU numbers above MaxCPU and lists of more than
+// 4096 parts are errors.
 func ParseCPUList(s string) ([]int, error) {
 	s = strings.TrimSpace(s)
-	var out []int
 	if s == "" {
 		return nil, fmt.Errorf("empty cpu list")
 	}
-	for _, part := range strings.Split(s, ",") {
+	parts := strings.Split(s, ",")
+	if len(parts) > 4096 {
+		return nil, fmt.Errorf("bad cpu list %q: more than 4096 parts", trim(s))
+	}
+	var set [MaxCPU + 1]bool
+	n := 0
+	for _, part := range parts {
 		part = strings.TrimSpace(part)
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("bad cpu list %q", s)
+		if err != nil || a < 0 || a > MaxCPU {
+			return nil, fmt.Errorf("bad cpu list %q", trim(s))
 		}
 		b := a
 		if isRange {
 			b, err = strconv.Atoi(hi)
-			if err != nil || b < a {
-				return nil, fmt.Errorf("bad cpu list %q", s)
+			if err != nil || b < a || b > MaxCPU {
+				return nil, fmt.Errorf("bad cpu list %q", trim(s))
 			}
 		}
 		for c := a; c <= b; c++ {
+			if !set[c] {
+				set[c] = true
+				n++
+			}
+		}
+	}
+	out := make([]int, 0, n)
+	for c, ok := range set {
+		if ok {
 			out = append(out, c)
 		}
 	}
-	sort.Ints(out)
-	// drop duplicates
-	j := 0
-	for i, c := range out {
-		if i == 0 || c != out[j-1] {
-			out[j] = c
-			j++
-		}
-	}
-	return out[:j], nil
+	return out, nil
 }
 
 // FormatCPUList formats CPUs as a compact list for taskset -c ("0-3,8").

@@ -51,6 +51,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	// -nodes 0 used to run one node while -nodes -1 was refused: an
+	// explicit -nodes must be at least 1 (0 is only the unset default).
+	nodesSet := false
+	fs.Visit(func(f *flag.Flag) { nodesSet = nodesSet || f.Name == "nodes" })
+	if nodesSet && cfg.Nodes < 1 {
+		fmt.Fprintf(stderr, "dpmlrun: -nodes %d: must be at least 1\n", cfg.Nodes)
+		return 2
+	}
 	cfg.Extra, cfg.Prog = SplitArgs(fs.Args())
 	if len(cfg.Prog) == 0 {
 		fs.Usage()

@@ -77,6 +77,14 @@ func Run(cfg Config) (int, error) {
 		return 2, fmt.Errorf("-ppn is required (ranks per fake node, e.g. -ppn 2 or -ppn 3,2)")
 	}
 
+	if cfg.Preload != "" {
+		p, err := checkPreload(cfg.Preload)
+		if err != nil {
+			return 2, err
+		}
+		cfg.Preload = p
+	}
+
 	mpirun, err := CheckMpirun()
 	if err != nil && !cfg.PrintLayout {
 		return 2, err
@@ -212,6 +220,7 @@ func execMpirun(plan *Plan, stdout, stderr io.Writer) (int, error) {
 
 	var kill <-chan time.Time
 	var werr error
+	var got os.Signal // the first signal forwarded
 loop:
 	for {
 		select {
@@ -219,6 +228,9 @@ loop:
 			break loop
 		case s := <-sigs:
 			_ = cmd.Process.Signal(s)
+			if got == nil {
+				got = s
+			}
 			if kill == nil {
 				kill = time.After(KillGrace)
 			}
@@ -226,6 +238,14 @@ loop:
 			fmt.Fprintf(stderr, "dpmlrun: mpirun did not stop %v after the signal; killing it\n", KillGrace)
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 		}
+	}
+	if sig, ok := got.(syscall.Signal); ok {
+		// Stopped by a signal: exit as a shell reports it (SIGINT: 130),
+		// whatever mpirun's own status after its clean-up was.
+		if werr != nil {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+		return 128 + int(sig), nil
 	}
 	if werr == nil {
 		return 0, nil
@@ -240,6 +260,34 @@ loop:
 		return ee.ExitCode(), nil
 	}
 	return 2, werr
+}
+
+// checkPreload checks that the -preload library is a readable regular
+// file (a missing one made the dynamic loader print a warning per rank and
+// run the program without it, exit status 0) and returns its absolute
+// path, so ranks started in another directory find it too.
+func checkPreload(lib string) (string, error) {
+	abs, err := filepath.Abs(lib)
+	if err != nil {
+		return "", fmt.Errorf("-preload %s: %v", lib, err)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", fmt.Errorf("-preload %s: %v", lib, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("-preload %s: %v", lib, err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("-preload %s: not a regular file", lib)
+	}
+	var magic [4]byte
+	if _, err := io.ReadFull(f, magic[:]); err != nil || string(magic[:]) != "\x7fELF" {
+		return "", fmt.Errorf("-preload %s: not an ELF shared library", lib)
+	}
+	return abs, nil
 }
 
 // NewJobToken returns a random 12-hex-digit job token.

@@ -155,12 +155,20 @@ func Run(t *testing.T, nodes, ppn int, body func(t *testing.T, world *mpi.Comm))
 // Layout{PPN: []int{3, 2}}).
 func RunLayout(t *testing.T, l Layout, body func(t *testing.T, world *mpi.Comm)) {
 	t.Helper()
+	RunLayoutThread(t, l, mpi.ThreadSerialized, body)
+}
+
+// RunLayoutThread is RunLayout with MPI initialized at thread level level
+// in the ranks (ThreadMultiple for a body whose goroutines make MPI calls
+// at the same time). Every rank skips when the library provides less.
+func RunLayoutThread(t *testing.T, l Layout, level mpi.ThreadLevel, body func(t *testing.T, world *mpi.Comm)) {
+	t.Helper()
 	if err := l.validate(); err != nil {
 		t.Fatal(err)
 	}
 	call := nextCall(t)
 	if key, ok := os.LookupEnv(EnvMPITest); ok {
-		runRank(t, l, call, key, body)
+		runRank(t, l, call, key, level, body)
 		return
 	}
 	timeout := Timeout()
@@ -229,7 +237,7 @@ func parseKey(key string) (layout string, call int, test string, ok bool) {
 const resultPrefix = "mpitest-result "
 
 // runRank is Run inside a rank.
-func runRank(t *testing.T, l Layout, call int, key string, body func(*testing.T, *mpi.Comm)) {
+func runRank(t *testing.T, l Layout, call int, key string, level mpi.ThreadLevel, body func(*testing.T, *mpi.Comm)) {
 	t.Helper()
 	layout, n, test, ok := parseKey(key)
 	if !ok {
@@ -243,8 +251,10 @@ func runRank(t *testing.T, l Layout, call int, key string, body func(*testing.T,
 	}
 	runtime.LockOSThread() // the thread dies with the test goroutine
 	ours := false
+	provided := level
 	if !mpi.Initialized() {
-		if _, err := mpi.InitThread(mpi.ThreadSerialized); err != nil {
+		var err error
+		if provided, err = mpi.InitThread(level); err != nil {
 			fmt.Printf("%sstatus=fail init error: %v\n", resultPrefix, err)
 			t.Fatalf("mpitest: MPI init: %v", err)
 		}
@@ -279,6 +289,9 @@ func runRank(t *testing.T, l Layout, call int, key string, body func(*testing.T,
 	}()
 	if world.Size() != l.Size() {
 		t.Fatalf("mpitest: MPI world has %d ranks, layout %s wants %d", world.Size(), l, l.Size())
+	}
+	if provided < level {
+		t.Skipf("mpitest: MPI provides thread level %v, the test needs %v", provided, level)
 	}
 	body(t, world)
 	finished = true
