@@ -31,6 +31,9 @@ CLIENT_LIB_ALT=${CLIENT_LIB_ALT:-}
 CLIENT_PATTERNS=${CLIENT_PATTERNS:-b2b barrier skew}
 CLIENT_SIZES=${CLIENT_SIZES:-4:64M:x4}
 CLIENT_TIME=${CLIENT_TIME:-100ms}
+CLIENT_MAXITERS=${CLIENT_MAXITERS:-2000}
+CLIENT_VARIANTS_1x32=${CLIENT_VARIANTS_1x32:-native,auto,dpml:intra=tree,dpml:l=1,intra=shm,dpml:l=4,dpml:l=max}
+CLIENT_VARIANTS_4x8=${CLIENT_VARIANTS_4x8:-native,auto,dpml:intra=tree,dpml:l=1,intra=shm,dpml:l=4,dpml:l=max,pipelined:l=max,k=2,pipelined:l=max,k=4}
 T0=$(date +%s)
 DEADLINE=${DEADLINE:-100000}
 FAKE_OK=1
@@ -118,7 +121,7 @@ client|client1x32|client4x8)
   # through mpirun -x / dpmlrun -preload.
   libs="main=$CLIENT_LIB"
   [ -n "$CLIENT_LIB_ALT" ] && libs="$libs alt=$CLIENT_LIB_ALT"
-  cargs="-sizes $CLIENT_SIZES -time $CLIENT_TIME -min-iters 5 -max-iters 2000 -tune-calls 50 -check -quiet"
+  cargs="-sizes $CLIENT_SIZES -time $CLIENT_TIME -min-iters 5 -max-iters $CLIENT_MAXITERS -tune-calls 50 -check -quiet"
   for lv in $libs; do
     tag=${lv%%=*} lib=${lv#*=} sfx=""
     [ "$tag" = alt ] && sfx="-alt"
@@ -126,12 +129,12 @@ client|client1x32|client4x8)
     for pat in $CLIENT_PATTERNS; do
       if [ "$s" != client4x8 ]; then
         run "client-1x32-$pat$sfx" 240 $ONE -x LD_PRELOAD="$lib" bin/dpmlbench-c -pattern "$pat" $cargs \
-          -variants native,auto,dpml:l=1,dpml:l=4,dpml:l=max -out "$OUTDIR/client-1x32-$pat$sfx"
+          -variants "$CLIENT_VARIANTS_1x32" -out "$OUTDIR/client-1x32-$pat$sfx"
       fi
       if [ "$s" != client1x32 ]; then
         fake "client-4x8-$pat$sfx" 300 bin/dpmlrun -nodes 4 -ppn 8 -cores-per-node 8 -preload "$lib" -- \
           --mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=${DPML_NODE_SPLIT:-host} -- bin/dpmlbench-c -pattern "$pat" $cargs \
-          -variants native,auto,dpml:l=1,dpml:l=4,dpml:l=max,pipelined:l=max,k=2,pipelined:l=max,k=4 -out "$OUTDIR/client-4x8-$pat$sfx"
+          -variants "$CLIENT_VARIANTS_4x8" -out "$OUTDIR/client-4x8-$pat$sfx"
       fi
     done
   done ;;
