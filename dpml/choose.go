@@ -63,8 +63,8 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 	intra := o.Intra
 	if intra == IntraAuto {
 		intra = def.Intra
-		if intra == IntraTree && o.Leaders > 1 {
-			intra = IntraShm // forced leaders: the partitioned plans
+		if intra == IntraTree && o.Leaders > 0 {
+			intra = IntraShm // a forced leader count asks for the partitioned plans
 		}
 	}
 	switch {

@@ -116,7 +116,10 @@ func describe(t *testing.T, c *Comm, w *mpi.Comm) world {
 		}
 		d.byNode[n][l] = r
 	}
-	d.places = gatherPlaces(t, c, w, d.byNode)
+	var err error
+	if d.places, err = gatherPlaces(c, w, d.byNode); err != nil {
+		t.Fatal(err)
+	}
 	return d
 }
 

@@ -259,7 +259,9 @@ func describeComm(c *Comm, w *mpi.Comm) (world, error) {
 		}
 		d.byNode[n][l] = r
 	}
-	return d, nil
+	var err error
+	d.places, err = gatherPlaces(c, w, d.byNode)
+	return d, err
 }
 
 // soakCall makes one random call of element type T and checks it against

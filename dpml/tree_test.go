@@ -9,13 +9,12 @@ import (
 )
 
 // gatherPlaces returns every node's places in local-rank order, so a rank
-// can build any node's reduction tree.
-func gatherPlaces(t *testing.T, c *Comm, w *mpi.Comm, byNode [][]int) [][]leaders.Place {
-	t.Helper()
+// can build any node's reduction tree. It is collective over w.
+func gatherPlaces(c *Comm, w *mpi.Comm, byNode [][]int) ([][]leaders.Place, error) {
 	enc := c.places[c.local].Encode()
 	all := make([]int64, len(enc)*w.Size())
 	if err := mpi.Allgather(w, enc[:], all); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	out := make([][]leaders.Place, len(byNode))
 	for n, ranks := range byNode {
@@ -24,12 +23,12 @@ func gatherPlaces(t *testing.T, c *Comm, w *mpi.Comm, byNode [][]int) [][]leader
 			copy(words[:], all[r*len(enc):])
 			p, err := leaders.DecodePlace(words)
 			if err != nil {
-				t.Fatal(err)
+				return nil, err
 			}
 			out[n] = append(out[n], p)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // treeReference folds every rank's input in the reduction tree's order with

@@ -262,11 +262,30 @@ loop:
 	return 2, werr
 }
 
-// checkPreload checks that the -preload library is a readable regular
-// file (a missing one made the dynamic loader print a warning per rank and
-// run the program without it, exit status 0) and returns its absolute
-// path, so ranks started in another directory find it too.
-func checkPreload(lib string) (string, error) {
+// checkPreload checks that each library of -preload (a colon-separated
+// list, as LD_PRELOAD takes) is a readable regular ELF file (a missing one
+// made the dynamic loader print a warning per rank and run the program
+// without it, exit status 0) and returns the list with absolute paths, so
+// ranks started in another directory find them too.
+func checkPreload(list string) (string, error) {
+	var out []string
+	for _, lib := range strings.Split(list, ":") {
+		if lib == "" {
+			continue
+		}
+		abs, err := checkPreloadOne(lib)
+		if err != nil {
+			return "", err
+		}
+		out = append(out, abs)
+	}
+	if len(out) == 0 {
+		return "", fmt.Errorf("-preload %q: no library", list)
+	}
+	return strings.Join(out, ":"), nil
+}
+
+func checkPreloadOne(lib string) (string, error) {
 	abs, err := filepath.Abs(lib)
 	if err != nil {
 		return "", fmt.Errorf("-preload %s: %v", lib, err)
