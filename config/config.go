@@ -182,7 +182,7 @@ var Vars = []Var{
 	{Name: StreamBytes, Kind: KindBytes, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto", "off"}, Min: 1, Max: math.MaxInt64, Agreed: AtNew,
 		Doc: "Copy-out writes the receive buffer with non-temporal (streaming) stores once a call's bytes times the node's ranks reach this many bytes: results that cannot stay in the last-level cache are not first read in from memory. `auto`: the last-level cache size (32M when unknown); `off`: never."},
 	{Name: Timeout, Kind: KindDuration, Default: "60s", Scope: PerRank, Users: "engine",
-				Doc: "How long a rank waits for a peer on a shared-memory flag before the call fails with an error (a dead peer never hangs the job). Negative: wait forever; 0: the default, 60s. A bare number is seconds; values beyond about 11 days, non-finite values and non-zero values that round to 0 ns are errors."},
+		Doc: "How long a rank waits for a peer on a shared-memory flag before the call fails with an error (a dead peer never hangs the job). Negative: wait forever; 0: the default, 60s. A bare number is seconds; values beyond about 11 days, non-finite values and non-zero values that round to 0 ns are errors."},
 	{Name: TreeBytes, Kind: KindBytes, Default: "4K", Scope: AllRanks, Users: "engine", Agreed: AtNew,
 		Doc: "Messages up to this many bytes (at most one shared-memory slot) take the small-message reduction tree when neither the caller nor the tuner chose a plan: each rank folds its tree children's partials into its own and hands it to its parent, the root runs the inter-node step and releases the node. Up to 56 bytes the data travels inside the flags' cache lines."},
 	{Name: TreeRadix, Kind: KindInt, Default: "8", Scope: AllRanks, Users: "engine", Agreed: AtNew,
