@@ -102,22 +102,9 @@ type world struct {
 }
 
 func describe(t *testing.T, c *Comm, w *mpi.Comm) world {
-	mine := []int64{int64(c.NodeIndex()), int64(c.NodeRank())}
-	all := make([]int64, 2*w.Size())
-	if err := mpi.Allgather(w, mine, all); err != nil {
-		t.Fatal(err)
-	}
-	d := world{size: w.Size(), rank: w.Rank(), nodes: c.Nodes(), c: c}
-	d.byNode = make([][]int, c.Nodes())
-	for r := 0; r < w.Size(); r++ {
-		n, l := int(all[2*r]), int(all[2*r+1])
-		for len(d.byNode[n]) <= l {
-			d.byNode[n] = append(d.byNode[n], -1)
-		}
-		d.byNode[n][l] = r
-	}
-	var err error
-	if d.places, err = gatherPlaces(c, w, d.byNode); err != nil {
+	t.Helper()
+	d, err := describeComm(c, w)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return d

@@ -135,7 +135,7 @@ func (o Override) Spec() string {
 		add("r", strconv.Itoa(o.Radix))
 	}
 	if o.SegmentBytes != 0 {
-		add("seg", formatBytes(o.SegmentBytes))
+		add("seg", config.FormatBytes(int64(o.SegmentBytes)))
 	}
 	return b.String()
 }
@@ -167,18 +167,4 @@ func variantName(v Variant) string {
 		return "auto"
 	}
 	return v.String()
-}
-
-// formatBytes writes n with the largest binary suffix that divides it, so
-// that config.ParseBytes reads the same value back.
-func formatBytes(n int) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return strconv.Itoa(n>>30) + "G"
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return strconv.Itoa(n>>20) + "M"
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return strconv.Itoa(n>>10) + "K"
-	}
-	return strconv.Itoa(n)
 }
