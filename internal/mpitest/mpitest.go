@@ -382,13 +382,18 @@ func Exec(o Options) (*Report, error) {
 	} else if rankTimeout < 0 {
 		rankTimeout = 0 // go test: no timeout
 	}
+	// The launcher of the MPI this test binary links (build tag mpich:
+	// MPICH's Hydra), each output line tagged with its rank.
+	flavor := launch.BuildFlavor
 	args := append(append([]string(nil), launcher[1:]...),
-		"-ppn", launch.FormatPPN(o.Layout.PPN), "-nodes", strconv.Itoa(o.Layout.Nodes()),
-		"--", "--tag-output", "-x", EnvMPITest)
+		"-mpi", string(flavor),
+		"-ppn", launch.FormatPPN(o.Layout.PPN), "-nodes", strconv.Itoa(o.Layout.Nodes()), "--")
+	args = append(args, launch.TagOutputArgs(flavor)...)
+	args = append(args, launch.ExportArgs(flavor, EnvMPITest)...)
 	env := append(os.Environ(), EnvMPITest+"="+key)
 	for _, kv := range o.Env {
 		name, _, _ := strings.Cut(kv, "=")
-		args = append(args, "-x", name)
+		args = append(args, launch.ExportArgs(flavor, name)...)
 		env = append(env, kv)
 	}
 	args = append(args, "--", bin,
@@ -492,8 +497,10 @@ type RankReport struct {
 	Lines  []string
 }
 
-// mpirun --tag-output: "[jobid,rank]<stdout>:text".
-var tagRe = regexp.MustCompile(`^\[\d+,(\d+)\]<(stdout|stderr|stddiag)>:(.*)$`)
+// Open MPI's mpirun --tag-output: "[jobid,rank]<stdout>:text"; Hydra's
+// mpiexec -prepend-rank: "[rank] text" (Hydra's own messages start with
+// "[mpiexec@host]" or "[proxy:...]", never a bare number).
+var tagRe = regexp.MustCompile(`^(?:\[\d+,(\d+)\]<(?:stdout|stderr|stddiag)>:|\[(\d+)\] )(.*)$`)
 
 // parse splits the launcher's output by rank.
 func (r *Report) parse(out []byte) {
@@ -510,7 +517,7 @@ func (r *Report) parse(out []byte) {
 			r.Launcher = append(r.Launcher, line)
 			continue
 		}
-		rank, _ := strconv.Atoi(m[1])
+		rank, _ := strconv.Atoi(m[1] + m[2]) // one of the two is empty
 		if rank < 0 || rank >= len(r.Ranks) {
 			r.Launcher = append(r.Launcher, line)
 			continue
