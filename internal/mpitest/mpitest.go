@@ -24,8 +24,9 @@
 // A rank whose body fails (t.Error, t.Fatal or a panic) prints a result
 // line and calls MPI_Abort, so mpirun stops every rank at once instead of
 // letting the others hang in a collective. The parent fails the test with
-// the output of each failing rank (mpirun's --tag-output identifies the
-// rank of every line) and mpirun's own messages. A job that runs longer than
+// the output of each failing rank (Open MPI's mpirun --tag-output or
+// Hydra's -prepend-rank identifies the rank of every line) and the
+// launcher's own messages. A job that runs longer than
 // the timeout (DefaultTimeout, or DPML_MPITEST_TIMEOUT, capped by go test's
 // -timeout) is stopped (SIGTERM, then SIGKILL of the launcher's process
 // group) and the test fails. t.Skip in body must be collective: all ranks
@@ -35,7 +36,9 @@
 //
 // The launcher is the test binary itself: this package's init hands the
 // process to internal/launch when the binary is started with launch's
-// hidden arguments, so no separate dpmlrun binary has to be built. When
+// hidden arguments, so no separate dpmlrun binary has to be built. It
+// launches with the MPI the test binary links: Open MPI's mpirun, or with
+// the build tag mpich (go test -tags mpich) MPICH's Hydra mpiexec. When
 // DPMLRUN names a dpmlrun binary, that one is used instead. The ranks of a
 // fake node share its cores (yield-when-idle when they outnumber them), so
 // 4 or 5 ranks on a 2-core machine work.
