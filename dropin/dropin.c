@@ -254,9 +254,8 @@ static comm_state *get_state(MPI_Comm comm) {
 // delete_state runs inside MPI_Comm_free (and MPI_Finalize for
 // MPI_COMM_SELF). Freeing the engine's own communicators from here is
 // allowed: Open MPI 4.1 calls delete callbacks without holding its attribute
-// lock, and MPICH 4.0's global lock is taken recursively by a nested call
-// (both tested with MPI_THREAD_MULTIPLE too: TestThreads, with and without
-// -tags mpich).
+// lock, and MPICH 4.0 allows the nested MPI_Comm_free as well (both tested
+// with MPI_THREAD_MULTIPLE too: TestThreads, with and without -tags mpich).
 static int delete_state(MPI_Comm comm, int kv, void *val, void *extra) {
 	comm_state *s = val;
 	(void)comm, (void)kv, (void)extra;
