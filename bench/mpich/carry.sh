@@ -2,7 +2,7 @@
 # Assembles the carry folder for bench/mpich/device.sh: the MPICH builds of
 # the C benchmark client and libdpml.so, the Open MPI builds of the same
 # two (a same-machine reference), and the MPICH runtime of this Debian 12
-# machine packed as runtime.tar.xz, because the device (Ubuntu 24.04, Open
+# machine packed as runtime.tar.gz, because the device (Ubuntu 24.04, Open
 # MPI only, no registry) has no MPICH: mpiexec.hydra and hydra_pmi_proxy,
 # libmpich.so.12 and every library the carried programs need that is not
 # part of the C library itself (UCX, hwloc, libslurm for Hydra, ...), with
@@ -60,13 +60,13 @@ done
   dpkg-query -W -f '${Package} ${Version}\n' mpich libmpich12 libucx0 libhwloc15 2>/dev/null || true
   (cd "$stage/rt" && find . -type f | sort | xargs sha256sum)
 } >"$stage/rt/MANIFEST.txt"
-XZ_OPT=-6 tar -C "$stage" -cJf "$DIR/runtime.tar.xz" rt
+tar -C "$stage" -cf - rt | gzip -9 >"$DIR/runtime.tar.gz"  # gzip: on every machine (libmpich.so.12: 40 MiB, 13 MiB packed)
 cp "$stage/rt/MANIFEST.txt" "$DIR/MANIFEST.txt"
 
 size=$(du -sk "$DIR" | cut -f1)
 echo "carry.sh: $DIR holds $((size / 1024)) MiB:"
 (cd "$DIR" && ls -la . openmpi) | sed 's/^/  /'
-echo "carry.sh: runtime libraries:"; tar -tJf "$DIR/runtime.tar.xz" | sed 's/^/  /'
+echo "carry.sh: runtime libraries:"; tar -tzf "$DIR/runtime.tar.gz" | sed 's/^/  /'
 if [ "$size" -gt $((MAX_MIB * 1024)) ]; then
   echo "carry.sh: $DIR is over $MAX_MIB MiB" >&2; exit 1
 fi

@@ -6,24 +6,34 @@
 # 4 B to 64 MiB; then, for a same-machine reference, the Open MPI builds the
 # same way (bench/device.sh's client1x32 step, with the same variants).
 # MPICH comes from the carry folder bench/mpich/carry.sh assembles
-# (runtime.tar.xz: Hydra, libmpich.so.12 and what the device may lack).
+# (runtime.tar.gz: Hydra, libmpich.so.12 and what the device may lack).
 #
 # Usage (repository root): bench/mpich/device.sh [CARRY [OUT]]
+# (on nvidia-h200-x2, whose 32 cores the other device runs used)
 #   CARRY  carried folder (default .devbin/mpich)
 #   OUT    where the tarball goes (default $OUT): mpich-1x32.tar.gz
-# Settings (environment): RANKS (32), SIZES (4:64M:x4), VARIANTS
-# (native,auto), CLIENT_TIME (60ms), CLIENT_MAXITERS (20000), OMPI_REF (1:
-# also the Open MPI run), DEADLINE (230 s for the whole script: a step's
-# timeout is cut to what is left), MPICH_RT_LIBS (auto: carried libraries
-# only where the device lacks that soname, libmpich.so.12 always; all:
-# every carried library).
+# Settings (environment): RANKS (32, or the core count if lower), SIZES
+# (4:64M:x4), VARIANTS (native,auto), CLIENT_TIME (60ms), CLIENT_MAXITERS
+# (20000), OMPI_REF (1: also the Open MPI run), DEADLINE (230 s for the
+# whole script: a step's timeout is cut to what is left), MPICH_RT_LIBS
+# (auto: carried libraries only where the device lacks that soname,
+# libmpich.so.12 always; all: every carried library).
 # LDCONFIG names the ldconfig whose -p list says what the machine has (a
 # filtering script pretends libraries are missing, to test the choice).
 # Locally, with a small rank count:  RANKS=2 SIZES=4,64K OUT=/tmp/o bench/mpich/device.sh
 set -u
 CARRY=$(cd "${1:-.devbin/mpich}" && pwd) || { echo "device.sh: no carry folder ${1:-.devbin/mpich} (bench/mpich/carry.sh)" >&2; exit 2; }
 OUT=${2:-${OUT:?set OUT or pass it as the second argument}}
-RANKS=${RANKS:-32}
+# 32 ranks, one per core; fewer on a machine with fewer cores (both
+# launchers bind a rank per core), named in the results.
+if [ -z "${RANKS:-}" ]; then
+  RANKS=32
+  cores=$(nproc)
+  if [ "$cores" -lt 32 ]; then
+    echo "== this machine has $cores cores: running 1x$cores instead of 1x32"
+    RANKS=$cores
+  fi
+fi
 SIZES=${SIZES:-4:64M:x4}
 VARIANTS=${VARIANTS:-native,auto}
 CLIENT_TIME=${CLIENT_TIME:-60ms}
@@ -61,7 +71,7 @@ run() { # run NAME TIMEOUT command...: output in NAME.txt, like bench/device.sh
 # The runtime: Hydra from the carry (mpiexec.hydra finds hydra_pmi_proxy in
 # its own directory), libraries through LD_LIBRARY_PATH, which Hydra passes
 # on to the ranks.
-tar -C "$work" -xJf "$CARRY/runtime.tar.xz" || exit 1
+tar -C "$work" -xzf "$CARRY/runtime.tar.gz" || exit 1
 rt=$work/rt
 use=$work/lib
 LDCONFIG=${LDCONFIG:-$(command -v ldconfig || echo /sbin/ldconfig)}
@@ -113,8 +123,8 @@ cargs="-pattern b2b -sizes $SIZES -time $CLIENT_TIME -min-iters 5 -max-iters $CL
 # MPICH: 1 x RANKS, each rank bound to a core (Hydra's -bind-to core, as
 # --bind-to core --map-by core for Open MPI).
 # shellcheck disable=SC2086
-run client-1x32-b2b-mpich 150 $HYDRA -n "$RANKS" -bind-to core -genv LD_PRELOAD "$CARRY/libdpml.so" \
-  "$CARRY/dpmlbench-c" $cargs -out "$res/client-1x32-b2b-mpich"
+run "client-1x$RANKS-b2b-mpich" 150 $HYDRA -n "$RANKS" -bind-to core -genv LD_PRELOAD "$CARRY/libdpml.so" \
+  "$CARRY/dpmlbench-c" $cargs -out "$res/client-1x$RANKS-b2b-mpich"
 
 if [ "$OMPI_REF" = 1 ] && [ -f "$CARRY/openmpi/dpmlbench-c" ] && command -v mpirun >/dev/null; then
   # Open MPI on the same machine, as bench/device.sh's client1x32 step
@@ -124,8 +134,8 @@ if [ "$OMPI_REF" = 1 ] && [ -f "$CARRY/openmpi/dpmlbench-c" ] && command -v mpir
   unset UCX_MODULE_DIR
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   # shellcheck disable=SC2086
-  run client-1x32-b2b-openmpi 120 mpirun --allow-run-as-root -np "$RANKS" --bind-to core --map-by core \
+  run "client-1x$RANKS-b2b-openmpi" 120 mpirun --allow-run-as-root -np "$RANKS" --bind-to core --map-by core \
     --mca btl self,vader --mca btl_vader_single_copy_mechanism cma -x LD_PRELOAD="$CARRY/openmpi/libdpml.so" \
-    "$CARRY/openmpi/dpmlbench-c" $cargs -out "$res/client-1x32-b2b-openmpi"
+    "$CARRY/openmpi/dpmlbench-c" $cargs -out "$res/client-1x$RANKS-b2b-openmpi"
 fi
 echo "== done after $(($(date +%s) - T0))s"
