@@ -523,6 +523,9 @@ func (d *Comm) Close() error {
 	if d == nil || d.closed {
 		return nil
 	}
+	if d.verbose > 0 && d.rank == 0 && d.tuner != nil {
+		d.printTuner(os.Stderr)
+	}
 	return errors.Join(d.saveTuning(), d.release())
 }
 

@@ -80,6 +80,12 @@ func (d *Comm) setupTuner() error {
 	_, defSeg := d.defaultPlan(0)
 	cfg.SegmentBytes = min(d.segBudget, defSeg)
 	cfg.CMA = d.cma // arms with cross-memory attach where the kernel permits it
+	// The reduction tree's arms up to 16 KiB, unless DPML_TREE_BYTES=0
+	// turned the tree off.
+	cfg.TreeBytes = -1
+	if d.treeBytes > 0 {
+		cfg.TreeBytes = max(d.treeBytes, 16<<10)
+	}
 	d.tuningFile, _ = config.Get(config.TuningFile)
 	tb := costmodel.DefaultTable()
 	var lerr error
@@ -224,9 +230,7 @@ func fileKind(m fs.FileMode) string {
 func (c *Comm) tuned(o Override, count, es int) bool {
 	// Forcing any part of the plan (the intra-node path included: it is
 	// one of the tuner's arms) takes the call out of the tuner's hands.
-	// Messages small enough for the reduction tree take it: the tuner's
-	// arms do not include it yet, and its partitioned plans lose there.
-	return c.tuner != nil && count > 0 && c.nodes != c.size && count*es > c.treeBytes &&
+	return c.tuner != nil && count > 0 && c.nodes != c.size &&
 		o == (Override{}) && c.fixed == (Override{}) && c.env == (Override{})
 }
 
@@ -236,8 +240,12 @@ func (c *Comm) tunerKey(kind mpi.Kind, op mpi.Op, count int) costmodel.Key {
 		costmodel.Layout{Nodes: c.nodes, PPN: c.minPPN})
 }
 
-// observe feeds one call's duration to the tuner; every batch it exchanges
-// the batch's max over ranks (collective, at the same call on every rank).
+// observe feeds one call's duration (from this rank's entry to its exit;
+// 0 when the tuner did not ask for it, see Tuner.Timed) to the tuner;
+// every batch it exchanges the batch's largest and smallest time over the
+// ranks (one max-allreduce, collective, at the same call on every rank):
+// the smallest is the rank that arrived last, whose time is the plan's
+// own, the difference the arrival skew.
 func (c *Comm) observe(key costmodel.Key, arm costmodel.Arm, d time.Duration) error {
 	if !c.tuner.Record(key, arm, d.Seconds()) {
 		return nil
@@ -399,4 +407,17 @@ func resolveLinks(path string) (string, error) {
 		p = l
 	}
 	return "", fmt.Errorf("%w: %s: too many levels of symbolic links", ErrConfig, path)
+}
+
+// printTuner writes what the tuner learned per key (DPML_VERBOSE, rank 0,
+// at Close): the plan, its state, calls, how often the settled plan
+// changed (switches) and how many calls ran another plan than the call
+// before (changes, probes included), and the running mean of a call's
+// cost (from the last arrival) and of the arrival skew.
+func (c *Comm) printTuner(w io.Writer) {
+	fmt.Fprintf(w, "dpml: tuner, %d key(s): key | plan | state | calls | switches | changes | cost us | skew us\n", len(c.tuner.Infos()))
+	for _, in := range c.tuner.Infos() {
+		fmt.Fprintf(w, "dpml:   %v | %v | %v | %d | %d | %d | %.2f | %.2f\n", in.Key, in.Arm, in.State, in.Calls,
+			in.Switches, in.Changes, in.Cost*1e6, in.Skew*1e6)
+	}
 }
