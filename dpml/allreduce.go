@@ -78,6 +78,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		arm = c.tuner.Choose(key)
 		o = Override(arm) // an arm is a whole shape: variant, l, k and transport
 	}
+	c.lastKey, c.lastTuned = key, tuned
 	p, err := c.plan(len(send), kind.Size(), o)
 	if err != nil {
 		return err
@@ -185,7 +186,10 @@ func (c *Comm) checkCall(kind mpi.Kind, op mpi.Op, count int, inPlace bool, o Ov
 	for i, x := range v {
 		buf[i], buf[len(v)+i] = x, ^x
 	}
-	if err := mpi.AllreduceInPlace(c.world, buf, mpi.OpMax); err != nil {
+	c.watch.enter(stepCheck)
+	err := mpi.AllreduceInPlace(c.world, buf, mpi.OpMax)
+	c.watch.leave()
+	if err != nil {
 		return errors.Join(fmt.Errorf("%w: %w", ErrCheck, err), local)
 	}
 	var diff []int

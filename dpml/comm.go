@@ -67,9 +67,15 @@ type Comm struct {
 	reported     map[int]string // DPML_VERBOSE: last plan printed per size class
 	tuner        *costmodel.Tuner
 	tuningFile   string
-	last         Plan     // the plan of the last call
-	check        bool     // DPML_CHECK: compare every call's arguments across ranks
-	warnings     []string // what New clamped (printed on rank 0)
+	last         Plan          // the plan of the last call
+	check        bool          // DPML_CHECK: compare every call's arguments across ranks
+	warnings     []string      // what New clamped (printed on rank 0)
+	lastKey      costmodel.Key // the tuning key of the last call, when lastTuned
+	lastTuned    bool
+	// watch marks the blocking MPI step in progress for the watchdog
+	// (watchdog.go), which aborts the job when one outlasts watchTimeout.
+	watch        watch
+	watchTimeout time.Duration
 }
 
 // flagPost remembers which out-flag to raise when a segment's pending
@@ -159,6 +165,7 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 		d.release()
 		return nil, err
 	}
+	d.startWatch()
 	if d.verbose > 0 && d.rank == 0 {
 		fmt.Fprintf(os.Stderr, "dpml: %d ranks on %d node(s), ppn %d..%d, leader order %v, cross-memory attach %v\n%s",
 			d.size, d.nodes, d.minPPN, d.ppn, d.leaderOrder, d.cma, config.Effective())
@@ -532,12 +539,23 @@ func (d *Comm) Close() error {
 // LastPlan is the plan the last call on this communicator ran.
 func (d *Comm) LastPlan() Plan { return d.last }
 
+// LastTunerInfo is the tuner's state of the last call's key (its plan,
+// state, switch and change counters, cost and skew); false when the tuner
+// did not decide that call.
+func (d *Comm) LastTunerInfo() (costmodel.Info, bool) {
+	if d == nil || !d.lastTuned || d.tuner == nil {
+		return costmodel.Info{}, false
+	}
+	return d.tuner.Info(d.lastKey)
+}
+
 // Tuner exposes the communicator's tuner (nil with DPML_TUNER=static), for
 // tools that report or save what it learned.
 func (d *Comm) Tuner() *costmodel.Tuner { return d.tuner }
 
 func (d *Comm) release() error {
 	d.closed = true
+	d.stopWatch()
 	var errs []error
 	for i := range d.pending {
 		for _, r := range d.pending[i] {

@@ -251,7 +251,10 @@ func (c *Comm) observe(key costmodel.Key, arm costmodel.Arm, d time.Duration) er
 		return nil
 	}
 	buf := c.tuner.Pending()
-	if err := mpi.AllreduceInPlace(c.world, buf, mpi.OpMax); err != nil {
+	c.watch.enter(stepTuner)
+	err := mpi.AllreduceInPlace(c.world, buf, mpi.OpMax)
+	c.watch.leave()
+	if err != nil {
 		return fmt.Errorf("dpml: tuner exchange: %w", err)
 	}
 	return c.tuner.Commit(buf)
