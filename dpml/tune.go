@@ -63,7 +63,7 @@ func elemClassOf(k mpi.Kind) costmodel.ElemClass {
 // broadcasts it, so all ranks start from the same state). It takes the same
 // collectives on every rank whatever fails, given the settings New agreed
 // on (DPML_TUNER, DPML_TUNING_FILE), so New can agree on its outcome.
-func (d *Comm) setupTuner() error {
+func (c *Comm) setupTuner() error {
 	mode, err := config.Enum(config.Tuner)
 	if err != nil {
 		return err // agreed at New: the same on every rank
@@ -77,47 +77,47 @@ func (d *Comm) setupTuner() error {
 	default:
 		cfg.Mode = costmodel.ModeLearn
 	}
-	_, defSeg := d.defaultPlan(0)
-	cfg.SegmentBytes = min(d.segBudget, defSeg)
-	cfg.CMA = d.cma // arms with cross-memory attach where the kernel permits it
+	_, defSeg := c.defaultPlan(0)
+	cfg.SegmentBytes = min(c.segBudget, defSeg)
+	cfg.CMA = c.cma // arms with cross-memory attach where the kernel permits it
 	// The reduction tree's arms up to 16 KiB, unless DPML_TREE_BYTES=0
 	// turned the tree off.
 	cfg.TreeBytes = -1
-	if d.treeBytes > 0 {
-		cfg.TreeBytes = max(d.treeBytes, 16<<10)
+	if c.treeBytes > 0 {
+		cfg.TreeBytes = max(c.treeBytes, 16<<10)
 	}
-	d.tuningFile, _ = config.Get(config.TuningFile)
+	c.tuningFile, _ = config.Get(config.TuningFile)
 	tb := costmodel.DefaultTable()
 	var lerr error
-	if d.tuningFile != "" {
+	if c.tuningFile != "" {
 		var data []byte
-		if data, lerr = d.loadTuningFile(); lerr == nil && data != nil {
+		if data, lerr = c.loadTuningFile(); lerr == nil && data != nil {
 			tb, lerr = parseTuningTable(data)
 			if lerr != nil {
-				lerr = fmt.Errorf("%s: %w", d.tuningFile, lerr)
+				lerr = fmt.Errorf("%s: %w", c.tuningFile, lerr)
 			}
 		}
 	}
 	if lerr == nil {
-		if d.tuner, lerr = costmodel.NewTunerFromTable(cfg, tb); lerr != nil {
+		if c.tuner, lerr = costmodel.NewTunerFromTable(cfg, tb); lerr != nil {
 			lerr = fmt.Errorf("%w: tuner: %w", ErrSetup, lerr)
 		}
 	}
 	// Every rank, failed or not, takes the fingerprint exchange.
 	var fp uint64
-	if d.tuner != nil {
-		fp = d.tuner.Fingerprint()
+	if c.tuner != nil {
+		fp = c.tuner.Fingerprint()
 	}
 	buf := []uint64{fp, ^fp}
-	if err := mpi.AllreduceInPlace(d.world, buf, mpi.OpMax); err != nil {
+	if err := mpi.AllreduceInPlace(c.world, buf, mpi.OpMax); err != nil {
 		return errors.Join(lerr, fmt.Errorf("%w: tuner fingerprint: %w", ErrSetup, err))
 	}
 	if lerr != nil {
-		d.tuner = nil
+		c.tuner = nil
 		return lerr
 	}
 	if buf[0] != ^buf[1] {
-		d.tuner = nil
+		c.tuner = nil
 		return fmt.Errorf("%w: the tuner's starting state differs between ranks (its segment size follows each node's last-level cache: set %s to the same value everywhere)", ErrMismatch, config.SegmentBytes)
 	}
 	return nil
@@ -129,12 +129,12 @@ const maxTableBytes = 64 << 20
 // loadTuningFile reads d.tuningFile on rank 0 and broadcasts it (collective
 // over d.world). It returns nil data when the file does not exist yet (the
 // tuner starts from the default table and Close saves it there).
-func (d *Comm) loadTuningFile() ([]byte, error) {
+func (c *Comm) loadTuningFile() ([]byte, error) {
 	var data []byte
 	var rerr error
 	n := []int64{0} // -1: unusable; 0: no file yet
-	if d.rank == 0 {
-		data, rerr = readTuningFile(d.tuningFile)
+	if c.rank == 0 {
+		data, rerr = readTuningFile(c.tuningFile)
 		switch {
 		case rerr != nil:
 			n[0] = -1
@@ -142,21 +142,21 @@ func (d *Comm) loadTuningFile() ([]byte, error) {
 			n[0] = int64(len(data))
 		}
 	}
-	if err := mpi.Bcast(d.world, n, 0); err != nil {
+	if err := mpi.Bcast(c.world, n, 0); err != nil {
 		return nil, fmt.Errorf("%w: broadcast tuning table: %w", ErrSetup, err)
 	}
 	switch {
 	case n[0] < 0 && rerr != nil:
 		return nil, rerr
 	case n[0] < 0:
-		return nil, fmt.Errorf("%w: rank 0 could not read the tuning table %s", ErrConfig, d.tuningFile)
+		return nil, fmt.Errorf("%w: rank 0 could not read the tuning table %s", ErrConfig, c.tuningFile)
 	case n[0] == 0:
 		return nil, nil
 	}
-	if d.rank != 0 {
+	if c.rank != 0 {
 		data = make([]byte, n[0])
 	}
-	if err := mpi.Bcast(d.world, data, 0); err != nil {
+	if err := mpi.Bcast(c.world, data, 0); err != nil {
 		return nil, fmt.Errorf("%w: broadcast tuning table: %w", ErrSetup, err)
 	}
 	return data, nil

@@ -82,6 +82,11 @@ type PlanInfo struct {
 	Tuner    string `json:"tuner,omitempty"`
 	Switches int64  `json:"switches,omitempty"`
 	Changes  int64  `json:"changes,omitempty"`
+	// CostUS and SkewUS are the tuner's running means of a call's cost
+	// (from the last arrival) and of the arrival skew (the largest minus
+	// the smallest rank's time) for the key. Go driver only.
+	CostUS float64 `json:"tuner_cost_us,omitempty"`
+	SkewUS float64 `json:"tuner_skew_us,omitempty"`
 	// Passed is why libdpml.so handed the call to the MPI library without
 	// entering the engine (DPMLX_Last_plan's reason, e.g. "small"); then
 	// Variant is "native". C client only.
