@@ -638,6 +638,7 @@ func (e *entry) freeze(est float64, c *Config) {
 	switch {
 	case e.firstSettled < 0:
 		e.firstSettled = e.settledAt
+		e.last = int16(e.cur) // Changes count from the first settled call
 	case e.cur != e.settled:
 		e.switches++
 		e.deaf = 0
