@@ -47,7 +47,9 @@ type Pick struct {
 // BuildTable turns a sweep into a tuning table for the plugin: for each
 // size bucket of the sweep, the fixed answer (C@COMM rows) that beat
 // NCCL's own choice on the same communicators (nccl@COMM) by more than
-// Improve, else "native". Rows whose result check failed never count. The
+// Improve, else "native"; but where NCCL's own choice on those
+// communicators was slower than NCCL's default (nccl@dflt), the fastest
+// fixed answer that beats it, margin or not. Rows whose result check failed never count. The
 // entries name the collective (the sweep's, allreduce), the layout of the
 // sweep, and every measured arm (Entry.Measured); the table has no model,
 // so the plugin answers NCCL's default outside the sweep's collective and
@@ -181,6 +183,13 @@ func BuildTable(sw *Sweep, opt BuildOptions) (*costmodel.Table, []Pick, error) {
 			p.Native = native.sum / float64(native.n)
 			if best == nil || !(best.sum < native.sum*(1-improve)) {
 				chosen = native
+			}
+			// The margin keeps NCCL's own choice against noise, but only
+			// where that choice is not itself behind NCCL's default on
+			// default communicators (more channels set up can make NCCL
+			// pick worse): there the fastest fixed answer is taken.
+			if chosen == native && best != nil && best.sum < native.sum && p.Default > 0 && p.Native > p.Default {
+				chosen = best
 			}
 		}
 		p.Choice, p.Time = chosen.d, chosen.sum/float64(chosen.n)

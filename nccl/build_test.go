@@ -100,6 +100,11 @@ func TestBuildTable(t *testing.T) {
 		"1048576 nccl@dflt 100", "1048576 nccl@min32 110", "1048576 8@min32 99", "1048576 16/ring/simple@min32 50 fail", "1048576 4@min32 120",
 		// 2 MiB, same bucket as nothing else; ring/simple with 16 channels wins.
 		"2097152 nccl@dflt 200", "2097152 nccl@min32 210", "2097152 16/ring/simple@min32 150", "2097152 8@min32 180",
+		// 4 MiB: 16 channels only 2% faster than NCCL's own on min32, but
+		// that is slower than NCCL's default: take the 16.
+		"4194304 nccl@dflt 400", "4194304 nccl@min32 410", "4194304 16@min32 402", "4194304 32@min32 410",
+		// 8 MiB: the same margin, NCCL's own on min32 as fast as the default: native.
+		"8388608 nccl@dflt 800", "8388608 nccl@min32 800", "8388608 16@min32 790",
 		// 16 MiB: only fixed answers measured: the best one.
 		"16777216 8@min32 900", "16777216 32@min32 800",
 		// comm-forced rows (NCCL_MIN/MAX_NCHANNELS) do not make the table.
@@ -109,7 +114,7 @@ func TestBuildTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[int]Decision{12: Native, 16: Native, 20: {8, -1, -1}, 21: {16, AlgoRing, ProtoSimple}, 24: {32, -1, -1}}
+	want := map[int]Decision{12: Native, 16: Native, 20: {8, -1, -1}, 21: {16, AlgoRing, ProtoSimple}, 22: {16, -1, -1}, 23: Native, 24: {32, -1, -1}}
 	if len(picks) != len(want) || len(tb.Entries) != len(want) {
 		t.Fatalf("%d picks, %d entries; want %d: %+v", len(picks), len(tb.Entries), len(want), picks)
 	}
