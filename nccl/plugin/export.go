@@ -15,6 +15,10 @@ import (
 	"github.com/dpmlgo/dpml/nccl"
 )
 
+// gitCommit is set by make build (-ldflags -X main.gitCommit=...): the
+// init log line names the build, which a device run's log records.
+var gitCommit string
+
 // dpmlNcclFill computes a communicator's answers into ctx: one choice per
 // collective and size bucket (package nccl's Policy), and the init log
 // line. It returns 0, or 1 when the answers fell back to NCCL's default
@@ -47,7 +51,11 @@ func dpmlNcclFill(ctx *C.dpml_nccl_ctx, nRanks, nNodes C.size_t, policy, table *
 			ctx.choice[c][b] = C.dpml_nccl_choice{algo: C.int8_t(d.Algo), proto: C.int8_t(d.Proto), channels: C.uint8_t(d.Channels)}
 		}
 	}
-	msg := fmt.Sprintf("%d ranks on %d nodes: %s", lay.Ranks, lay.Nodes, p.Source)
+	build := "dev"
+	if len(gitCommit) >= 7 {
+		build = gitCommit[:7]
+	}
+	msg := fmt.Sprintf("build %s, %d ranks on %d nodes: %s", build, lay.Ranks, lay.Nodes, p.Source)
 	if err != nil {
 		msg += ": " + err.Error() + "; NCCL's default for every call"
 		rc = 1
