@@ -26,6 +26,8 @@
 #   NVCC=none|path  CUDA_INC  NCCL_INC  CUDA_LIB  NCCL_LIB  SWEEP_EXTRA_SRCS  SWEEP_LIBS
 #   SWEEP_MIN (4K)  SWEEP_MAX (1G)  SWEEP_STEP (x2)  SWEEP_REPS (20)  SWEEP_CHANNELS ("1 2 4 8 16 24 32")
 #   PLUGIN_COMM (min32)  PASS0_S (70)  PASS1_S (100)  PASS2_S (50)
+#   SWEEP_EXTRA_VARIANTS: more pass-1 variants, e.g. 16/ring/ll128@min32,8/tree/ll@min32
+#     (fixed algorithm/protocol answers; the table takes them where they win)
 set -u
 
 BIN=$(cd "${1:-bin}" 2>/dev/null && pwd) || { echo "device.sh: bin directory ${1:-bin} not found" >&2; BIN=""; }
@@ -152,7 +154,7 @@ run_pass pass0 "$PASS0_S" "pass 0: NCCL alone, channels forced per communicator"
 if [ "$have_plugin" = 1 ]; then
 	v1="nccl@dflt,nccl@$PLUGIN_COMM"
 	for c in $SWEEP_CHANNELS; do v1="$v1,$c@$PLUGIN_COMM"; done
-	v1="$v1,model@$PLUGIN_COMM,model@dflt"
+	v1="$v1,model@$PLUGIN_COMM,model@dflt${SWEEP_EXTRA_VARIANTS:+,$SWEEP_EXTRA_VARIANTS}"
 	run_pass pass1 "$PASS1_S" "pass 1: plugin loaded, fixed per-call channels, model" "$v1" \
 		NCCL_TUNER_PLUGIN="$PLUGIN" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,ENV
 
