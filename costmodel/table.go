@@ -49,6 +49,15 @@ type Entry struct {
 	Prior     float64 `json:"prior_s,omitempty"` // model's seconds
 	Samples   uint64  `json:"samples"`
 	State     string  `json:"state"` // "frozen" or "exploring" (loaded frozen), or "start" (explore from this arm)
+	// Coll, Algo and Proto belong to tables of the NCCL tuner plugin
+	// (package nccl): the collective ("allreduce", ...), and optionally
+	// NCCL's algorithm and protocol ("ring", "simple"); there Leaders is
+	// the channel count and Variant "native" NCCL's own choice. A DPML
+	// table leaves them empty, and Tuner.LoadTable skips entries that set
+	// Coll: they describe another library's calls.
+	Coll  string `json:"coll,omitempty"`
+	Algo  string `json:"algo,omitempty"`
+	Proto string `json:"proto,omitempty"`
 	// Measured lists the arms measured in the last episode (informative;
 	// Load ignores it).
 	Measured []MeasuredArm `json:"measured,omitempty"`
@@ -64,6 +73,8 @@ type MeasuredArm struct {
 	Radix    int     `json:"radix,omitempty"`
 	Estimate float64 `json:"estimate_s"`
 	Samples  int     `json:"samples"`
+	Algo     string  `json:"algo,omitempty"`  // NCCL tables only (see Entry.Coll)
+	Proto    string  `json:"proto,omitempty"` // NCCL tables only
 }
 
 // Table is the persisted form of a tuner: versioned, with provenance, the
@@ -259,7 +270,8 @@ func (t *Tuner) Load(r io.Reader) (loaded int, err error) {
 }
 
 // LoadTable makes every entry of tb whose arm exists under this tuner's
-// configuration the key's frozen choice, with the entry's estimate as the
+// configuration the key's frozen choice (entries that set Coll belong to
+// the NCCL tuner plugin and are skipped), with the entry's estimate as the
 // frozen estimate (the model's prediction when the entry has none): a run
 // with a table starts tuned, and a key re-explores only when its
 // measurements drift from the estimate. It replaces any state the tuner
@@ -276,6 +288,9 @@ func (t *Tuner) LoadTable(tb *Table) (loaded int, err error) {
 	}
 	for i := range tb.Entries {
 		en := &tb.Entries[i]
+		if en.Coll != "" {
+			continue // an NCCL tuner entry (package nccl), not a DPML plan
+		}
 		k, err := en.Key()
 		if err != nil {
 			return loaded, err

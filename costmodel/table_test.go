@@ -41,6 +41,31 @@ func TestTableErrors(t *testing.T) {
 	}
 }
 
+// TestTableSkipsNCCLEntries: entries of the NCCL tuner plugin (Coll set;
+// Leaders is a channel count there) read and write like any entry but
+// never become DPML plans, even where the count would be a feasible l.
+func TestTableSkipsNCCLEntries(t *testing.T) {
+	js := `{"schema": 1, "provenance": {"host": "h", "cores": 0, "layout": "1x2", "mpi": "NCCL 2.28.3", "date": "", "command": ""}, "entries": [
+	 {"elem": "float32", "op": "arith", "log2_bytes": 20, "nodes": 1, "ppn": 2, "variant": "dpml", "leaders": 2, "pipeline": 1,
+	  "estimate_s": 0.001, "samples": 5, "state": "frozen", "coll": "allreduce", "algo": "ring", "proto": "simple",
+	  "measured": [{"variant": "native", "leaders": 1, "pipeline": 1, "estimate_s": 0.002, "samples": 5, "proto": "ll128"}]}]}`
+	tb, err := ReadTable(strings.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if en := tb.Entries[0]; en.Coll != "allreduce" || en.Algo != "ring" || en.Proto != "simple" || en.Measured[0].Proto != "ll128" {
+		t.Fatalf("NCCL fields not read: %+v", en)
+	}
+	var b strings.Builder
+	if err := tb.Write(&b); err != nil || !strings.Contains(b.String(), `"coll": "allreduce"`) {
+		t.Fatalf("Write lost the NCCL fields (%v):\n%s", err, b.String())
+	}
+	tu := newTuners(t, 1, Config{}, DefaultModel())[0]
+	if n, err := tu.LoadTable(tb); err != nil || n != 0 {
+		t.Errorf("LoadTable of an NCCL table = %d, %v; want 0 loaded", n, err)
+	}
+}
+
 func TestDefaultTable(t *testing.T) {
 	tb := DefaultTable()
 	if tb.Schema != SchemaVersion || tb.Model == nil {
