@@ -69,7 +69,7 @@ FUZZ_TARGETS := ./config:FuzzParseBytes ./config:FuzzParseDuration ./config:Fuzz
 	./internal/launch:FuzzParsePPN ./internal/launch:FuzzParseCPUList \
 	./internal/bench:FuzzParseSizes ./dpml:FuzzTuningTable
 
-.PHONY: all deps deps-openmpi deps-mpich build lib test test-mpich lint bench clean soak fuzz
+.PHONY: all deps deps-openmpi deps-mpich build lib nccl-plugin test test-mpich lint bench clean soak fuzz
 
 all: build
 
@@ -144,7 +144,7 @@ deps-mpich:
 # Everything into $(BIN): bin/ for Open MPI, bin/mpich/ for MPI=mpich.
 # bin/mpich/dpmlrun is built with the tag mpich too: it launches with
 # MPICH's Hydra unless the program says otherwise (dpmlrun -mpi).
-build: deps lib
+build: deps lib nccl-plugin
 	$(GO) build $(GOTAGS) ./...
 	@mkdir -p $(BIN)
 	$(GO) build $(GOTAGS) -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
@@ -153,6 +153,14 @@ build: deps lib
 	@# The Go-vs-C call probe and its C twin (bench/diag/gocall.sh, issue 17).
 	$(GO) build $(GOTAGS) -ldflags "$(LDFLAGS)" -o $(BIN)/gocall ./bench/diag/gocall
 	$(MPICC) -O2 -Wall -o $(BIN)/gocall-c bench/diag/gocall/ctwin/gocall.c
+
+# The NCCL tuner plugin (nccl/, issue 20): NCCL_TUNER_PLUGIN=$(CURDIR)/bin/libdpml-nccl-tuner.so.
+# No MPI, no CUDA needed to build it. bin/dpmlnccl (its offline tool) comes
+# with the commands; cmd/ncclsweep is built on the GPU machine (bench/nccl/device.sh).
+nccl-plugin:
+	@mkdir -p bin
+	$(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS)" -o bin/libdpml-nccl-tuner.so ./nccl/plugin
+	@rm -f bin/libdpml-nccl-tuner.h
 
 # The drop-in MPI_Allreduce for C and Fortran programs (dropin/):
 # LD_PRELOAD=$(CURDIR)/$(BIN)/libdpml.so, or dpmlrun -preload, or -ldpml.

@@ -43,11 +43,13 @@ func execute[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op, kern ker
 	}
 	if p.Has(PhaseNative) {
 		var err error
+		c.watch.enter(stepNative)
 		if unsafe.SliceData(send) == unsafe.SliceData(recv) {
 			err = mpi.AllreduceInPlace(c.world, recv, op)
 		} else {
 			err = mpi.Allreduce(c.world, send, recv, op)
 		}
+		c.watch.leave()
 		if c.timing {
 			c.times.Native += time.Since(t0)
 		}
@@ -197,7 +199,10 @@ func (e *run[T]) reduce(s int, g uint64) error {
 			return err
 		}
 		t = e.tick()
-		if err := mpi.AllreduceInPlace(c.leaderComm, resT, e.op); err != nil {
+		c.watch.enter(stepInter)
+		err := mpi.AllreduceInPlace(c.leaderComm, resT, e.op)
+		c.watch.leave()
+		if err != nil {
 			return fmt.Errorf("dpml: leader %d inter-node allreduce of segment %d: %w", c.pos, s, err)
 		}
 		e.tock(&c.times.Inter, t)
