@@ -37,6 +37,9 @@ func (o Override) or(d Override) Override {
 	if o.Radix == 0 {
 		o.Radix = d.Radix
 	}
+	if o.Offload == plan.OffloadAuto {
+		o.Offload = d.Offload
+	}
 	return o
 }
 
@@ -121,6 +124,7 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 		p.SegElems = max(count, 1)
 	}
 	p.SegmentBytes = p.SegElems * es
+	p.Offload = c.offloadFor(&p, o.Offload)
 	return p, nil
 }
 

@@ -70,6 +70,8 @@ type Comm struct {
 	last         Plan     // the plan of the last call
 	check        bool     // DPML_CHECK: compare every call's arguments across ranks
 	warnings     []string // what New clamped (printed on rank 0)
+	off          *offload // in-network reduction offload (offload.go); nil: none
+	offReason    string   // why off is nil
 }
 
 // flagPost remembers which out-flag to raise when a segment's pending
@@ -152,6 +154,10 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 		d.warnf("%s=%d is more than the %d ranks of the smallest node: using %d leaders",
 			config.Leaders, d.env.Leaders, d.minPPN, d.minPPN)
 		d.env.Leaders = d.minPPN
+	}
+	if err := d.agree(d.setupOffload()); err != nil {
+		d.release()
+		return nil, err
 	}
 	// setupTuner takes the same collectives on every rank (its inputs are
 	// agreed above), failed or not.
@@ -535,7 +541,7 @@ func (d *Comm) Tuner() *costmodel.Tuner { return d.tuner }
 
 func (d *Comm) release() error {
 	d.closed = true
-	var errs []error
+	errs := []error{d.closeOffload()} // before the leader communicators go
 	for i := range d.pending {
 		for _, r := range d.pending[i] {
 			// After a failed call a peer may be gone and its requests may

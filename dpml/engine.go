@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/dpmlgo/dpml/mpi"
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // execute runs plan p: the one executor behind every variant and transport.
@@ -197,7 +198,13 @@ func (e *run[T]) reduce(s int, g uint64) error {
 			return err
 		}
 		t = e.tick()
-		if err := mpi.AllreduceInPlace(c.leaderComm, resT, e.op); err != nil {
+		var err error
+		if p.Offload == plan.OffloadSharp {
+			err = c.offloadInter(res, phi-plo, mpi.KindOf[T](), e.op)
+		} else {
+			err = mpi.AllreduceInPlace(c.leaderComm, resT, e.op)
+		}
+		if err != nil {
 			return fmt.Errorf("dpml: leader %d inter-node allreduce of segment %d: %w", c.pos, s, err)
 		}
 		e.tock(&c.times.Inter, t)

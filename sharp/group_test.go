@@ -203,6 +203,7 @@ func TestLibsharpGroup(t *testing.T) {
 
 		// The non-blocking interface: two operations in flight, a third
 		// refused, one over the payload refused.
+		ops := g.Ops()
 		a, b := []int64{int64(w.Rank()), 1}, []int64{2, int64(w.Rank())}
 		ra, err := g.Start(unsafe.Pointer(&a[0]), 2, mpi.KindInt64, mpi.OpSum)
 		if err != nil {
@@ -222,6 +223,14 @@ func TestLibsharpGroup(t *testing.T) {
 		}
 		if a[0] != 0+1+2 || a[1] != 3 || b[0] != 2 || b[1] != 2 {
 			t.Errorf("Start results: %v %v", a, b)
+		}
+		if g.Ops() != ops+2 {
+			t.Errorf("two operations completed, Ops went from %d to %d", ops, g.Ops())
+		}
+		// 128 float64 in 64-byte operations: 16 of them.
+		ops = g.Ops()
+		if checkKind[float64](t, g, w, 128, wait); g.Ops() != ops+3*16 {
+			t.Errorf("3 ops x 16 operations: Ops went from %d to %d", ops, g.Ops())
 		}
 		big := make([]int64, 9) // 72 bytes > 64
 		if _, err := g.Start(unsafe.Pointer(&big[0]), 9, mpi.KindInt64, mpi.OpSum); !Fallback(err) {
@@ -255,7 +264,23 @@ func TestLibsharpGroup(t *testing.T) {
 		if err := g.Close(true); err != nil {
 			t.Fatal(err)
 		}
+		// The switch exits once every member has closed: then only the
+		// ranks map the library.
+		if err := w.Barrier(); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for range 20 {
+			if n = len(fakesharp.Mappers(lib)) + 1; n <= w.Size() {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if n != w.Size() {
+			t.Errorf("%d processes map the emulated library after Close, want the %d ranks", n, w.Size())
+		}
 	})
+	fakesharp.CheckNoSwitch(t, lib)
 }
 
 // TestMPIBackend: the mpi backend (the leader communicator's own
@@ -297,7 +322,7 @@ func TestAttachFailsTogether(t *testing.T) {
 		if !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("library absent on rank 1: %v", err)
 		}
-		if w.Rank() == 0 && !strings.Contains(err.Error(), "another member") {
+		if w.Rank() == 0 && !errors.Is(err, ErrElsewhere) || w.Rank() == 1 && errors.Is(err, ErrElsewhere) {
 			t.Errorf("rank 0's error: %v", err)
 		}
 	})
@@ -342,4 +367,5 @@ func TestSwitchKilled(t *testing.T) {
 		}
 		t.Logf("rank %d: %v", w.Rank(), err)
 	})
+	fakesharp.CheckNoSwitch(t, lib)
 }

@@ -353,7 +353,7 @@ func loadLib(path string) (*lib, error) {
 	var missing *C.char
 	h := C.dpml_sharp_open(cp, &missing)
 	if h == nil {
-		err := fmt.Errorf("%w: load %s: %s", ErrUnavailable, path, C.GoString(missing))
+		err := fmt.Errorf("%w: dlopen %s: %s", ErrUnavailable, path, C.GoString(missing))
 		if libs.errs == nil {
 			libs.errs = map[string]error{}
 		}
@@ -505,10 +505,12 @@ func agreeStep(c *mpi.Comm, step string, local error) error {
 	switch {
 	case flag[0] == 1:
 		return nil
+	case errors.Is(local, ErrUnavailable):
+		return local // says what failed already
 	case local != nil:
 		return fmt.Errorf("%w: %s: %w", ErrUnavailable, step, local)
 	}
-	return fmt.Errorf("%w: %s failed on another member", ErrUnavailable, step)
+	return fmt.Errorf("%w: %s %w", ErrUnavailable, step, ErrElsewhere)
 }
 
 // AgreeCaps intersects caps over c (collective): the capabilities every
@@ -527,7 +529,7 @@ func AgreeCaps(c *mpi.Comm, caps Caps, local error) (Caps, error) {
 		if local != nil {
 			return Caps{}, local
 		}
-		return Caps{}, errors.New("failed on another member")
+		return Caps{}, ErrElsewhere
 	}
 	got.OnePerNode = caps.OnePerNode
 	return got, nil

@@ -20,9 +20,21 @@ import (
 var ErrNotSupported = errors.New("sharp: not supported by the offload")
 
 // ErrUnavailable says a backend cannot be loaded or attached (library
-// absent, no devices, an attach step failed on some member). It wraps
-// ErrNotSupported: the answer is the host path.
-var ErrUnavailable = fmt.Errorf("%w: offload unavailable", ErrNotSupported)
+// absent, no devices, an attach step failed on some member). It is also
+// ErrNotSupported (errors.Is): the answer is the host path.
+var ErrUnavailable error = unavailable{}
+
+type unavailable struct{}
+
+func (unavailable) Error() string { return "sharp: offload unavailable" }
+
+// Is makes ErrUnavailable an ErrNotSupported too.
+func (unavailable) Is(target error) bool { return target == ErrNotSupported }
+
+// ErrElsewhere is wrapped by a collective step's error on the members
+// where the step succeeded but failed on another member: the other
+// member's error says why.
+var ErrElsewhere = errors.New("failed on another member")
 
 // ErrFailed says an operation that was started did not complete: the
 // switch or a member is gone, or it ran past the timeout. The data of the
@@ -194,6 +206,7 @@ type Group struct {
 	emulated bool
 	maxBytes int
 	inflight []reqImpl // Allreduce's requests, reused
+	ops      uint64    // operations completed
 	started  int       // Start requests not yet completed
 	stageAt  int       // staging bytes they use (reset when none is live)
 	closed   bool
@@ -228,6 +241,15 @@ func (g *Group) Backend() string { return g.backend }
 // libsharp_coll the tests build): its results say nothing about real
 // SHArP performance.
 func (g *Group) Emulated() bool { return g.emulated }
+
+// Ops is the number of operations this member's group completed (0 for
+// a nil Group): a check that work really went through the offload.
+func (g *Group) Ops() uint64 {
+	if g == nil {
+		return 0
+	}
+	return g.ops
+}
 
 // MaxBytes is the most bytes one Allreduce takes (AttachOptions.MaxBytes).
 func (g *Group) MaxBytes() int { return g.maxBytes }
@@ -303,6 +325,7 @@ func (r *Request) Test() (bool, error) {
 	}
 	r.r.free()
 	r.done = true
+	r.g.ops++
 	if r.st != nil {
 		copy(unsafe.Slice((*byte)(r.buf), len(r.st)), r.st)
 	}
@@ -391,6 +414,7 @@ func (g *Group) Allreduce(buf unsafe.Pointer, count int, k mpi.Kind, op mpi.Op, 
 		live[0].free()
 		live[0] = nil
 		live = live[1:]
+		g.ops++
 		return true, nil
 	}
 	for at := 0; at < count; at += chunk {

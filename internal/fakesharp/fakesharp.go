@@ -10,12 +10,14 @@
 package fakesharp
 
 import (
+	"bytes"
 	_ "embed"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/internal/mpitest"
@@ -66,4 +68,41 @@ func ForTest(t testing.TB) string {
 	}
 	t.Setenv(config.SharpLib, p)
 	return p
+}
+
+// Mappers lists the processes that map the file at path (from
+// /proc/*/maps): after a job, a process mapping the fake library is an
+// emulated switch that outlived its members.
+func Mappers(path string) []int {
+	maps, _ := filepath.Glob("/proc/[0-9]*/maps")
+	var out []int
+	for _, m := range maps {
+		b, err := os.ReadFile(m)
+		if err != nil || !bytes.Contains(b, []byte(path)) {
+			continue
+		}
+		var pid int
+		if _, err := fmt.Sscanf(m, "/proc/%d/maps", &pid); err == nil && pid != os.Getpid() {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// CheckNoSwitch fails t unless, within a second, no process maps the
+// fake library at path (the switches check on their members every 10 ms).
+// Call it in the go test process after the job.
+func CheckNoSwitch(t testing.TB, path string) {
+	t.Helper()
+	if mpitest.InRank() {
+		return
+	}
+	var pids []int
+	for range 20 {
+		if pids = Mappers(path); len(pids) == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("emulated switch processes outlived the job: pids %v map %s", pids, path)
 }
