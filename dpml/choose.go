@@ -55,8 +55,8 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 	p := Plan{Count: count, ElemSize: es, Nodes: c.nodes, PPN: c.minPPN, Align: max(1, alignBytes/es)}
 	o = o.or(c.fixed).or(c.env)
 	v := o.Variant
-	if c.nodes == c.size {
-		v = Native // one rank per node everywhere: DPML degenerates
+	if c.nodes == c.size && !c.offloadsAlone(count*es, o) {
+		v = Native // one rank per node everywhere: DPML degenerates (unless the switches reduce)
 	}
 	if c.size == 1 || v == Native {
 		p.Variant, p.Phases, p.Leaders, p.Pipeline = Native, phasesNative, 1, 1

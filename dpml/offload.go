@@ -103,6 +103,10 @@ func (d *Comm) setupOffload() error {
 		d.offReason = "DPML_OFFLOAD=off"
 		return err
 	}
+	if d.nodes < 2 { // agreed: every rank returns here
+		d.offReason = "one node: no inter-node step to offload"
+		return nil
+	}
 	nb, err := config.Bytes(config.OffloadBytes)
 	if err != nil {
 		return err
@@ -315,6 +319,15 @@ func (c *Comm) offloadFor(p *Plan, want plan.Offload) plan.Offload {
 		return plan.OffloadHost
 	}
 	return plan.OffloadSharp
+}
+
+// offloadsAlone reports whether a call on a communicator of one rank per
+// node goes to the offload (plan() runs such communicators natively
+// otherwise): the paper's largest gain, node level at ppn 1. It holds
+// exactly when offloadFor will give the resolved one-leader plan sharp.
+func (c *Comm) offloadsAlone(bytes int, o Override) bool {
+	return c.off != nil && o.Offload == plan.OffloadSharp && o.Variant != Native && o.Variant != Pipelined &&
+		o.Pipeline <= 1 && bytes <= c.off.bytes
 }
 
 // offloadInter is the inter-node step of an offloaded plan: this leader's

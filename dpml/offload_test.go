@@ -1,6 +1,7 @@
 package dpml
 
 import (
+	"cmp"
 	"errors"
 	"os"
 	"slices"
@@ -127,6 +128,25 @@ func TestOffloadDispatch(t *testing.T) {
 		}
 	}
 
+	// One rank per node: native, unless the switches take the call (the
+	// paper's largest gain: node level at ppn 1).
+	alone := offloadComm(1, false, caps)
+	alone.size, alone.minPPN, alone.ppn = 2, 1, 1
+	if p := resolve(t, alone, i32, mpi.OpSum, 100, Override{}); p.Variant != DPML || p.Offload != sh || p.Leaders != 1 {
+		t.Errorf("ppn 1, small: %s", p.Spec())
+	}
+	for _, c := range []struct {
+		kind  mpi.Kind
+		op    mpi.Op
+		count int
+		o     Override
+	}{{i32, mpi.OpSum, 2000, Override{}}, {i32, mpi.OpProd, 10, Override{}}, {i32, mpi.OpSum, 10, Override{Offload: host}},
+		{i32, mpi.OpSum, 10, Override{Offload: sh, Variant: Pipelined}}, {i32, mpi.OpSum, 2000, Override{Offload: sh}}} {
+		if p := resolve(t, alone, c.kind, c.op, c.count, c.o); p.Variant != Native {
+			t.Errorf("ppn 1, %v %d %+v: %s, want native", c.op, c.count, c.o, p.Spec())
+		}
+	}
+
 	// SetOverride and the environment's settings count as forced.
 	node.fixed = Override{Offload: host}
 	if p := resolve(t, node, i32, mpi.OpSum, 10, Override{}); p.Offload != host {
@@ -188,7 +208,9 @@ func offloadCase[T mpi.Number](t *testing.T, d world, w *mpi.Comm, tc testCase, 
 	if d.c.Offload().Ops != ops {
 		t.Fatalf("the host twin of %s went through the offload", p.Spec())
 	}
-	if q := d.c.LastPlan(); q.Offload != plan.OffloadHost || q.Leaders != p.Leaders || q.Intra != p.Intra {
+	// One rank per node: the host path is the MPI library's allreduce.
+	if q := d.c.LastPlan(); (q.Offload != plan.OffloadHost || q.Leaders != p.Leaders || q.Intra != p.Intra) &&
+		!(d.c.nodes == d.c.size && q.Variant == Native) {
 		t.Fatalf("host twin of %s ran %s", p.Spec(), q.Spec())
 	}
 	for i := range off {
@@ -313,6 +335,17 @@ func TestOffloadEmulated(t *testing.T) {
 			}
 		}
 		os.Setenv(config.SharpLib, lib)
+
+		// The offload's settings must agree: a difference fails New on
+		// every rank, naming the variable.
+		if w.Rank() >= 2 {
+			os.Setenv(config.OffloadBytes, "2K")
+		}
+		if c, err := New(w); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), config.OffloadBytes) {
+			t.Errorf("DPML_OFFLOAD_BYTES 4K vs 2K: New = %v, %v", c, err)
+		}
+		os.Unsetenv(config.OffloadBytes)
+
 		// Every rank loaded the library (socket level: every rank led);
 		// once every group is closed no switch process maps it any more.
 		if err := w.Barrier(); err != nil {
@@ -323,6 +356,44 @@ func TestOffloadEmulated(t *testing.T) {
 		}
 		if left := shmEntries(t, "dpml-"+os.Getenv(config.Job)); len(left) > 0 {
 			t.Errorf("left in /dev/shm: %v", left)
+		}
+	})
+	// One rank per node: the offload instead of the native allreduce.
+	mpitest.Run(t, 3, 1, func(t *testing.T, w *mpi.Comm) {
+		c, err := New(w, WithTimeout(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := describe(t, c, w)
+		for _, n := range []int{1, 100, 0} { // 0: the whole 4 KiB
+			offloadCase[int32](t, d, w, testCase{count: cmp.Or(n, 1024), op: mpi.OpSum, exact: true, seed: uint64(n)}, plan.OffloadSharp, 1)
+			offloadCase[float64](t, d, w, testCase{count: cmp.Or(n, 512), op: mpi.OpMax, seed: uint64(n)}, plan.OffloadSharp, 1)
+			offloadCase[uint16](t, d, w, testCase{count: cmp.Or(n, 2048), op: mpi.OpBxor, exact: true, seed: uint64(n)}, plan.OffloadSharp, 1)
+		}
+		// Over the threshold, or prod: the MPI library's allreduce.
+		for _, tc := range []testCase{{count: 2048, op: mpi.OpSum, exact: true, seed: 1}, {count: 10, op: mpi.OpProd, exact: true, seed: 2}} {
+			offloadCase[int32](t, d, w, tc, plan.OffloadAuto, 0)
+			if p := c.LastPlan(); p.Variant != Native {
+				t.Errorf("%v: ran %s, want native", tc, p.Spec())
+			}
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// A communicator on one node has no inter-node step: no group.
+		solo, err := w.Split(w.Rank(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err = New(solo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info := c.Offload(); info.Backend != "" || !strings.Contains(info.Reason, "one node") {
+			t.Errorf("one-node communicator: offload %v", info)
+		}
+		if err := errors.Join(c.Close(), solo.Free()); err != nil {
+			t.Fatal(err)
 		}
 	})
 	fakesharp.CheckNoSwitch(t, lib)
