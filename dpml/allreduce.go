@@ -111,7 +111,8 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 
 // Plan returns the plan a call of count elements of elemSize bytes would
 // run with override o. Calls the tuner decides may run another plan as it
-// learns; LastPlan tells what ran.
+// learns, and the offload's dispatch rule, which needs the element type
+// and op, is not applied here (o.Offload is); LastPlan tells what ran.
 func (c *Comm) Plan(count, elemSize int, o Override) (Plan, error) {
 	if c == nil || c.closed {
 		return Plan{}, ErrClosed
