@@ -36,7 +36,7 @@ FUZZ_TARGETS := ./config:FuzzParseBytes ./config:FuzzParseDuration ./config:Fuzz
 	./internal/launch:FuzzParsePPN ./internal/launch:FuzzParseCPUList \
 	./internal/bench:FuzzParseSizes ./dpml:FuzzTuningTable
 
-.PHONY: all deps build lib test lint bench clean soak fuzz fakesharp
+.PHONY: all deps build lib nccl-plugin test lint bench clean soak fuzz fakesharp
 
 all: build
 
@@ -62,7 +62,7 @@ deps:
 	@mpirun --version 2>/dev/null | grep -q "Open MPI" || { \
 		echo "make deps: 'mpirun' is not Open MPI's (MPICH first in PATH?): dpmlrun needs Open MPI; run update-alternatives --config mpirun" >&2; exit 1; }
 
-build: deps lib
+build: deps lib nccl-plugin
 	$(GO) build ./...
 	@mkdir -p bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
@@ -71,6 +71,14 @@ build: deps lib
 	@# The Go-vs-C call probe and its C twin (bench/diag/gocall.sh, issue 17).
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/gocall ./bench/diag/gocall
 	mpicc -O2 -Wall -o bin/gocall-c bench/diag/gocall/ctwin/gocall.c
+
+# The NCCL tuner plugin (nccl/, issue 20): NCCL_TUNER_PLUGIN=$(CURDIR)/bin/libdpml-nccl-tuner.so.
+# No MPI, no CUDA needed to build it. bin/dpmlnccl (its offline tool) comes
+# with the commands; cmd/ncclsweep is built on the GPU machine (bench/nccl/device.sh).
+nccl-plugin:
+	@mkdir -p bin
+	$(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS)" -o bin/libdpml-nccl-tuner.so ./nccl/plugin
+	@rm -f bin/libdpml-nccl-tuner.h
 
 # The drop-in MPI_Allreduce for C and Fortran programs (dropin/):
 # LD_PRELOAD=$(CURDIR)/bin/libdpml.so, or dpmlrun -preload, or -ldpml.

@@ -124,6 +124,8 @@ const (
 	MPITest      = "DPML_MPITEST"
 	NodeSplit    = "DPML_NODE_SPLIT"
 	MPITestLimit = "DPML_MPITEST_TIMEOUT"
+	NCCLPolicy   = "DPML_NCCL_POLICY"
+	NCCLTable    = "DPML_NCCL_TABLE"
 	RunCPUMap    = "DPML_RUN_CPUMAP"
 	RunNodes     = "DPML_RUN_NODES"
 	RunPPN       = "DPML_RUN_PPN"
@@ -177,6 +179,10 @@ var Vars = []Var{
 		Doc: "Internal: set by the multi-rank test harness in the ranks it launches. Never set it by hand."},
 	{Name: MPITestLimit, Kind: KindDuration, Default: "120s", Scope: AllRanks, Users: "tests", Min: int64(time.Second), Max: int64(MaxDuration),
 		Doc: "Bound of one multi-rank test run (internal/mpitest); the job is killed after it."},
+	{Name: NCCLPolicy, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "libdpml-nccl-tuner.so",
+		Doc: "What the NCCL tuner plugin (package nccl) answers, read at each communicator's init: `auto` (the table of `DPML_NCCL_TABLE` where it covers the call, else the channel model; the model alone when no table is named), `model` (the channel model; the table is ignored), `off` (NCCL's own choice for every call), or a fixed answer `C[/ALGO/PROTO]` for every call (C channels, 0 = NCCL's count; e.g. `8` or `16/ring/simple`; for sweeps). A value that does not parse makes the plugin answer NCCL's default, with a warning. Every rank of a communicator must see the same value (and table): NCCL ranks must agree on channels, algorithm and protocol."},
+	{Name: NCCLTable, Kind: KindString, Default: "", Scope: AllRanks, Users: "libdpml-nccl-tuner.so, dpmlnccl",
+		Doc: "JSON tuning table (the costmodel format with coll/algo/proto entries, written by `dpmlnccl table`) the NCCL tuner plugin reads at each communicator's init; its entries for the communicator's layout (nodes, ranks per node) give the channel count (and optionally algorithm and protocol) per size bucket. A table that does not read makes the plugin answer NCCL's default for every call of that communicator, with a warning."},
 	{Name: NodeSplit, Kind: KindEnum, Default: "shared", Scope: AllRanks, Users: "engine, dpmlbench, apps", Values: []string{"shared", "host"}, Agreed: AtNew,
 		Doc: "How ranks are grouped into nodes: `shared` (MPI_Comm_split_type SHARED) or `host` (by MPI_Get_processor_name). `host` sidesteps MPI libraries whose notion of locality is wrong for the emulated nodes."},
 	{Name: Offload, Kind: KindEnum, Default: "off", Scope: AllRanks, Users: "engine", Values: []string{"off", "auto", "libsharp", "mpi"}, Agreed: AtNew,
@@ -204,7 +210,7 @@ var Vars = []Var{
 	{Name: StreamBytes, Kind: KindBytes, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto", "off"}, Min: 1, Max: math.MaxInt64, Agreed: AtNew,
 		Doc: "Copy-out writes the receive buffer with non-temporal (streaming) stores once a call's bytes times the node's ranks reach this many bytes: results that cannot stay in the last-level cache are not first read in from memory. `auto`: the last-level cache size (32M when unknown); `off`: never."},
 	{Name: Timeout, Kind: KindDuration, Default: "60s", Scope: PerRank, Users: "engine",
-		Doc: "How long a rank waits for a peer on a shared-memory flag before the call fails with an error (a dead peer never hangs the job). Negative: wait forever; 0: the default, 60s. A bare number is seconds; values beyond about 11 days, non-finite values and non-zero values that round to 0 ns are errors."},
+		Doc: "How long a rank waits for a peer on a shared-memory flag before the call fails with an error (a dead peer never hangs the job); a blocking MPI step of the engine (the native plan's allreduce, the leaders' inter-node allreduce, the tuner's exchange) that lasts longer makes a watchdog print the step and abort the job with MPI_Abort (a stopped peer never hangs it either). Negative: wait forever; 0: the default, 60s. A bare number is seconds; values beyond about 11 days, non-finite values and non-zero values that round to 0 ns are errors."},
 	{Name: TreeBytes, Kind: KindBytes, Default: "4K", Scope: AllRanks, Users: "engine", Agreed: AtNew,
 		Doc: "Messages up to this many bytes (at most one shared-memory slot) take the small-message reduction tree when neither the caller nor the tuner chose a plan: each rank folds its tree children's partials into its own and hands it to its parent, the root runs the inter-node step and releases the node. Up to 56 bytes the data travels inside the flags' cache lines."},
 	{Name: TreeRadix, Kind: KindInt, Default: "8", Scope: AllRanks, Users: "engine", Agreed: AtNew,

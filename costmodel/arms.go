@@ -90,11 +90,18 @@ type armSet struct {
 	ls     []int
 	levels []level
 	grid   [][]int16 // grid[li][ki]: arm index or -1
+	radix  []int     // the tree arms' radixes, ascending
+	tree   []int16   // tree[i]: the arm index of radix[i]
 	native int       // arm index or -1
 	nbr    [][]uint8 // neighbours of each arm
 }
 
-const maxNeighbours = 4 // grid directions
+// maxNeighbours: the four grid directions, plus the tree line's link at
+// the (l = 1, DPML, copies) cell.
+const maxNeighbours = 5
+
+// maxTreeRadix is the largest radix of a tree arm (the engine's bound).
+const maxTreeRadix = 64
 
 // newArmSet builds the arms of key k:
 //
@@ -102,11 +109,16 @@ const maxNeighbours = 4 // grid directions
 //	level  DPML (k = 1); multi-node also Pipelined k in cfg.Pipelines with
 //	       l*k*64 <= the bucket's largest size, and k = 1 only when the
 //	       bucket can span more than one segment
+//	tree   for buckets whose smallest size is at most cfg.TreeBytes: the
+//	       reduction tree (l = 1) with radix 2, 4, 8, ... up to the first
+//	       that makes the tree flat (>= ppn-1, at most 64), a line of arms
+//	       (neighbours: the next radix either way) linked to the grid at
+//	       (l = 1, DPML, copies) by the radix nearest DefaultTreeRadix
 //	native unless cfg.NoNative; alone when ppn = 1
 func newArmSet(k Key, cfg *Config) *armSet {
 	s := &armSet{native: -1}
 	lay := k.Layout()
-	_, hi := k.Range()
+	lo, hi := k.Range()
 	hi = max(hi, plan.CacheLine)
 	if lay.PPN > 1 {
 		for l := 1; l <= lay.PPN && l*plan.CacheLine <= hi; l *= 2 {
@@ -145,6 +157,16 @@ func newArmSet(k Key, cfg *Config) *armSet {
 			}
 		}
 	}
+	if lay.PPN > 1 && cfg.TreeBytes > 0 && lo <= cfg.TreeBytes {
+		for _, r := range cfg.TreeRadixes {
+			s.radix = append(s.radix, r)
+			s.tree = append(s.tree, int16(len(s.arms)))
+			s.arms = append(s.arms, Arm{Variant: plan.DPML, Leaders: 1, Pipeline: 1, Intra: plan.IntraTree, Radix: r})
+			if r >= lay.PPN-1 {
+				break // flat: a larger radix builds the same tree
+			}
+		}
+	}
 	if !cfg.NoNative || len(s.arms) == 0 {
 		s.native = len(s.arms)
 		s.arms = append(s.arms, Arm{Variant: plan.Native, Leaders: 1, Pipeline: 1})
@@ -169,15 +191,56 @@ func newArmSet(k Key, cfg *Config) *armSet {
 			}
 		}
 	}
+	link := func(i, j int) {
+		s.nbr[i] = append(s.nbr[i], uint8(j))
+		s.nbr[j] = append(s.nbr[j], uint8(i))
+	}
+	for i := 1; i < len(s.tree); i++ {
+		link(int(s.tree[i-1]), int(s.tree[i]))
+	}
+	if len(s.tree) > 0 {
+		hook := 0
+		for i, r := range s.radix {
+			if absInt(r-DefaultTreeRadix) < absInt(s.radix[hook]-DefaultTreeRadix) {
+				hook = i
+			}
+		}
+		if g := at(0, 0); g >= 0 {
+			link(int(s.tree[hook]), g)
+		}
+	}
 	return s
 }
 
-// index returns the arm's index in the set, or -1 (O(1)). It looks at the
-// variant, l, k and transport (IntraAuto counts as IntraShm), not at
-// SegmentBytes or Overlap.
+func absInt(v int) int {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// index returns the arm's index in the set, or -1 (O(1) for the grid, a
+// scan of a few radixes for the tree). It looks at the variant, l, k,
+// transport (IntraAuto counts as IntraShm) and the tree's radix (0 counts
+// as DefaultTreeRadix), not at SegmentBytes or Overlap.
 func (s *armSet) index(a Arm) int {
 	if a.Variant == plan.Native {
 		return s.native
+	}
+	if a.Intra == plan.IntraTree {
+		r := a.Radix
+		if r <= 0 {
+			r = DefaultTreeRadix
+		}
+		if a.Leaders > 1 || a.Pipeline > 1 || a.Variant != plan.DPML {
+			return -1
+		}
+		for i, x := range s.radix {
+			if x == r {
+				return int(s.tree[i])
+			}
+		}
+		return -1
 	}
 	intra := a.Intra
 	if intra == plan.IntraAuto {

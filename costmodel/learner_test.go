@@ -374,8 +374,50 @@ func TestLoadedEntryReexploresOnDrift(t *testing.T) {
 				t.Errorf("episodes = %d, want %d", res.Episodes, c.episodes)
 			}
 			if c.episodes > 1 && res.Final != res.Best {
-				t.Errorf("after re-exploring: %v, best %v", res.Final, res.Best)
+				t.Errorf("after re-exploring: %v, best %v (settled at %d, %d commits)", res.Final, res.Best, res.SettledAt, res.Commits)
 			}
 		})
+	}
+}
+
+// TestLearnerIgnoresSkew: ranks that arrive late (each up to three times
+// the call's cost) make every other rank's time mostly waiting. The
+// learner scores a plan from the last arrival (Config.Cost's default), so
+// it must settle on the arm it settles on without skew, on every surface.
+// Timing each rank from its own entry (CostSlowest, the rule before issue
+// 16) settles elsewhere on many surfaces: that is checked too, so the test
+// shows it can tell the two apart.
+func TestLearnerIgnoresSkew(t *testing.T) {
+	run := func(cfg costmodel.Config, sc surfaceCase, seed uint64, skew float64) offline.SimResult {
+		t.Helper()
+		ts := costmodel.NewTestTuners(t, 4, cfg, costmodel.DefaultModel())
+		res, err := offline.Simulate(ts, sc.key, sc.cost, offline.SimOptions{Calls: 400, Noise: 0.02, Skew: skew, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	base := costmodel.Config{SegmentBytes: 256 << 10}
+	slow := base
+	slow.Cost = costmodel.CostSlowest
+	var runs, same, slowSame int
+	for _, sc := range surfaceCases() {
+		for seed := uint64(1); seed <= 2; seed++ {
+			ref := run(base, sc, seed, 0)
+			got := run(base, sc, seed, 3)
+			runs++
+			if got.Final == ref.Final {
+				same++
+			} else {
+				t.Errorf("%s/seed%d: with skew the learner settled on %v, without on %v", sc.name, seed, got.Final, ref.Final)
+			}
+			if run(slow, sc, seed, 3).Final == ref.Final {
+				slowSame++
+			}
+		}
+	}
+	t.Logf("%d runs: the same arm with skew in %d (timed from entry: %d)", runs, same, slowSame)
+	if slowSame > runs*3/4 {
+		t.Errorf("timed from each rank's entry, the learner still found the no-skew arm in %d of %d runs: the skew injected is too weak to tell the cost rules apart", slowSame, runs)
 	}
 }

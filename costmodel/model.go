@@ -149,7 +149,30 @@ type Model struct {
 	// CMACopy scales the copy-in and copy-out phases of plans that move
 	// data by cross-memory attach (0: as the copies; unmeasured so far).
 	CMACopy float64 `json:"cma_copy,omitempty"`
+	// The reduction tree (plan.IntraTree), priced along its longest path
+	// (plan.TreeFanIn): each level costs TreeHop (a flag line handed up one
+	// level: store, transfer, the parent's wake-up) plus TreeKid per child
+	// (the parent polls and folds one more line), plus, above
+	// plan.InlineBytes, the children's partials moved and folded (b' + c
+	// per byte); the node's result costs TreeRelease (every rank sees the
+	// root's flag) plus b' per byte copied out. All three zero (tables
+	// written before the tree was priced): DefaultModel's are used.
+	TreeHop     float64 `json:"tree_hop,omitempty"`
+	TreeKid     float64 `json:"tree_kid,omitempty"`
+	TreeRelease float64 `json:"tree_release,omitempty"`
 }
+
+// Tree parameters of DefaultModel: provisional, from one device run (the
+// C client, b2b, 1x32, radix 8: 2.1 to 2.5 us at 4 B, inline, two levels
+// of 8 and 3 children; bench/results/2026-11-23-h200x2/final-5ebafd2), split
+// between hops and children by the cache-to-cache line latency of the
+// device's Xeon (about 0.1 to 0.2 us). bench/diag/small.sh sweeps the
+// radixes that a fit needs.
+const (
+	defaultTreeHop     = 0.35e-6
+	defaultTreeKid     = 0.08e-6
+	defaultTreeRelease = 0.5e-6
+)
 
 // DefaultModel returns parameters of the right order for a one-host
 // emulated cluster (Open MPI vader between fake nodes, Xeon cores): the
@@ -168,6 +191,10 @@ func DefaultModel() Model {
 		NativeA: 4e-6,
 		NativeB: 0.2e-9,
 		Conc:    ZoneCurve(4<<10, 64<<10, 16),
+
+		TreeHop:     defaultTreeHop,
+		TreeKid:     defaultTreeKid,
+		TreeRelease: defaultTreeRelease,
 	}
 	m.C[ElemAny] = 0.08e-9
 	return m
@@ -185,7 +212,8 @@ func (m *Model) Validate() error {
 	for _, p := range []struct {
 		n string
 		v float64
-	}{{"a", m.A}, {"b", m.B}, {"a_shm", m.Ap}, {"b_shm", m.Bp}, {"r0", m.R0}, {"reduce_par", m.RedPar}, {"s", m.S}, {"native_a", m.NativeA}, {"native_b", m.NativeB}} {
+	}{{"a", m.A}, {"b", m.B}, {"a_shm", m.Ap}, {"b_shm", m.Bp}, {"r0", m.R0}, {"reduce_par", m.RedPar}, {"s", m.S}, {"native_a", m.NativeA}, {"native_b", m.NativeB},
+		{"cma_copy", m.CMACopy}, {"tree_hop", m.TreeHop}, {"tree_kid", m.TreeKid}, {"tree_release", m.TreeRelease}} {
 		if err := chk(p.n, p.v); err != nil {
 			return err
 		}
@@ -302,6 +330,9 @@ func (m *Model) Breakdown(p plan.Shape, n int, lay Layout, e ElemClass) Breakdow
 	if p.Variant == plan.Native {
 		return m.native(p, n, lay, e)
 	}
+	if p.Intra == plan.IntraTree {
+		return m.tree(p, n, lay, e)
+	}
 	l := min(max(p.Leaders, 1), lay.PPN)
 	k := max(p.Pipeline, 1)
 	if p.Variant != plan.Pipelined {
@@ -332,6 +363,41 @@ func (m *Model) Breakdown(p plan.Shape, n int, lay Layout, e ElemClass) Breakdow
 		b.Total = f.a() + float64(segs-2)*(max(f.a(), f.comm)+f.bcast) +
 			max(z.a(), f.comm) + f.bcast + z.comm + z.bcast
 		return b
+	}
+	b.Total = b.Copy + b.Comp + b.Comm + b.Bcast + b.Sync
+	return b
+}
+
+// DefaultTreeRadix is the radix the model prices a tree shape with when the
+// shape leaves it to the engine (Radix 0): the engine's default.
+const DefaultTreeRadix = 8
+
+// tree prices the reduction tree: one segment (the engine takes the tree
+// for messages of at most one slot), the levels of its longest path, the
+// release, and the root's inter-node allreduce on several nodes.
+func (m *Model) tree(p plan.Shape, n int, lay Layout, e ElemClass) Breakdown {
+	hop, kid, rel := m.TreeHop, m.TreeKid, m.TreeRelease
+	if hop == 0 && kid == 0 && rel == 0 {
+		hop, kid, rel = defaultTreeHop, defaultTreeKid, defaultTreeRelease
+	}
+	r := p.Radix
+	if r <= 0 {
+		r = DefaultTreeRadix
+	}
+	perKid := float64(n) * m.C.Of(e) // inline: the fold only
+	if n > plan.InlineBytes {
+		perKid += float64(n) * m.Bp // and the partial's lines moved
+	}
+	b := Breakdown{Segments: 1, ActiveLeaders: 1, Bcast: rel}
+	if n > plan.InlineBytes {
+		b.Bcast += float64(n) * m.Bp
+	}
+	for _, k := range plan.TreeFanIn(lay.PPN, r) {
+		b.Sync += hop + float64(k)*kid
+		b.Comp += float64(k) * perKid
+	}
+	if lay.Nodes > 1 {
+		b.Comm = m.InterTime(1, n, lay.Nodes)
 	}
 	b.Total = b.Copy + b.Comp + b.Comm + b.Bcast + b.Sync
 	return b

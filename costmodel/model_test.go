@@ -73,10 +73,31 @@ func TestBreakdownByHand(t *testing.T) {
 	if got, want := m.Predict(cma, 1024, Layout{1, 4}), 4*(1+102.4)+2+1536+3; !near(got, want, 1e-12) {
 		t.Errorf("cma with CMACopy 2: %g, want %g", got, want)
 	}
-	// The tree transport is priced as the copies until the model knows it.
-	tree := plan.Shape{Variant: plan.DPML, Leaders: 1, Intra: plan.IntraTree}
-	if got, want := m.Predict(tree, 1024, Layout{1, 4}), m.Predict(shm, 1024, Layout{1, 4}); got != want {
-		t.Errorf("tree with CMACopy 2: %g, want the copies' %g", got, want)
+	// The tree is priced along its longest path, and CMACopy does not
+	// touch it: on 1x10 with radix 8 the path has levels of 8 and 1
+	// children (plan.TreeFanIn). By hand, with hop 10, kid 1, release 5:
+	// inline (8 B, c = 0.5 per byte): levels 2*10 + 9*1, folds 9*8*0.5,
+	// release 5; 1 KiB (b' = 0.1): folds 9*1024*(0.5+0.1), release
+	// 5 + 1024*0.1; 2 nodes add the inter-node allreduce of the root.
+	m.TreeHop, m.TreeKid, m.TreeRelease = 10, 1, 5
+	tree := plan.Shape{Variant: plan.DPML, Leaders: 1, Intra: plan.IntraTree, Radix: 8}
+	for _, c := range []struct {
+		n    int
+		lay  Layout
+		want float64
+	}{
+		{8, Layout{1, 10}, 20 + 9 + 9*8*0.5 + 5},
+		{1024, Layout{1, 10}, 20 + 9 + 9*1024*(0.5+0.1) + 5 + 1024*0.1},
+		{8, Layout{2, 10}, 20 + 9 + 9*8*0.5 + 5 + m.InterTime(1, 8, 2)},
+		{8, Layout{1, 1}, 5},
+	} {
+		if got := m.Predict(tree, c.n, c.lay); !near(got, c.want, 1e-12) {
+			t.Errorf("tree r=8, %d B on %v: %g, want %g", c.n, c.lay, got, c.want)
+		}
+	}
+	// Radix 0 is DefaultTreeRadix's price.
+	if a, b := m.Predict(plan.Shape{Variant: plan.DPML, Leaders: 1, Intra: plan.IntraTree}, 64, Layout{1, 32}), m.Predict(tree, 64, Layout{1, 32}); a != b {
+		t.Errorf("tree without a radix: %g, want radix 8's %g", a, b)
 	}
 }
 

@@ -14,8 +14,12 @@ import (
 )
 
 // SchemaVersion is the tuning-table format this package writes. ReadTable
-// accepts tables of this version only.
-const SchemaVersion = 1
+// accepts it and version 1 (written before the reduction tree was an arm:
+// no intra, radix or tree parameters; its CMA flags are read as before).
+const SchemaVersion = 2
+
+// readableSchema reports whether ReadTable reads schema version v.
+func readableSchema(v int) bool { return v == 1 || v == SchemaVersion }
 
 // Provenance says where a table's numbers come from.
 type Provenance struct {
@@ -39,10 +43,21 @@ type Entry struct {
 	Leaders   int     `json:"leaders"`
 	Pipeline  int     `json:"pipeline"`
 	CMA       bool    `json:"cma,omitempty"`     // intra-node data by cross-memory attach
+	Intra     string  `json:"intra,omitempty"`   // "tree" for the reduction tree (schema 2); empty: CMA says
+	Radix     int     `json:"radix,omitempty"`   // the tree's radix
 	Estimate  float64 `json:"estimate_s"`        // measured seconds of the arm (0: unknown)
 	Prior     float64 `json:"prior_s,omitempty"` // model's seconds
 	Samples   uint64  `json:"samples"`
 	State     string  `json:"state"` // "frozen" or "exploring" (loaded frozen), or "start" (explore from this arm)
+	// Coll, Algo and Proto belong to tables of the NCCL tuner plugin
+	// (package nccl): the collective ("allreduce", ...), and optionally
+	// NCCL's algorithm and protocol ("ring", "simple"); there Leaders is
+	// the channel count and Variant "native" NCCL's own choice. A DPML
+	// table leaves them empty, and Tuner.LoadTable skips entries that set
+	// Coll: they describe another library's calls.
+	Coll  string `json:"coll,omitempty"`
+	Algo  string `json:"algo,omitempty"`
+	Proto string `json:"proto,omitempty"`
 	// Measured lists the arms measured in the last episode (informative;
 	// Load ignores it).
 	Measured []MeasuredArm `json:"measured,omitempty"`
@@ -54,8 +69,12 @@ type MeasuredArm struct {
 	Leaders  int     `json:"leaders"`
 	Pipeline int     `json:"pipeline"`
 	CMA      bool    `json:"cma,omitempty"`
+	Intra    string  `json:"intra,omitempty"`
+	Radix    int     `json:"radix,omitempty"`
 	Estimate float64 `json:"estimate_s"`
 	Samples  int     `json:"samples"`
+	Algo     string  `json:"algo,omitempty"`  // NCCL tables only (see Entry.Coll)
+	Proto    string  `json:"proto,omitempty"` // NCCL tables only
 }
 
 // Table is the persisted form of a tuner: versioned, with provenance, the
@@ -89,21 +108,39 @@ func (en *Entry) Arm() (Arm, error) {
 	if err != nil || v == plan.Auto {
 		return Arm{}, fmt.Errorf("costmodel: entry variant %q: want dpml, pipelined or native", en.Variant)
 	}
-	return armOf(v, en.Leaders, en.Pipeline, en.CMA), nil
+	return armOf(v, en.Leaders, en.Pipeline, en.CMA, en.Intra, en.Radix)
 }
 
-// armOf is the arm a table names: copies unless cma (Native has no
-// transport).
-func armOf(v plan.Variant, l, k int, cma bool) Arm {
+// armOf is the arm a table names: the tree when intra says so, else
+// copies unless cma (Native has no transport).
+func armOf(v plan.Variant, l, k int, cma bool, intra string, radix int) (Arm, error) {
 	a := Arm{Variant: v, Leaders: l, Pipeline: k, Overlap: v.Overlaps()}
 	switch {
 	case v == plan.Native:
+	case intra == "tree":
+		if v != plan.DPML || l > 1 || k > 1 || radix < 0 || radix > maxTreeRadix {
+			return Arm{}, fmt.Errorf("costmodel: tree entry %s l=%d k=%d r=%d: want dpml, l=1, k=1, radix 0..%d", v, l, k, radix, maxTreeRadix)
+		}
+		a.Intra, a.Radix = plan.IntraTree, radix
+		if a.Radix == 0 {
+			a.Radix = DefaultTreeRadix
+		}
+	case intra != "":
+		return Arm{}, fmt.Errorf("costmodel: entry intra %q: want \"tree\" or none", intra)
 	case cma:
 		a.Intra = plan.IntraCMA
 	default:
 		a.Intra = plan.IntraShm
 	}
-	return a
+	return a, nil
+}
+
+// intraName is an arm's Entry.Intra.
+func intraName(a Arm) string {
+	if a.Intra == plan.IntraTree {
+		return "tree"
+	}
+	return ""
 }
 
 // ReadTable reads a JSON tuning table and checks its schema version.
@@ -114,8 +151,15 @@ func ReadTable(r io.Reader) (*Table, error) {
 	if err := dec.Decode(&tb); err != nil {
 		return nil, fmt.Errorf("costmodel: reading tuning table: %w", err)
 	}
-	if tb.Schema != SchemaVersion {
-		return nil, fmt.Errorf("costmodel: tuning table schema %d, this build reads %d", tb.Schema, SchemaVersion)
+	if !readableSchema(tb.Schema) {
+		return nil, fmt.Errorf("costmodel: tuning table schema %d, this build reads 1 and %d", tb.Schema, SchemaVersion)
+	}
+	if tb.Schema == 1 {
+		for i := range tb.Entries {
+			if tb.Entries[i].Intra != "" || tb.Entries[i].Radix != 0 {
+				return nil, fmt.Errorf("costmodel: schema 1 table with a tree entry (intra/radix are schema 2)")
+			}
+		}
 	}
 	if tb.Model != nil {
 		if err := tb.Model.Validate(); err != nil {
@@ -196,7 +240,7 @@ func (t *Tuner) Table() *Table {
 			Elem: in.Key.Elem.String(), Op: in.Key.Op.String(), Log2Bytes: int(in.Key.SizeLog2),
 			Nodes: int(in.Key.Nodes), PPN: int(in.Key.PPN),
 			Variant: in.Arm.Variant.String(), Leaders: in.Arm.Leaders, Pipeline: in.Arm.Pipeline, CMA: in.Arm.Intra == plan.IntraCMA,
-			Samples: in.Samples, State: in.State.String(),
+			Intra: intraName(in.Arm), Radix: in.Arm.Radix, Samples: in.Samples, State: in.State.String(),
 		}
 		if !math.IsNaN(in.Prior) && !math.IsInf(in.Prior, 0) {
 			en.Prior = in.Prior
@@ -205,7 +249,8 @@ func (t *Tuner) Table() *Table {
 			en.Estimate = in.Estimate
 		}
 		for _, ms := range in.Measured {
-			en.Measured = append(en.Measured, MeasuredArm{Variant: ms.Arm.Variant.String(), Leaders: ms.Arm.Leaders, Pipeline: ms.Arm.Pipeline, CMA: ms.Arm.Intra == plan.IntraCMA, Estimate: ms.Estimate, Samples: ms.Samples})
+			en.Measured = append(en.Measured, MeasuredArm{Variant: ms.Arm.Variant.String(), Leaders: ms.Arm.Leaders, Pipeline: ms.Arm.Pipeline,
+				CMA: ms.Arm.Intra == plan.IntraCMA, Intra: intraName(ms.Arm), Radix: ms.Arm.Radix, Estimate: ms.Estimate, Samples: ms.Samples})
 		}
 		tb.Entries = append(tb.Entries, en)
 	}
@@ -225,7 +270,8 @@ func (t *Tuner) Load(r io.Reader) (loaded int, err error) {
 }
 
 // LoadTable makes every entry of tb whose arm exists under this tuner's
-// configuration the key's frozen choice, with the entry's estimate as the
+// configuration the key's frozen choice (entries that set Coll belong to
+// the NCCL tuner plugin and are skipped), with the entry's estimate as the
 // frozen estimate (the model's prediction when the entry has none): a run
 // with a table starts tuned, and a key re-explores only when its
 // measurements drift from the estimate. It replaces any state the tuner
@@ -234,14 +280,17 @@ func (t *Tuner) Load(r io.Reader) (loaded int, err error) {
 // used (pass tb.ModelOr(DefaultModel()) to NewTuner for that). Every rank
 // must load the same table.
 func (t *Tuner) LoadTable(tb *Table) (loaded int, err error) {
-	if tb.Schema != SchemaVersion {
-		return 0, fmt.Errorf("costmodel: tuning table schema %d, this build reads %d", tb.Schema, SchemaVersion)
+	if !readableSchema(tb.Schema) {
+		return 0, fmt.Errorf("costmodel: tuning table schema %d, this build reads 1 and %d", tb.Schema, SchemaVersion)
 	}
 	if t.np > 0 {
 		return 0, fmt.Errorf("costmodel: LoadTable with %d samples pending: commit first", t.np)
 	}
 	for i := range tb.Entries {
 		en := &tb.Entries[i]
+		if en.Coll != "" {
+			continue // an NCCL tuner entry (package nccl), not a DPML plan
+		}
 		k, err := en.Key()
 		if err != nil {
 			return loaded, err
@@ -264,7 +313,7 @@ func (t *Tuner) LoadTable(tb *Table) (loaded int, err error) {
 			if !(est > 0) || math.IsInf(est, 0) {
 				est = e.prior[idx]
 			}
-			e.freeze(est)
+			e.freeze(est, &t.cfg)
 			e.samples = en.Samples
 			e.settledAt, e.firstSettled = 0, 0
 		}

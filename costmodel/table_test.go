@@ -14,7 +14,10 @@ func deviceSegment(ppn int) int { return min(1<<20, plan.DefaultSegmentBytes(300
 
 func TestTableErrors(t *testing.T) {
 	for _, c := range []struct{ name, json, want string }{
-		{"schema", `{"schema": 2, "provenance": {}, "entries": []}`, "schema 2"},
+		{"schema", `{"schema": 3, "provenance": {}, "entries": []}`, "schema 3"},
+		{"tree-in-v1", `{"schema": 1, "provenance": {}, "entries": [{"elem": "float32", "op": "arith", "log2_bytes": 3, "nodes": 1, "ppn": 4, "variant": "dpml", "leaders": 1, "pipeline": 1, "intra": "tree", "radix": 4, "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "schema 1"},
+		{"tree-l2", `{"schema": 2, "provenance": {}, "entries": [{"elem": "float32", "op": "arith", "log2_bytes": 3, "nodes": 1, "ppn": 4, "variant": "dpml", "leaders": 2, "pipeline": 1, "intra": "tree", "radix": 4, "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "l=2"},
+		{"intra", `{"schema": 2, "provenance": {}, "entries": [{"elem": "float32", "op": "arith", "log2_bytes": 3, "nodes": 1, "ppn": 4, "variant": "dpml", "leaders": 1, "pipeline": 1, "intra": "ring", "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "intra"},
 		{"no-schema", `{"provenance": {}, "entries": []}`, "schema 0"},
 		{"unknown-field", `{"schema": 1, "provenance": {}, "entries": [], "extra": 1}`, "unknown field"},
 		{"variant", `{"schema": 1, "provenance": {}, "entries": [{"elem": "float32", "op": "arith", "log2_bytes": 3, "nodes": 1, "ppn": 4, "variant": "fast", "leaders": 1, "pipeline": 1, "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "variant"},
@@ -35,6 +38,31 @@ func TestTableErrors(t *testing.T) {
 	tu := newTuners(t, 1, Config{}, DefaultModel())[0]
 	if n, err := tu.LoadTable(tb); err != nil || n != 1 {
 		t.Errorf("LoadTable = %d, %v; want 1 loaded", n, err)
+	}
+}
+
+// TestTableSkipsNCCLEntries: entries of the NCCL tuner plugin (Coll set;
+// Leaders is a channel count there) read and write like any entry but
+// never become DPML plans, even where the count would be a feasible l.
+func TestTableSkipsNCCLEntries(t *testing.T) {
+	js := `{"schema": 1, "provenance": {"host": "h", "cores": 0, "layout": "1x2", "mpi": "NCCL 2.28.3", "date": "", "command": ""}, "entries": [
+	 {"elem": "float32", "op": "arith", "log2_bytes": 20, "nodes": 1, "ppn": 2, "variant": "dpml", "leaders": 2, "pipeline": 1,
+	  "estimate_s": 0.001, "samples": 5, "state": "frozen", "coll": "allreduce", "algo": "ring", "proto": "simple",
+	  "measured": [{"variant": "native", "leaders": 1, "pipeline": 1, "estimate_s": 0.002, "samples": 5, "proto": "ll128"}]}]}`
+	tb, err := ReadTable(strings.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if en := tb.Entries[0]; en.Coll != "allreduce" || en.Algo != "ring" || en.Proto != "simple" || en.Measured[0].Proto != "ll128" {
+		t.Fatalf("NCCL fields not read: %+v", en)
+	}
+	var b strings.Builder
+	if err := tb.Write(&b); err != nil || !strings.Contains(b.String(), `"coll": "allreduce"`) {
+		t.Fatalf("Write lost the NCCL fields (%v):\n%s", err, b.String())
+	}
+	tu := newTuners(t, 1, Config{}, DefaultModel())[0]
+	if n, err := tu.LoadTable(tb); err != nil || n != 0 {
+		t.Errorf("LoadTable of an NCCL table = %d, %v; want 0 loaded", n, err)
 	}
 }
 

@@ -35,13 +35,29 @@ const (
 	StatMedian
 )
 
+// Cost says how one call's cost is read from the ranks' local times (each
+// rank times its call from its own entry to its own exit).
+type Cost uint8
+
+const (
+	// CostLastArrival (default): the smallest local time over the ranks.
+	// The rank that arrived last waited for no peer, so its time is the
+	// plan's own from the last arrival to that rank's exit; the others'
+	// times also hold how late the last one was (arrival skew), which
+	// says nothing about the plan. The skew is kept apart (Info.Skew).
+	CostLastArrival Cost = iota
+	// CostSlowest: the largest local time, skew included (the tuner's rule
+	// before issue 16; kept to show what skew does to the learner).
+	CostSlowest
+)
+
 // Config tunes the learner. Zero numeric fields take the defaults shown.
 // Every rank of a communicator must use the same Config.
 type Config struct {
 	Mode          Mode
 	Batch         int     // B, samples buffered between commits (16; 1..256)
 	SamplesPerArm int     // R, samples an arm needs before it is compared (3; 1..8)
-	Improve       float64 // move to a neighbour faster by more than this fraction (0.03)
+	Improve       float64 // move to a neighbour faster by more than this fraction (0.02)
 	Drift         float64 // re-explore when a frozen arm is slower or faster by more than this (0.15)
 	DriftWindow   int     // W, samples per drift check (8; 1..32)
 	FrozenStride  int     // a frozen key samples one call in this many (4)
@@ -55,6 +71,27 @@ type Config struct {
 	CMA       bool
 	Pipelines []int // Pipelined k values to try on several nodes ({1, 2, 4, 8})
 	Stat      Stat  // StatMin
+	Cost      Cost  // CostLastArrival
+	// TreeBytes: size buckets whose smallest size is at most this get the
+	// reduction tree's arms (0: 16 KiB; negative: none).
+	TreeBytes int
+	// TreeRadixes are the tree arms' radixes ({2, 4, 8, 16, 32, 64}; a
+	// key's arms stop at the first that makes its tree flat).
+	TreeRadixes []int
+	// Reject bounds exploration: an arm whose first sample is more than
+	// Reject times the best estimate of the episode is not sampled again
+	// (2; see the package documentation for the bound it gives).
+	Reject float64
+	// Strikes is the number of drift windows in a row that make a settled
+	// key explore again (3). Each exploration that settles back on the
+	// same arm doubles it for that key (up to 64): noise that keeps
+	// firing is heard less and less often.
+	Strikes int
+	// MaxStride: a settled key samples one call in FrozenStride; each
+	// window that confirms its estimate doubles that stride, up to
+	// MaxStride (256), so a steady key costs the tuner one exchange per
+	// thousands of calls.
+	MaxStride int
 }
 
 const (
@@ -85,17 +122,49 @@ func (c Config) normalize() (Config, error) {
 		def(&c.SamplesPerArm, 3, 1, maxSamples, "SamplesPerArm"),
 		def(&c.DriftWindow, 8, 1, maxWindow, "DriftWindow"),
 		def(&c.FrozenStride, 4, 1, 1<<20, "FrozenStride"),
+		def(&c.Strikes, 3, 1, 64, "Strikes"),
+		def(&c.MaxStride, 256, 1, 1<<20, "MaxStride"),
 	} {
 		if e != nil {
 			return c, e
 		}
 	}
 	if c.Improve == 0 {
-		c.Improve = 0.03
+		c.Improve = 0.02
 	}
 	if c.Drift == 0 {
 		c.Drift = 0.15
 	}
+	if c.Reject == 0 {
+		c.Reject = 2
+	}
+	if !(c.Reject > 1) {
+		return c, fmt.Errorf("costmodel: Reject = %g: want > 1", c.Reject)
+	}
+	c.MaxStride = max(c.MaxStride, c.FrozenStride)
+	if c.Cost > CostSlowest {
+		return c, fmt.Errorf("costmodel: Cost = %d: unknown", c.Cost)
+	}
+	switch {
+	case c.TreeBytes == 0:
+		c.TreeBytes = 16 << 10
+	case c.TreeBytes < 0:
+		c.TreeBytes = 0
+	}
+	if c.TreeRadixes == nil {
+		c.TreeRadixes = []int{2, 4, 8, 16, 32, 64}
+	}
+	rs := []int{}
+	for _, r := range c.TreeRadixes {
+		if r < 2 || r > maxTreeRadix {
+			return c, fmt.Errorf("costmodel: tree radix %d, want 2..%d", r, maxTreeRadix)
+		}
+		if !slices.Contains(rs, r) {
+			rs = append(rs, r)
+		}
+	}
+	sort.Ints(rs)
+	c.TreeRadixes = rs
 	if !(c.Improve > 0 && c.Improve < 1) || !(c.Drift > 0) {
 		return c, fmt.Errorf("costmodel: Improve = %g, Drift = %g: want 0 < Improve < 1, Drift > 0", c.Improve, c.Drift)
 	}
@@ -136,10 +205,14 @@ func (s State) String() string {
 }
 
 type armStat struct {
-	n    int // samples this episode
-	ring [maxSamples]float64
-	est  float64
+	n        int // samples this episode
+	ring     [maxSamples]float64
+	est      float64
+	rejected bool // one sample was enough: far slower than the episode's best
 }
+
+// measured reports whether the arm has the samples it needs to be compared.
+func (a *armStat) measured(r int) bool { return a.n >= r || a.rejected }
 
 // median returns the median of the arm's recent samples.
 func (a *armStat) median() float64 {
@@ -194,6 +267,19 @@ type entry struct {
 	settledAt       int64 // calls when last frozen (-1: never)
 	firstSettled    int64 // calls when first frozen (-1: never)
 	touched         bool
+
+	stride  int   // frozen: record one call in stride
+	deaf    uint8 // re-explorations that came back to the same arm (Strikes << deaf)
+	settled uint8 // the arm of the last freeze
+	last    int16 // the arm of the last call chosen (-1: none)
+	// switches: freezes on another arm than the previous freeze's;
+	// changes: calls, after the first freeze, that ran another arm than
+	// the key's previous call (probes of later explorations included).
+	switches, changes uint64
+	// cost and skew: running means (1/16 weight) of the committed calls'
+	// cost (Config.Cost) and arrival skew (largest minus smallest local
+	// time), for reports only.
+	cost, skew float64
 }
 
 // Tuner chooses a plan per Key and learns from measured times. It is a
@@ -213,6 +299,7 @@ type Tuner struct {
 	pk      []*entry
 	pa      []uint8
 	ps      []float64
+	ex      []float64 // Pending's exchange buffer: 2 x Batch
 	np      int
 	touched []*entry
 	commits uint64
@@ -231,7 +318,7 @@ func NewTuner(cfg Config, m Model) (*Tuner, error) {
 	return &Tuner{
 		cfg: c, model: m,
 		keys: map[uint64]*entry{}, sets: map[uint64]*armSet{},
-		pk: make([]*entry, c.Batch), pa: make([]uint8, c.Batch), ps: make([]float64, c.Batch),
+		pk: make([]*entry, c.Batch), pa: make([]uint8, c.Batch), ps: make([]float64, c.Batch), ex: make([]float64, 2*c.Batch),
 		touched: make([]*entry, 0, c.Batch),
 	}, nil
 }
@@ -266,7 +353,7 @@ func (t *Tuner) newEntry(k Key) *entry {
 		set = newArmSet(k, &t.cfg)
 		t.sets[sk] = set
 	}
-	e := &entry{key: k, set: set, prior: make([]float64, len(set.arms)), st: make([]armStat, len(set.arms)), settledAt: -1, firstSettled: -1}
+	e := &entry{key: k, set: set, prior: make([]float64, len(set.arms)), st: make([]armStat, len(set.arms)), settledAt: -1, firstSettled: -1, last: -1}
 	n, lay := k.Bytes(), k.Layout()
 	best, grid0 := 0, -1
 	for i, a := range set.arms {
@@ -282,7 +369,7 @@ func (t *Tuner) newEntry(k Key) *entry {
 	e.episodes = 1
 	if t.cfg.Mode == ModeModel {
 		e.cur = uint8(best)
-		e.freeze(e.prior[best])
+		e.freeze(e.prior[best], &t.cfg)
 		return e
 	}
 	e.cur = e.grid0 // climb the grid; Native is measured on the side
@@ -295,7 +382,24 @@ func (t *Tuner) newEntry(k Key) *entry {
 // Commit. O(1); no allocation once k has been seen.
 func (t *Tuner) Choose(k Key) Arm {
 	e := t.entry(k)
-	return e.set.arms[e.next()]
+	i := e.next()
+	if e.firstSettled >= 0 && e.last >= 0 && int16(i) != e.last {
+		e.changes++
+	}
+	e.last = int16(i)
+	return e.set.arms[i]
+}
+
+// Timed reports whether the next Record of key k keeps its time (every
+// call while exploring, one in the key's stride once settled): the engine
+// reads the clock only for those calls. Record must still be called for
+// every call.
+func (t *Tuner) Timed(k Key) bool {
+	if t.cfg.Mode == ModeModel {
+		return false
+	}
+	e := t.entry(k)
+	return e.state != Frozen || (e.fcount+1)%uint64(e.stride) == 0
 }
 
 func (e *entry) next() uint8 {
@@ -332,7 +436,7 @@ func (t *Tuner) Record(k Key, a Arm, localSeconds float64) (commit bool) {
 	}
 	if e.state == Frozen {
 		e.fcount++
-		if e.fcount%uint64(t.cfg.FrozenStride) != 0 {
+		if e.fcount%uint64(e.stride) != 0 {
 			return false
 		}
 	}
@@ -345,27 +449,43 @@ func (t *Tuner) Record(k Key, a Arm, localSeconds float64) (commit bool) {
 	return t.np == len(t.ps) || (e.state == Exploring && e.pend >= e.total)
 }
 
-// Pending returns the buffered local times, in recording order, as a slice
-// of the tuner's own buffer: the engine max-allreduces it in place and
-// passes it to Commit. Its length is the same on every rank.
-func (t *Tuner) Pending() []float64 { return t.ps[:t.np] }
-
-// Commit applies the buffered samples with the times in maxed (the
-// elementwise max over ranks of every rank's Pending), in order, then
-// advances every key that got samples. Only Commit changes decisions.
-// maxed may be the slice Pending returned.
-func (t *Tuner) Commit(maxed []float64) error {
-	if len(maxed) != t.np {
-		return fmt.Errorf("costmodel: commit of %d times for %d pending samples", len(maxed), t.np)
+// Pending returns the exchange buffer of the buffered local times: for n
+// samples in recording order, the n times followed by their n negations,
+// as a slice of the tuner's own buffer. The engine max-allreduces it in
+// place (one collective gives the largest and the smallest time of every
+// sample) and passes it to Commit. Its length is the same on every rank.
+func (t *Tuner) Pending() []float64 {
+	n := t.np
+	for i := 0; i < n; i++ {
+		t.ex[i], t.ex[n+i] = t.ps[i], -t.ps[i]
 	}
-	for i := 0; i < t.np; i++ {
+	return t.ex[:2*n]
+}
+
+// Commit applies the buffered samples with the elementwise max over ranks
+// of every rank's Pending: each sample's cost (Config.Cost: by default the
+// smallest local time, see CostLastArrival) and skew (largest minus
+// smallest), in order, then advances every key that got samples. Only
+// Commit changes decisions. maxed may be the slice Pending returned.
+func (t *Tuner) Commit(maxed []float64) error {
+	n := t.np
+	if len(maxed) != 2*n {
+		return fmt.Errorf("costmodel: commit of %d values for %d pending samples (want %d)", len(maxed), n, 2*n)
+	}
+	for i := 0; i < n; i++ {
 		e := t.pk[i]
 		t.pk[i] = nil
 		if !e.touched {
 			e.touched = true
 			t.touched = append(t.touched, e)
 		}
-		e.observe(t.pa[i], maxed[i], &t.cfg)
+		hi, lo := maxed[i], -maxed[n+i]
+		cost := lo
+		if t.cfg.Cost == CostSlowest {
+			cost = hi
+		}
+		e.note(cost, hi-lo)
+		e.observe(t.pa[i], cost, &t.cfg)
 	}
 	for i, e := range t.touched {
 		e.touched = false
@@ -379,6 +499,19 @@ func (t *Tuner) Commit(maxed []float64) error {
 	return nil
 }
 
+// note keeps the running means of a committed sample's cost and skew.
+func (e *entry) note(cost, skew float64) {
+	if !(cost >= 0) || math.IsInf(cost, 0) || !(skew >= 0) || math.IsInf(skew, 0) {
+		return
+	}
+	if e.cost == 0 && e.skew == 0 {
+		e.cost, e.skew = cost, skew
+		return
+	}
+	e.cost += (cost - e.cost) / 16
+	e.skew += (skew - e.skew) / 16
+}
+
 func (e *entry) observe(a uint8, v float64, c *Config) {
 	if !(v >= 0) || math.IsInf(v, 0) {
 		return // NaN, negative, infinite: the same on every rank, so skipping is safe
@@ -386,7 +519,21 @@ func (e *entry) observe(a uint8, v float64, c *Config) {
 	e.samples++
 	switch {
 	case e.state == Exploring:
-		e.st[a].add(v, c.Stat)
+		s := &e.st[a]
+		s.add(v, c.Stat)
+		if s.n == 1 && a != e.cur {
+			// Early rejection: one sample far above the best so far
+			// is verdict enough (the arm would lose the comparison).
+			best := math.Inf(1)
+			for i := range e.st {
+				if i != int(a) && e.st[i].n > 0 && !e.st[i].rejected {
+					best = min(best, e.st[i].est)
+				}
+			}
+			if v > c.Reject*best {
+				s.rejected = true
+			}
+		}
 	case a == e.cur && e.nwin < c.DriftWindow:
 		e.win[e.nwin] = v
 		e.nwin++
@@ -416,13 +563,16 @@ func (e *entry) advance(c *Config) {
 		// engine path, other load gone), so the other arms' estimates are
 		// stale too. Two windows in a row: one window is noise.
 		if med > e.est*(1+c.Drift) || med < e.est*(1-c.Drift) {
-			if e.strikes++; e.strikes >= 2 {
+			// Listen closely while a drift is being confirmed.
+			e.stride = c.FrozenStride
+			if e.strikes++; e.strikes >= c.Strikes<<e.deaf {
 				e.reexplore(c)
 			}
 			return
 		}
 		e.strikes = 0
 		e.est = min(e.est, med)
+		e.stride = min(2*e.stride, c.MaxStride)
 		return
 	}
 	// Exploring: hill climbing on the grid from cur, first improvement:
@@ -433,7 +583,7 @@ func (e *entry) advance(c *Config) {
 	nat := e.set.native
 	for {
 		cur := int(e.cur)
-		if e.st[cur].n < r {
+		if !e.st[cur].measured(r) {
 			e.schedule(c)
 			return
 		}
@@ -441,15 +591,15 @@ func (e *entry) advance(c *Config) {
 		best, done := -1, true
 		for _, nb := range e.set.nbr[cur] {
 			s := &e.st[nb]
-			if s.n < r {
+			if !s.measured(r) {
 				done = false
 				continue
 			}
-			if s.est < bar && (best < 0 || s.est < e.st[best].est) {
+			if !s.rejected && s.est < bar && (best < 0 || s.est < e.st[best].est) {
 				best = int(nb)
 			}
 		}
-		if nat >= 0 && nat != cur && e.st[nat].n < r {
+		if nat >= 0 && nat != cur && !e.st[nat].measured(r) {
 			done = false
 		}
 		if best >= 0 && e.moves < len(e.st) {
@@ -460,33 +610,42 @@ func (e *entry) advance(c *Config) {
 		if best >= 0 {
 			// Out of moves (a noisy surface): the best measured arm.
 			for i := range e.st {
-				if e.st[i].n >= r && e.st[i].est < e.st[e.cur].est {
+				if e.st[i].n >= r && !e.st[i].rejected && e.st[i].est < e.st[e.cur].est {
 					e.cur = uint8(i)
 				}
 			}
 		} else if !done {
 			e.schedule(c)
 			return
-		} else if nat >= 0 && nat != cur && e.st[nat].est < bar {
+		} else if nat >= 0 && nat != cur && !e.st[nat].rejected && e.st[nat].est < bar {
 			e.cur = uint8(nat)
 		}
-		e.freeze(0) // the reference comes from the first drift window
+		e.freeze(0, c) // the reference comes from the first drift window
 		return
 	}
 }
 
 // freeze makes cur the key's choice; est is the reference the drift
 // windows (medians) are compared with: 0 sets it from the first window.
-func (e *entry) freeze(est float64) {
+func (e *entry) freeze(est float64, c *Config) {
 	e.state = Frozen
 	e.est = est
 	e.nwin, e.strikes = 0, 0
 	e.fcount = 0
+	e.stride = c.FrozenStride
 	e.nprobe, e.total = 0, 0
 	e.settledAt = int64(e.calls)
-	if e.firstSettled < 0 {
+	switch {
+	case e.firstSettled < 0:
 		e.firstSettled = e.settledAt
+		e.last = int16(e.cur) // Changes count from the first settled call
+	case e.cur != e.settled:
+		e.switches++
+		e.deaf = 0
+	case e.episodes > 1:
+		e.deaf = min(e.deaf+1, 5) // explored for nothing: hear drift less often
 	}
+	e.settled = e.cur
 }
 
 // reexplore starts a new episode around the current arm, seeded with the
@@ -516,11 +675,19 @@ func (e *entry) schedule(c *Config) {
 	r := c.SamplesPerArm
 	e.nprobe, e.total = 0, 0
 	add := func(a uint8) {
-		if n := e.st[a].n; n < r {
-			e.probe[e.nprobe], e.need[e.nprobe] = a, uint8(r-n)
-			e.nprobe++
-			e.total += r - n
+		s := &e.st[a]
+		if s.measured(r) {
+			return
 		}
+		need := r - s.n
+		if s.n == 0 && a != e.cur && e.prior[a] > c.Reject*e.prior[e.cur] {
+			// An arm the model expects to lose by far gets one call
+			// first: early rejection may spare the rest.
+			need = 1
+		}
+		e.probe[e.nprobe], e.need[e.nprobe] = a, uint8(need)
+		e.nprobe++
+		e.total += need
 	}
 	add(e.cur)
 	first := e.nprobe
@@ -583,7 +750,16 @@ type Info struct {
 	// FirstSettledAt is the calls recorded when the key first froze (-1:
 	// never; 0 for a key loaded from a table).
 	FirstSettledAt int64
-	Measured       []ArmSample
+	// Switches counts the freezes on another arm than the freeze before;
+	// Changes the calls, after the first freeze, whose arm differed from
+	// the key's previous call (later explorations' probes included).
+	Switches, Changes uint64
+	// Cost and Skew are running means of the committed calls' cost (see
+	// Config.Cost) and arrival skew (largest minus smallest local time),
+	// in seconds; 0 before the first commit.
+	Cost, Skew float64
+	Stride     int // a settled key records one call in Stride
+	Measured   []ArmSample
 }
 
 // ArmSample is an arm's measured estimate in the current episode.
@@ -605,7 +781,7 @@ func (t *Tuner) Info(k Key) (Info, bool) {
 func (e *entry) info() Info {
 	in := Info{Key: e.key, Arm: e.set.arms[e.cur], State: e.state, Prior: e.prior[e.cur],
 		Calls: e.calls, Samples: e.samples, Moves: e.moves, Episodes: e.episodes, SettledAt: e.settledAt,
-		FirstSettledAt: e.firstSettled}
+		FirstSettledAt: e.firstSettled, Switches: e.switches, Changes: e.changes, Cost: e.cost, Skew: e.skew, Stride: e.stride}
 	switch {
 	case e.state == Frozen:
 		in.Estimate = e.est
@@ -663,6 +839,8 @@ func (t *Tuner) Fingerprint() uint64 {
 		u(e.fcount)
 		u(uint64(e.moves))
 		u(uint64(e.strikes))
+		u(uint64(e.stride))
+		u(uint64(e.deaf))
 		f(e.est)
 		for i := 0; i < e.nwin; i++ {
 			f(e.win[i])
@@ -670,6 +848,9 @@ func (t *Tuner) Fingerprint() uint64 {
 		for i := range e.st {
 			u(uint64(e.st[i].n))
 			f(e.st[i].est)
+			if e.st[i].rejected {
+				u(1)
+			}
 		}
 	}
 	u(uint64(t.np))

@@ -1,8 +1,10 @@
 package costmodel
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/dpmlgo/dpml/plan"
@@ -189,8 +191,23 @@ func TestArmSets(t *testing.T) {
 		arms  int
 		check func([]Arm) string
 	}{
-		// 8 B on one node: l = 1 only (+ native).
-		{MakeKey(ElemFloat32, OpArith, 8, Layout{1, 32}), 2, nil},
+		// 8 B on one node: l = 1 only, the tree with radix 2..32 (32 is
+		// flat for ppn 32: 64 would build the same tree), native.
+		{MakeKey(ElemFloat32, OpArith, 8, Layout{1, 32}), 7, func(as []Arm) string {
+			var rs []int
+			for _, a := range as {
+				if a.Intra == plan.IntraTree {
+					rs = append(rs, a.Radix)
+				}
+			}
+			if !slices.Equal(rs, []int{2, 4, 8, 16, 32}) {
+				return fmt.Sprintf("tree radixes %v, want 2 4 8 16 32", rs)
+			}
+			return ""
+		}},
+		// 16 KiB is the tree arms' last bucket; 32 KiB has none.
+		{MakeKey(ElemFloat32, OpArith, 16<<10, Layout{1, 8}), 5 + 3, nil},
+		{MakeKey(ElemFloat32, OpArith, 32<<10, Layout{1, 8}), 5, nil},
 		// 1 MiB on one node, ppn 24: l in 1..16 and 24, DPML only (+ native).
 		{MakeKey(ElemFloat32, OpArith, 1<<20, Layout{1, 24}), 7, func(as []Arm) string {
 			for _, a := range as {
@@ -213,8 +230,9 @@ func TestArmSets(t *testing.T) {
 			}
 			return ""
 		}},
-		// 256 B on 4x8: l*k*64 <= 511: (1,dpml) (1,p2) (1,p4) (2,dpml) (2,p2) (4,dpml) + native.
-		{MakeKey(ElemFloat32, OpArith, 256, Layout{4, 8}), 7, nil},
+		// 256 B on 4x8: l*k*64 <= 511: (1,dpml) (1,p2) (1,p4) (2,dpml) (2,p2) (4,dpml),
+		// the tree with radix 2, 4, 8, native.
+		{MakeKey(ElemFloat32, OpArith, 256, Layout{4, 8}), 10, nil},
 	}
 	for _, c := range cases {
 		s := newArmSet(c.key, &cfg)
@@ -230,8 +248,10 @@ func TestArmSets(t *testing.T) {
 			switch {
 			case a.Variant == plan.Native && a.Intra != plan.IntraAuto:
 				t.Errorf("%v: native arm with transport %v", c.key, a.Intra)
-			case a.Variant != plan.Native && a.Intra != plan.IntraShm && a.Intra != plan.IntraCMA:
+			case a.Variant != plan.Native && a.Intra != plan.IntraShm && a.Intra != plan.IntraCMA && a.Intra != plan.IntraTree:
 				t.Errorf("%v: arm %v without an explicit transport", c.key, a)
+			case a.Intra == plan.IntraTree && (a.Leaders != 1 || a.Pipeline != 1 || a.Variant != plan.DPML || a.Radix < 2):
+				t.Errorf("%v: tree arm %+v: want dpml l=1 k=1 with a radix", c.key, a)
 			case a.Overlap != a.Variant.Overlaps() || a.SegmentBytes != 0:
 				t.Errorf("%v: arm %+v: overlap or segment set wrong", c.key, a)
 			}

@@ -79,6 +79,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		arm = c.tuner.Choose(key)
 		o = Override(arm) // an arm is a whole shape: variant, l, k and transport
 	}
+	c.lastKey, c.lastTuned = key, tuned
 	p, err := c.plan(len(send), kind.Size(), o)
 	if err != nil {
 		return err
@@ -88,14 +89,22 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	}
 	c.last = p
 	var t0 time.Time
-	if tuned {
+	timed := tuned && c.tuner.Timed(key) // the clock only when the tuner keeps the time
+	if timed {
 		t0 = time.Now()
 	}
 	// The plan lives in the Comm (c.last): a pointer to a local would move
 	// it to the heap on every call.
 	err = execute(c, &c.last, send, recv, op, kern)
+	if testHookPlanCost != nil && err == nil {
+		time.Sleep(testHookPlanCost(&c.last))
+	}
 	if err == nil && tuned {
-		err = c.observe(key, arm, time.Since(t0))
+		var d time.Duration
+		if timed {
+			d = time.Since(t0)
+		}
+		err = c.observe(key, arm, d)
 	}
 	if err != nil {
 		// Wake local peers blocked on this rank, and refuse further calls:
@@ -119,6 +128,11 @@ func (c *Comm) Plan(count, elemSize int, o Override) (Plan, error) {
 	}
 	return c.plan(count, elemSize, o)
 }
+
+// testHookPlanCost, when set by a test, gives every plan a synthetic cost:
+// each rank sleeps that long after the call's data moved, inside the time
+// the tuner measures (skew_test.go).
+var testHookPlanCost func(p *Plan) time.Duration
 
 func overlaps[T any](a, b []T) bool {
 	if len(a) == 0 || len(b) == 0 {
@@ -161,7 +175,7 @@ func (c *Comm) report(p Plan) {
 // on any rank, returns the same error on every rank, wrapping ErrCheck;
 // the communicator stays usable (nothing has moved yet).
 func (c *Comm) checkCall(kind mpi.Kind, op mpi.Op, count int, inPlace bool, o Override, local error) error {
-	var v [11]uint64
+	var v [12]uint64
 	if local != nil {
 		v[0] = 1
 	}
@@ -169,13 +183,16 @@ func (c *Comm) checkCall(kind mpi.Kind, op mpi.Op, count int, inPlace bool, o Ov
 	if inPlace {
 		v[4] = 1
 	}
-	v[5], v[6], v[7], v[8], v[9] = uint64(o.Variant), uint64(o.Leaders), uint64(o.Pipeline), uint64(o.SegmentBytes), uint64(o.Intra)
-	v[10] = uint64(o.Offload)
+	v[5], v[6], v[7], v[8], v[9], v[10] = uint64(o.Variant), uint64(o.Leaders), uint64(o.Pipeline), uint64(o.SegmentBytes), uint64(o.Intra), uint64(o.Radix)
+	v[11] = uint64(o.Offload)
 	buf := make([]uint64, 2*len(v))
 	for i, x := range v {
 		buf[i], buf[len(v)+i] = x, ^x
 	}
-	if err := mpi.AllreduceInPlace(c.world, buf, mpi.OpMax); err != nil {
+	c.watch.enter(stepCheck)
+	err := mpi.AllreduceInPlace(c.world, buf, mpi.OpMax)
+	c.watch.leave()
+	if err != nil {
 		return errors.Join(fmt.Errorf("%w: %w", ErrCheck, err), local)
 	}
 	var diff []int
@@ -191,7 +208,7 @@ func (c *Comm) checkCall(kind mpi.Kind, op mpi.Op, count int, inPlace bool, o Ov
 		{"count", strconv.Itoa(count)}, {"element type", kind.String()}, {"op", op.String()},
 		{"in place", strconv.FormatBool(inPlace)}, {"variant", o.Variant.String()},
 		{"leaders", strconv.Itoa(o.Leaders)}, {"pipeline", strconv.Itoa(o.Pipeline)},
-		{"segment bytes", strconv.Itoa(o.SegmentBytes)}, {"intra", o.Intra.String()},
+		{"segment bytes", strconv.Itoa(o.SegmentBytes)}, {"intra", o.Intra.String()}, {"radix", strconv.Itoa(o.Radix)},
 		{"offload", o.Offload.String()},
 	}
 	class := classOK

@@ -22,32 +22,32 @@ import (
 // cmaProbe checks at setup that this rank can read a peer's memory (the
 // kernel may forbid it: Yama ptrace_scope, containers). It is collective
 // over the node; every rank learns whether all of the node can.
-func (d *Comm) cmaProbe() (bool, error) {
+func (c *Comm) cmaProbe() (bool, error) {
 	// Each rank exposes one private word holding its pid; its neighbour
 	// reads it back.
 	word := new(uint64)
 	*word = uint64(unix.Getpid())
 	mine := []int64{int64(unix.Getpid()), int64(uintptr(unsafe.Pointer(word)))}
-	all := make([]int64, 2*d.ppn)
-	if err := mpi.Allgather(d.node, mine, all); err != nil {
+	all := make([]int64, 2*c.ppn)
+	if err := mpi.Allgather(c.node, mine, all); err != nil {
 		return false, fmt.Errorf("gather pids: %w", err)
 	}
-	d.pids = make([]int, d.ppn)
-	for i := range d.pids {
-		d.pids[i] = int(all[2*i])
+	c.pids = make([]int, c.ppn)
+	for i := range c.pids {
+		c.pids[i] = int(all[2*i])
 	}
 	ok := int32(1)
-	if d.ppn > 1 {
-		peer := (d.local + 1) % d.ppn
+	if c.ppn > 1 {
+		peer := (c.local + 1) % c.ppn
 		var got uint64
-		err := cmaRead(d.pids[peer], unsafe.Pointer(&got), uintptr(all[2*peer+1]), 8)
-		if err != nil || got != uint64(d.pids[peer]) {
+		err := cmaRead(c.pids[peer], unsafe.Pointer(&got), uintptr(all[2*peer+1]), 8)
+		if err != nil || got != uint64(c.pids[peer]) {
 			ok = 0
 		}
 	}
 	// Keep word alive until every neighbour has read it.
 	res := []int32{ok}
-	if err := mpi.AllreduceInPlace(d.world, res, mpi.OpMin); err != nil {
+	if err := mpi.AllreduceInPlace(c.world, res, mpi.OpMin); err != nil {
 		return false, fmt.Errorf("agree on cross-memory attach: %w", err)
 	}
 	runtime.KeepAlive(word)

@@ -22,56 +22,91 @@ import (
 // New and reused by every call. A Comm is used by one goroutine at a time
 // (the one that makes MPI calls) and by all ranks of its communicator in the
 // same order of calls, like any MPI communicator.
+//
+// Its state comes in four parts with different lifetimes: the topology
+// (fixed at New: who is where, the leader order, the communicators), the
+// node segment (its typed view and the transports that move data through
+// it), the policy (settings and the tuner: what plan a call gets), and the
+// in-flight state (the call in progress, pending requests, generation,
+// errors, diagnostics).
 type Comm struct {
+	topology
+	nodeView
+	policy
+	inFlight
+}
+
+// topology is where the ranks are, fixed at New.
+type topology struct {
 	world *mpi.Comm // private duplicate of the user's communicator
 	node  *mpi.Comm // ranks sharing this node's memory
 
-	rank, size   int
-	local, ppn   int // this rank on its node, and the node's size
-	nodeIdx      int
-	nodes        int // h
-	minPPN       int // smallest ppn over nodes: bound of l
-	pos          int // this rank's place in the leader order; leader j = pos j
-	leaderComm   *mpi.Comm
-	leaderOrder  []int // local ranks by leader position
-	segBudget    int   // bytes per input slot
-	streamBytes  int   // copy-out streams when bytes x ppn reach this (0: never)
-	llcBytes     int   // last-level cache size (32 MiB when unknown)
-	demote       bool  // DPML_DEMOTE: CLDEMOTE what this rank wrote for others
-	seg          *nodeSegment
-	abort        *atomic.Uint64
-	places       []leaders.Place // by local rank: where each runs (trees are built from them)
-	trees        [maxRadix + 1]*treeShape
-	treeRadix    int // DPML_TREE_RADIX
-	treeBytes    int // DPML_TREE_BYTES: the default plan's tree threshold
-	transports   [numIntra]transport
+	rank, size  int
+	local, ppn  int // this rank on its node, and the node's size
+	nodeIdx     int
+	nodes       int // h
+	minPPN      int // smallest ppn over nodes: bound of l
+	pos         int // this rank's place in the leader order; leader j = pos j
+	leaderComm  *mpi.Comm
+	leaderOrder []int           // local ranks by leader position
+	places      []leaders.Place // by local rank: where each runs (trees are built from them)
+	pids        []int           // by local rank
+	cma         bool            // cross-memory attach works on every node
+	oversub     bool            // this node has more ranks than CPUs (or its CPUs are unknown)
+	llcBytes    int             // last-level cache size (32 MiB when unknown)
+}
+
+// nodeView is this rank's view of the node segment and the transports that
+// move data through it.
+type nodeView struct {
+	seg        *nodeSegment
+	abort      *atomic.Uint64
+	segBudget  int // bytes per input slot
+	trees      [maxRadix + 1]*treeShape
+	transports [numIntra]transport
+	wait       shm.Waiter
+	waitPoll   shm.Waiter // wait, progressing pending MPI requests while it waits
+}
+
+// policy is what decides a call's plan: the settings and the tuner.
+type policy struct {
+	streamBytes int      // copy-out streams when bytes x ppn reach this (0: never)
+	demote      bool     // DPML_DEMOTE: CLDEMOTE what this rank wrote for others
+	treeRadix   int      // DPML_TREE_RADIX
+	treeBytes   int      // DPML_TREE_BYTES: the default plan's tree threshold
+	env         Override // forced by DPML_LEADERS / DPML_PIPELINE
+	fixed       Override // forced by SetOverride
+	check       bool     // DPML_CHECK: compare every call's arguments across ranks
+	verbose     int
+	tuner       *costmodel.Tuner
+	tuningFile  string
+	warnings    []string // what New clamped (printed on rank 0)
+	off         *offload // in-network reduction offload (offload.go); nil: none
+	offReason   string   // why off is nil
+}
+
+// inFlight is the state of calls: the one in progress, what later calls
+// depend on, and what the last one did.
+type inFlight struct {
 	call         call   // the call in progress (transports' state)
-	pids         []int  // by local rank
-	cma          bool   // cross-memory attach works on every node
-	oversub      bool   // this node has more ranks than CPUs (or its CPUs are unknown)
-	scratch      []byte // a leader's private staging buffers for CMA reads
 	gen          uint64 // segments completed on this communicator
-	wait         shm.Waiter
-	waitPoll     shm.Waiter // wait, progressing pending MPI requests while it waits
-	env          Override   // forced by DPML_LEADERS / DPML_PIPELINE
-	fixed        Override   // forced by SetOverride
-	timing       bool
-	times        PhaseTimes
-	err          error // sticky: a failed call leaves the communicator unusable
-	closed       bool
+	scratch      []byte // a leader's private staging buffers for CMA reads
 	scratchSrcs  []unsafe.Pointer
 	pending      [2][]*mpi.Request
 	reqPool      [2][]mpi.Request // the requests pending points into, reused
 	pendingRange [2]flagPost
-	verbose      int
+	err          error // sticky: a failed call leaves the communicator unusable
+	closed       bool
+	last         Plan          // the plan of the last call
+	lastKey      costmodel.Key // the tuning key of the last call, when lastTuned
+	lastTuned    bool
+	timing       bool
+	times        PhaseTimes
 	reported     map[int]string // DPML_VERBOSE: last plan printed per size class
-	tuner        *costmodel.Tuner
-	tuningFile   string
-	last         Plan     // the plan of the last call
-	check        bool     // DPML_CHECK: compare every call's arguments across ranks
-	warnings     []string // what New clamped (printed on rank 0)
-	off          *offload // in-network reduction offload (offload.go); nil: none
-	offReason    string   // why off is nil
+	// watch marks the blocking MPI step in progress for the watchdog
+	// (watchdog.go), which aborts the job when one outlasts watchTimeout.
+	watch        watch
+	watchTimeout time.Duration
 }
 
 // flagPost remembers which out-flag to raise when a segment's pending
@@ -165,6 +200,7 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 		d.release()
 		return nil, err
 	}
+	d.startWatch()
 	if d.verbose > 0 && d.rank == 0 {
 		fmt.Fprintf(os.Stderr, "dpml: %d ranks on %d node(s), ppn %d..%d, leader order %v, cross-memory attach %v\n%s",
 			d.size, d.nodes, d.minPPN, d.ppn, d.leaderOrder, d.cma, config.Effective())
@@ -175,7 +211,7 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 // readSettings parses every setting New uses, collecting all errors
 // instead of stopping at the first: the ranks must still take the setup
 // collectives together. It returns the settings compared across ranks.
-func (d *Comm) readSettings(opts []Option) (options, []Setting, error) {
+func (c *Comm) readSettings(opts []Option) (options, []Setting, error) {
 	var errs []error
 	seen := map[string]bool{}
 	keep := func(err error) {
@@ -199,45 +235,45 @@ func (d *Comm) readSettings(opts []Option) (options, []Setting, error) {
 		f(&o)
 	}
 	if (segErr == nil || o.segBudget != int(b)) && (o.segBudget < config.MinSegmentBytes || o.segBudget > config.MaxSegmentBytes) {
-		keep(fmt.Errorf("%w: segment bytes %d (%s or WithSegmentBytes): out of range [%s, %s]", ErrConfig, o.segBudget,
+		keep(fmt.Errorf("%w: segment bytes %c (%s or WithSegmentBytes): out of range [%s, %s]", ErrConfig, o.segBudget,
 			config.SegmentBytes, config.FormatBytes(config.MinSegmentBytes), config.FormatBytes(config.MaxSegmentBytes)))
 	}
 	o.segBudget = max(minSegBytes, o.segBudget/alignBytes*alignBytes)
 	// The slot size in effect, options included, must agree too.
 	settings = append(settings, Setting{Name: "segment bytes in effect (" + config.SegmentBytes + " or WithSegmentBytes)", Value: strconv.Itoa(o.segBudget)})
 
-	d.segBudget, d.timing = o.segBudget, o.timing
-	d.transports = [numIntra]transport{IntraShm: shmCopies{}, IntraCMA: cmaAttach{}, IntraTree: treeReduce{}}
-	d.wait = shm.Waiter{Timeout: o.timeout, Pace: mpi.Pace}
-	d.wait.Spin, err = config.Int(config.Spin)
+	c.segBudget, c.timing = o.segBudget, o.timing
+	c.transports = [numIntra]transport{IntraShm: shmCopies{}, IntraCMA: cmaAttach{}, IntraTree: treeReduce{}}
+	c.wait = shm.Waiter{Timeout: o.timeout, Pace: mpi.Pace}
+	c.wait.Spin, err = config.Int(config.Spin)
 	keep(err)
-	d.env.Leaders, err = config.IntOrAuto(config.Leaders)
+	c.env.Leaders, err = config.IntOrAuto(config.Leaders)
 	keep(err)
-	d.env.Pipeline, err = config.IntOrAuto(config.Pipeline)
+	c.env.Pipeline, err = config.IntOrAuto(config.Pipeline)
 	keep(err)
-	d.env.Intra, err = parseIntra()
+	c.env.Intra, err = parseIntra()
 	keep(err)
-	d.demote, err = config.Bool(config.Demote)
+	c.demote, err = config.Bool(config.Demote)
 	keep(err)
-	d.check, err = config.Bool(config.Check)
+	c.check, err = config.Bool(config.Check)
 	keep(err)
-	d.treeRadix, err = config.Int(config.TreeRadix)
+	c.treeRadix, err = config.Int(config.TreeRadix)
 	keep(err)
-	if err == nil && (d.treeRadix < 1 || d.treeRadix > maxRadix) {
-		keep(fmt.Errorf("%w: %s=%d: want 1..%d", ErrConfig, config.TreeRadix, d.treeRadix, maxRadix))
+	if err == nil && (c.treeRadix < 1 || c.treeRadix > maxRadix) {
+		keep(fmt.Errorf("%w: %s=%c: want 1..%c", ErrConfig, config.TreeRadix, c.treeRadix, maxRadix))
 	}
 	tb, err := config.Bytes(config.TreeBytes)
 	keep(err)
-	d.treeBytes = int(min(tb, int64(d.segBudget)))
-	d.llcBytes = 32 << 20
+	c.treeBytes = int(min(tb, int64(c.segBudget)))
+	c.llcBytes = 32 << 20
 	if llc, err := leaders.LLCBytes(); err == nil && llc > 0 {
-		d.llcBytes = llc
+		c.llcBytes = llc
 	}
-	d.streamBytes, err = parseStream(d.llcBytes)
+	c.streamBytes, err = parseStream(c.llcBytes)
 	keep(err)
 	// A bad DPML_VERBOSE is an error like any other (it used to be
 	// dropped silently).
-	d.verbose, err = config.Int(config.Verbose)
+	c.verbose, err = config.Int(config.Verbose)
 	keep(err)
 	_, err = config.Enum(config.Tuner)
 	keep(err)
@@ -247,10 +283,10 @@ func (d *Comm) readSettings(opts []Option) (options, []Setting, error) {
 }
 
 // warnf prints a warning on rank 0 (stderr) and keeps it for tests.
-func (d *Comm) warnf(format string, args ...any) {
+func (c *Comm) warnf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	d.warnings = append(d.warnings, msg)
-	if d.rank == 0 {
+	c.warnings = append(c.warnings, msg)
+	if c.rank == 0 {
 		fmt.Fprintf(os.Stderr, "dpml: warning: %s\n", msg)
 	}
 }
@@ -300,25 +336,25 @@ func SplitNode(c *mpi.Comm) (*mpi.Comm, error) {
 
 // agree turns a local error into a job-wide one: the call fails on every
 // rank, with the same message, if it failed on any.
-func (d *Comm) agree(local error) error {
-	return Agree(d.world, local, nil)
+func (c *Comm) agree(local error) error {
+	return Agree(c.world, local, nil)
 }
 
 // setup performs the collective construction. It runs every collective step
 // on every rank and records the first local error.
-func (d *Comm) setup(o options) error {
+func (c *Comm) setup(o options) error {
 	var err error
-	if d.node, err = SplitNode(d.world); err != nil {
+	if c.node, err = SplitNode(c.world); err != nil {
 		return fmt.Errorf("node split: %w", err)
 	}
-	d.local, d.ppn = d.node.Rank(), d.node.Size()
+	c.local, c.ppn = c.node.Rank(), c.node.Size()
 
 	// Node index and node count: number the node heads.
 	color := mpi.Undefined
-	if d.local == 0 {
+	if c.local == 0 {
 		color = 0
 	}
-	heads, err := d.world.Split(color, d.rank)
+	heads, err := c.world.Split(color, c.rank)
 	if err != nil {
 		return fmt.Errorf("node heads split: %w", err)
 	}
@@ -329,62 +365,62 @@ func (d *Comm) setup(o options) error {
 			return err
 		}
 	}
-	if err := mpi.Bcast(d.node, info, 0); err != nil {
+	if err := mpi.Bcast(c.node, info, 0); err != nil {
 		return fmt.Errorf("broadcast node index: %w", err)
 	}
-	d.nodeIdx, d.nodes = int(info[0]), int(info[1])
-	mm := []int64{int64(d.ppn)}
-	if err := mpi.AllreduceInPlace(d.world, mm, mpi.OpMin); err != nil {
+	c.nodeIdx, c.nodes = int(info[0]), int(info[1])
+	mm := []int64{int64(c.ppn)}
+	if err := mpi.AllreduceInPlace(c.world, mm, mpi.OpMin); err != nil {
 		return fmt.Errorf("smallest ppn: %w", err)
 	}
-	d.minPPN = int(mm[0])
+	c.minPPN = int(mm[0])
 
-	if err := d.chooseLeaders(); err != nil {
+	if err := c.chooseLeaders(); err != nil {
 		return err
 	}
-	if d.cma, err = d.cmaProbe(); err != nil {
+	if c.cma, err = c.cmaProbe(); err != nil {
 		return err
 	}
 
-	return d.mapSegment(o)
+	return c.mapSegment(o)
 }
 
 // chooseLeaders orders the local ranks so that every prefix is a good leader
 // set (leaders.Order) and joins leader communicator pos: one split serves
 // every leader count l, because leader j is always the rank at position j.
-func (d *Comm) chooseLeaders() error {
+func (c *Comm) chooseLeaders() error {
 	me, lerr := leaders.Local()
 	enc := me.Encode()
-	all := make([]int64, len(enc)*d.ppn)
-	if err := mpi.Allgather(d.node, enc[:], all); err != nil {
+	all := make([]int64, len(enc)*c.ppn)
+	if err := mpi.Allgather(c.node, enc[:], all); err != nil {
 		return fmt.Errorf("gather placement: %w", err)
 	}
 	places, err := leaders.DecodePlaces(all)
 	if err != nil {
 		return fmt.Errorf("decode placement: %w", err)
 	}
-	d.places = places
-	d.leaderOrder = leaders.Order(places)
-	d.oversub = oversubscribed(places)
-	d.wait.NoSleep = !d.oversub
+	c.places = places
+	c.leaderOrder = leaders.Order(places)
+	c.oversub = oversubscribed(places)
+	c.wait.NoSleep = !c.oversub
 
-	d.pos = -1
-	for p, r := range d.leaderOrder {
-		if r == d.local {
-			d.pos = p
+	c.pos = -1
+	for p, r := range c.leaderOrder {
+		if r == c.local {
+			c.pos = p
 		}
 	}
 	color := mpi.Undefined
-	if d.pos >= 0 && d.pos < d.minPPN {
-		color = d.pos
+	if c.pos >= 0 && c.pos < c.minPPN {
+		color = c.pos
 	}
-	if d.leaderComm, err = d.world.Split(color, d.nodeIdx); err != nil {
+	if c.leaderComm, err = c.world.Split(color, c.nodeIdx); err != nil {
 		return fmt.Errorf("leader split: %w", err)
 	}
-	if lerr != nil && d.verbose > 0 && d.rank == 0 {
+	if lerr != nil && c.verbose > 0 && c.rank == 0 {
 		fmt.Fprintf(os.Stderr, "dpml: placement unknown (%v); leaders spread by local rank\n", lerr)
 	}
-	if d.pos < 0 {
+	if c.pos < 0 {
 		return errors.New("leader order misses this rank")
 	}
 	return nil
@@ -407,15 +443,15 @@ func oversubscribed(places []leaders.Place) bool {
 	return len(cpus) < len(places)
 }
 
-func (d *Comm) mapSegment(o options) error {
-	size, _ := segmentLayout(d.ppn, d.segBudget)
+func (c *Comm) mapSegment(o options) error {
+	size, _ := segmentLayout(c.ppn, c.segBudget)
 	store := shm.Store{Dir: o.shmDir}
 	// The node head creates the segment and broadcasts its name; a
 	// zero-length name tells the others creation failed.
 	var name []uint8
 	var cerr error
 	var mem *shm.Segment
-	if d.local == 0 {
+	if c.local == 0 {
 		job, _ := config.Get(config.Job)
 		var nm string
 		if nm, cerr = shm.Name("dpml-" + job); cerr == nil {
@@ -426,31 +462,31 @@ func (d *Comm) mapSegment(o options) error {
 		}
 	}
 	n := []int32{int32(len(name))}
-	if err := mpi.Bcast(d.node, n, 0); err != nil {
+	if err := mpi.Bcast(c.node, n, 0); err != nil {
 		return fmt.Errorf("broadcast segment name: %w", err)
 	}
 	if n[0] == 0 {
 		if cerr != nil {
-			return fmt.Errorf("create node segment of %d bytes: %w", size, cerr)
+			return fmt.Errorf("create node segment of %c bytes: %w", size, cerr)
 		}
 		return errors.New("the node head could not create the shared-memory segment")
 	}
-	if d.local != 0 {
+	if c.local != 0 {
 		name = make([]uint8, n[0])
 	}
-	if err := mpi.Bcast(d.node, name, 0); err != nil {
+	if err := mpi.Bcast(c.node, name, 0); err != nil {
 		return fmt.Errorf("broadcast segment name: %w", err)
 	}
 	var oerr error
-	if d.local != 0 {
+	if c.local != 0 {
 		mem, oerr = store.Open(string(name), size)
 	}
 	// Everyone has mapped it (or failed): the name can go, so that no
 	// crash from here on can leave the segment behind.
-	if err := d.node.Barrier(); err != nil {
+	if err := c.node.Barrier(); err != nil {
 		return fmt.Errorf("segment barrier: %w", err)
 	}
-	if d.local == 0 && mem != nil {
+	if c.local == 0 && mem != nil {
 		if err := mem.Unlink(); err != nil && oerr == nil {
 			oerr = err
 		}
@@ -462,105 +498,119 @@ func (d *Comm) mapSegment(o options) error {
 		return fmt.Errorf("map node segment %s: %w", name, oerr)
 	}
 	var err error
-	if d.seg, err = viewSegment(mem, d.ppn, d.segBudget); err != nil {
+	if c.seg, err = viewSegment(mem, c.ppn, c.segBudget); err != nil {
 		return errors.Join(err, mem.Close())
 	}
-	d.abort = d.seg.abort
-	d.wait.Abort = d.abort
-	d.waitPoll = d.wait
-	d.waitPoll.Poll = d.progress // bound once: a method value per call would allocate
-	d.scratchSrcs = make([]unsafe.Pointer, d.ppn)
+	c.abort = c.seg.abort
+	c.wait.Abort = c.abort
+	c.waitPoll = c.wait
+	c.waitPoll.Poll = c.progress // bound once: a method value per call would allocate
+	c.scratchSrcs = make([]unsafe.Pointer, c.ppn)
 	return nil
 }
 
 // Nodes, PPN, MaxLeaders and the other accessors describe the layout.
-func (d *Comm) Nodes() int { return d.nodes }
+func (c *Comm) Nodes() int { return c.nodes }
 
 // PPN is the number of ranks on this rank's node.
-func (d *Comm) PPN() int { return d.ppn }
+func (c *Comm) PPN() int { return c.ppn }
 
 // MinPPN is the smallest number of ranks on any node.
-func (d *Comm) MinPPN() int { return d.minPPN }
+func (c *Comm) MinPPN() int { return c.minPPN }
 
 // MaxLeaders is the largest leader count a plan may use (the smallest ppn).
-func (d *Comm) MaxLeaders() int { return d.minPPN }
+func (c *Comm) MaxLeaders() int { return c.minPPN }
 
 // Rank and Size are those of the underlying communicator.
-func (d *Comm) Rank() int { return d.rank }
+func (c *Comm) Rank() int { return c.rank }
 
 // Size is the number of ranks.
-func (d *Comm) Size() int { return d.size }
+func (c *Comm) Size() int { return c.size }
 
 // NodeRank is this rank's index on its node.
-func (d *Comm) NodeRank() int { return d.local }
+func (c *Comm) NodeRank() int { return c.local }
 
 // NodeIndex is this rank's node number, 0..Nodes()-1.
-func (d *Comm) NodeIndex() int { return d.nodeIdx }
+func (c *Comm) NodeIndex() int { return c.nodeIdx }
 
 // LeaderOrder returns the local ranks in leader order: with l leaders, the
 // leaders are the first l entries.
-func (d *Comm) LeaderOrder() []int { return append([]int(nil), d.leaderOrder...) }
+func (c *Comm) LeaderOrder() []int { return append([]int(nil), c.leaderOrder...) }
 
 // CMA reports whether plans may move intra-node data with cross-memory
 // attach (process_vm_readv/writev) on this communicator.
-func (d *Comm) CMA() bool { return d.cma }
+func (c *Comm) CMA() bool { return c.cma }
 
 // SegmentBytes is the per-rank slot size of the node segment.
-func (d *Comm) SegmentBytes() int { return d.segBudget }
+func (c *Comm) SegmentBytes() int { return c.segBudget }
 
 // SetOverride forces parts of the plan of every later call on this
 // communicator (fields a call's own Override leaves zero). Like a per-call
 // Override it must be the same on all ranks; the zero Override restores the
 // engine's choice.
-func (d *Comm) SetOverride(o Override) { d.fixed = o }
+func (c *Comm) SetOverride(o Override) { c.fixed = o }
 
 // PhaseTimes returns the accumulated phase times of this rank.
-func (d *Comm) PhaseTimes() PhaseTimes { return d.times }
+func (c *Comm) PhaseTimes() PhaseTimes { return c.times }
 
 // ResetPhaseTimes zeroes the phase timers.
-func (d *Comm) ResetPhaseTimes() { d.times = PhaseTimes{} }
+func (c *Comm) ResetPhaseTimes() { c.times = PhaseTimes{} }
 
 // SetPhaseTiming turns the phase timers on or off (a local setting).
-func (d *Comm) SetPhaseTiming(on bool) { d.timing = on }
+func (c *Comm) SetPhaseTiming(on bool) { c.timing = on }
 
 // Close releases the communicators and the shared segment. It is collective
 // (it frees MPI communicators). Closing twice is a no-op.
-func (d *Comm) Close() error {
-	if d == nil || d.closed {
+func (c *Comm) Close() error {
+	if c == nil || c.closed {
 		return nil
 	}
-	return errors.Join(d.saveTuning(), d.release())
+	if c.verbose > 0 && c.rank == 0 && c.tuner != nil {
+		c.printTuner(os.Stderr)
+	}
+	return errors.Join(c.saveTuning(), c.release())
 }
 
 // LastPlan is the plan the last call on this communicator ran.
-func (d *Comm) LastPlan() Plan { return d.last }
+func (c *Comm) LastPlan() Plan { return c.last }
+
+// LastTunerInfo is the tuner's state of the last call's key (its plan,
+// state, switch and change counters, cost and skew); false when the tuner
+// did not decide that call.
+func (c *Comm) LastTunerInfo() (costmodel.Info, bool) {
+	if c == nil || !c.lastTuned || c.tuner == nil {
+		return costmodel.Info{}, false
+	}
+	return c.tuner.Info(c.lastKey)
+}
 
 // Tuner exposes the communicator's tuner (nil with DPML_TUNER=static), for
 // tools that report or save what it learned.
-func (d *Comm) Tuner() *costmodel.Tuner { return d.tuner }
+func (c *Comm) Tuner() *costmodel.Tuner { return c.tuner }
 
-func (d *Comm) release() error {
-	d.closed = true
-	errs := []error{d.closeOffload()} // before the leader communicators go
-	for i := range d.pending {
-		for _, r := range d.pending[i] {
+func (c *Comm) release() error {
+	c.closed = true
+	c.stopWatch()
+	errs := []error{c.closeOffload()} // before the leader communicators go
+	for i := range c.pending {
+		for _, r := range c.pending[i] {
 			// After a failed call a peer may be gone and its requests may
 			// never complete: do not wait for them (MPI cannot cancel a
 			// collective; the job is ending anyway).
-			if r != nil && d.err == nil {
+			if r != nil && c.err == nil {
 				errs = append(errs, r.Wait())
 			}
 		}
-		d.pending[i] = nil
+		c.pending[i] = nil
 	}
-	if d.seg != nil {
-		errs = append(errs, d.seg.mem.Close())
-		d.seg = nil
+	if c.seg != nil {
+		errs = append(errs, c.seg.mem.Close())
+		c.seg = nil
 	}
-	for _, c := range []**mpi.Comm{&d.leaderComm, &d.node, &d.world} {
-		if *c != nil {
-			errs = append(errs, (*c).Free())
-			*c = nil
+	for _, mc := range []**mpi.Comm{&c.leaderComm, &c.node, &c.world} {
+		if *mc != nil {
+			errs = append(errs, (*mc).Free())
+			*mc = nil
 		}
 	}
 	return errors.Join(errs...)

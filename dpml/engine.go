@@ -44,11 +44,13 @@ func execute[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op, kern ker
 	}
 	if p.Has(PhaseNative) {
 		var err error
+		c.watch.enter(stepNative)
 		if unsafe.SliceData(send) == unsafe.SliceData(recv) {
 			err = mpi.AllreduceInPlace(c.world, recv, op)
 		} else {
 			err = mpi.Allreduce(c.world, send, recv, op)
 		}
+		c.watch.leave()
 		if c.timing {
 			c.times.Native += time.Since(t0)
 		}
@@ -200,9 +202,11 @@ func (e *run[T]) reduce(s int, g uint64) error {
 		t = e.tick()
 		var err error
 		if p.Offload == plan.OffloadSharp {
-			err = c.offloadInter(res, phi-plo, mpi.KindOf[T](), e.op)
+			err = c.offloadInter(res, phi-plo, mpi.KindOf[T](), e.op) // bounded waits of its own
 		} else {
+			c.watch.enter(stepInter)
 			err = mpi.AllreduceInPlace(c.leaderComm, resT, e.op)
+			c.watch.leave()
 		}
 		if err != nil {
 			return fmt.Errorf("dpml: leader %d inter-node allreduce of segment %d: %w", c.pos, s, err)

@@ -97,14 +97,14 @@ func (i OffloadInfo) String() string {
 // settings it reads were agreed before). A backend that cannot be loaded
 // or attached is not an error: the calls take the host path, with a
 // warning unless DPML_OFFLOAD=auto. The error is for MPI failures.
-func (d *Comm) setupOffload() error {
+func (c *Comm) setupOffload() error {
 	mode, err := config.Enum(config.Offload)
 	if err != nil || mode == "off" {
-		d.offReason = "DPML_OFFLOAD=off"
+		c.offReason = "DPML_OFFLOAD=off"
 		return err
 	}
-	if d.nodes < 2 { // agreed: every rank returns here
-		d.offReason = "one node: no inter-node step to offload"
+	if c.nodes < 2 { // agreed: every rank returns here
+		c.offReason = "one node: no inter-node step to offload"
 		return nil
 	}
 	nb, err := config.Bytes(config.OffloadBytes)
@@ -117,8 +117,8 @@ func (d *Comm) setupOffload() error {
 	}
 	path, _ := config.Get(config.SharpLib)
 
-	s := []int64{int64(max(1, len(leaders.SocketLeaders(d.places))))}
-	if err := mpi.AllreduceInPlace(d.world, s, mpi.OpMin); err != nil {
+	s := []int64{int64(max(1, len(leaders.SocketLeaders(c.places))))}
+	if err := mpi.AllreduceInPlace(c.world, s, mpi.OpMin); err != nil {
 		return fmt.Errorf("offload: fewest sockets: %w", err)
 	}
 	off := &offload{mode: mode, backend: mode, bytes: int(nb), sockets: int(s[0])}
@@ -126,7 +126,7 @@ func (d *Comm) setupOffload() error {
 		off.backend = "libsharp"
 	}
 	// The paper: socket level wins from ppn 4 on multi-socket nodes.
-	autoSocket := off.sockets > 1 && d.minPPN >= 4
+	autoSocket := off.sockets > 1 && c.minPPN >= 4
 	switch kw {
 	case "node":
 		off.leaders = 1
@@ -140,16 +140,16 @@ func (d *Comm) setupOffload() error {
 	default: // N leaders standing in for N sockets
 		off.leaders, off.socket = lead, lead > 1
 	}
-	off.leaders = max(1, min(off.leaders, d.minPPN))
+	off.leaders = max(1, min(off.leaders, c.minPPN))
 	off.socket = off.socket && off.leaders > 1
 
 	var attachErr error
-	if d.pos < off.leaders && d.leaderComm != nil {
+	if c.pos < off.leaders && c.leaderComm != nil {
 		var b sharp.Backend
 		if b, attachErr = sharp.Open(off.backend, path); attachErr == nil {
 			// Attach agrees within the leader communicator: all of its
 			// members hold a group, or none does.
-			off.group, attachErr = b.Attach(d.leaderComm, sharp.AttachOptions{MaxBytes: off.bytes, Timeout: d.wait.Timeout})
+			off.group, attachErr = b.Attach(c.leaderComm, sharp.AttachOptions{MaxBytes: off.bytes, Timeout: c.wait.Timeout})
 		}
 	}
 	// Every rank must take the same dispatch decisions: agree on the
@@ -165,10 +165,10 @@ func (d *Comm) setupOffload() error {
 			emu[0] = 1
 		}
 	}
-	if err := mpi.AllreduceInPlace(d.world, w, mpi.OpMin); err != nil {
+	if err := mpi.AllreduceInPlace(c.world, w, mpi.OpMin); err != nil {
 		return errors.Join(fmt.Errorf("offload: agree on capabilities: %w", err), off.group.Close(false))
 	}
-	if err := mpi.AllreduceInPlace(d.world, emu, mpi.OpMax); err != nil {
+	if err := mpi.AllreduceInPlace(c.world, emu, mpi.OpMax); err != nil {
 		return errors.Join(fmt.Errorf("offload: agree on the backend: %w", err), off.group.Close(false))
 	}
 	caps, ok := sharp.CapsFromWords(w)
@@ -176,26 +176,26 @@ func (d *Comm) setupOffload() error {
 		// Some leader communicator has no group: offload on none, so
 		// that every plan runs the same way on every node.
 		cerr := off.group.Close(true) // collective over a leader communicator whose members all hold one
-		why, err := d.firstError(attachErr)
+		why, err := c.firstError(attachErr)
 		if err != nil {
 			return errors.Join(err, cerr)
 		}
-		d.offReason = fmt.Sprintf("DPML_OFFLOAD=%s: %s", mode, why)
+		c.offReason = fmt.Sprintf("DPML_OFFLOAD=%s: %s", mode, why)
 		if mode != "auto" {
-			d.warnf("DPML_OFFLOAD=%s: calls take the host path: %s", mode, why)
-		} else if d.verbose > 0 && d.rank == 0 {
+			c.warnf("DPML_OFFLOAD=%s: calls take the host path: %s", mode, why)
+		} else if c.verbose > 0 && c.rank == 0 {
 			fmt.Fprintf(os.Stderr, "dpml: DPML_OFFLOAD=auto: no offload (%s)\n", why)
 		}
-		if attachErr != nil && d.verbose > 0 {
-			fmt.Fprintf(os.Stderr, "dpml: rank %d: offload attach: %v\n", d.rank, attachErr)
+		if attachErr != nil && c.verbose > 0 {
+			fmt.Fprintf(os.Stderr, "dpml: rank %d: offload attach: %v\n", c.rank, attachErr)
 		}
 		return cerr
 	}
 	caps.OnePerNode = off.backend == "libsharp"
 	off.caps, off.emulated = caps, emu[0] == 1
-	d.off = off
-	if d.verbose > 0 && d.rank == 0 {
-		fmt.Fprintf(os.Stderr, "dpml: offload %v\n", d.Offload())
+	c.off = off
+	if c.verbose > 0 && c.rank == 0 {
+		fmt.Fprintf(os.Stderr, "dpml: offload %v\n", c.Offload())
 	}
 	return nil
 }
@@ -204,33 +204,33 @@ func (d *Comm) setupOffload() error {
 // rank R with an error of its own (else the lowest with one relayed from
 // another member: sharp.ErrElsewhere), collectively, so that every rank
 // reports the same reason.
-func (d *Comm) firstError(local error) (string, error) {
-	first := []int32{int32(2 * d.size)}
+func (c *Comm) firstError(local error) (string, error) {
+	first := []int32{int32(2 * c.size)}
 	switch {
 	case errors.Is(local, sharp.ErrElsewhere):
-		first[0] = int32(d.size + d.rank)
+		first[0] = int32(c.size + c.rank)
 	case local != nil:
-		first[0] = int32(d.rank)
+		first[0] = int32(c.rank)
 	}
-	if err := mpi.AllreduceInPlace(d.world, first, mpi.OpMin); err != nil {
+	if err := mpi.AllreduceInPlace(c.world, first, mpi.OpMin); err != nil {
 		return "", err
 	}
-	root := int(first[0]) % max(d.size, 1)
-	if first[0] >= int32(2*d.size) {
+	root := int(first[0]) % max(c.size, 1)
+	if first[0] >= int32(2*c.size) {
 		return "no rank says why", nil
 	}
 	var text []byte
-	if d.rank == root {
+	if c.rank == root {
 		text = []byte(local.Error())
 	}
 	n := []int32{int32(len(text))}
-	if err := mpi.Bcast(d.world, n, root); err != nil {
+	if err := mpi.Bcast(c.world, n, root); err != nil {
 		return "", err
 	}
-	if d.rank != root {
+	if c.rank != root {
 		text = make([]byte, n[0])
 	}
-	if err := mpi.Bcast(d.world, text, root); err != nil {
+	if err := mpi.Bcast(c.world, text, root); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("rank %d: %s", root, text), nil
@@ -239,12 +239,12 @@ func (d *Comm) firstError(local error) (string, error) {
 // closeOffload releases this rank's group: with the library's teardown
 // when the communicator is healthy, locally only after a failed call (a
 // member may be gone, and the teardown could wait for it).
-func (d *Comm) closeOffload() error {
-	if d.off == nil {
+func (c *Comm) closeOffload() error {
+	if c.off == nil {
 		return nil
 	}
-	err := d.off.group.Close(d.err == nil)
-	d.off = nil
+	err := c.off.group.Close(c.err == nil)
+	c.off = nil
 	return err
 }
 

@@ -60,8 +60,9 @@ func TestOffloadSpecs(t *testing.T) {
 // offloadComm is a Comm for the dispatch rules, without MPI: 2 nodes of 4
 // ranks, a tree prepared (no segment behind it), an offload of A groups.
 func offloadComm(a int, socket bool, caps sharp.Caps) *Comm {
-	c := &Comm{nodes: 2, size: 8, minPPN: 4, ppn: 4, segBudget: 512 << 10, llcBytes: 32 << 20,
-		treeBytes: 4 << 10, treeRadix: 8}
+	c := &Comm{}
+	c.nodes, c.size, c.minPPN, c.ppn, c.segBudget, c.llcBytes = 2, 8, 4, 4, 512<<10, 32<<20
+	c.treeBytes, c.treeRadix = 4<<10, 8
 	c.trees[8] = &treeShape{depth: 1}
 	c.off = &offload{mode: "libsharp", backend: "libsharp", leaders: a, socket: socket, bytes: 4 << 10, caps: caps}
 	return c
@@ -185,7 +186,10 @@ func offloadCase[T mpi.Number](t *testing.T, d world, w *mpi.Comm, tc testCase, 
 	if did := d.c.Offload().Ops > ops; did != (lead && p.Offload == plan.OffloadSharp) {
 		t.Fatalf("%T %v: plan %s, leader %v: the group completed %d operations", *new(T), tc, p.Spec(), lead, d.c.Offload().Ops-ops)
 	}
-	if p.Offload != want || leaders > 0 && p.Leaders != leaders {
+	// The host path may be the MPI library's allreduce (the engine's
+	// choice for calls the offload does not take).
+	host := want == plan.OffloadHost && p.Variant == Native
+	if p.Offload != want && !host || leaders > 0 && p.Leaders != leaders {
 		t.Fatalf("%T %v: ran %s, want offload %v with l=%d", *new(T), tc, p.Spec(), want, leaders)
 	}
 	if want != plan.OffloadSharp {

@@ -101,9 +101,9 @@ func TestParseVariant(t *testing.T) {
 // without MPI (a Comm with only the layout fields set, no tree: every
 // case resolves to a partitioned plan).
 func TestPlanResolution(t *testing.T) {
-	two := &Comm{nodes: 2, size: 8, minPPN: 4, ppn: 4, segBudget: 512 << 10, llcBytes: 32 << 20, cma: true}
-	one := &Comm{nodes: 1, size: 4, minPPN: 4, ppn: 4, segBudget: 512 << 10, llcBytes: 32 << 20, cma: true}
-	noCMA := &Comm{nodes: 2, size: 8, minPPN: 4, ppn: 4, segBudget: 512 << 10, llcBytes: 32 << 20}
+	two := &Comm{topology: topology{nodes: 2, size: 8, minPPN: 4, ppn: 4, llcBytes: 32 << 20, cma: true}, nodeView: nodeView{segBudget: 512 << 10}}
+	one := &Comm{topology: topology{nodes: 1, size: 4, minPPN: 4, ppn: 4, llcBytes: 32 << 20, cma: true}, nodeView: nodeView{segBudget: 512 << 10}}
+	noCMA := &Comm{topology: topology{nodes: 2, size: 8, minPPN: 4, ppn: 4, llcBytes: 32 << 20}, nodeView: nodeView{segBudget: 512 << 10}}
 	for _, c := range []struct {
 		name    string
 		c       *Comm

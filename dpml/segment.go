@@ -5,13 +5,15 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/dpmlgo/dpml/plan"
 	"github.com/dpmlgo/dpml/shm"
 )
 
 // inlineBytes is the payload a control line carries beside its flag: the
 // tree transport moves messages this small inside the flag's own cache line,
-// so a hop costs one line transfer instead of two.
-const inlineBytes = alignBytes - 8
+// so a hop costs one line transfer instead of two. (plan.InlineBytes: the
+// cost model prices the same boundary.)
+const inlineBytes = plan.InlineBytes
 
 // ctlLine is one cache line of the node segment's control area, written by
 // exactly one rank (single writer: no line is ever written by two cores, so

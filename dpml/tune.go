@@ -63,7 +63,7 @@ func elemClassOf(k mpi.Kind) costmodel.ElemClass {
 // broadcasts it, so all ranks start from the same state). It takes the same
 // collectives on every rank whatever fails, given the settings New agreed
 // on (DPML_TUNER, DPML_TUNING_FILE), so New can agree on its outcome.
-func (d *Comm) setupTuner() error {
+func (c *Comm) setupTuner() error {
 	mode, err := config.Enum(config.Tuner)
 	if err != nil {
 		return err // agreed at New: the same on every rank
@@ -77,41 +77,47 @@ func (d *Comm) setupTuner() error {
 	default:
 		cfg.Mode = costmodel.ModeLearn
 	}
-	_, defSeg := d.defaultPlan(0)
-	cfg.SegmentBytes = min(d.segBudget, defSeg)
-	cfg.CMA = d.cma // arms with cross-memory attach where the kernel permits it
-	d.tuningFile, _ = config.Get(config.TuningFile)
+	_, defSeg := c.defaultPlan(0)
+	cfg.SegmentBytes = min(c.segBudget, defSeg)
+	cfg.CMA = c.cma // arms with cross-memory attach where the kernel permits it
+	// The reduction tree's arms up to 16 KiB, unless DPML_TREE_BYTES=0
+	// turned the tree off.
+	cfg.TreeBytes = -1
+	if c.treeBytes > 0 {
+		cfg.TreeBytes = max(c.treeBytes, 16<<10)
+	}
+	c.tuningFile, _ = config.Get(config.TuningFile)
 	tb := costmodel.DefaultTable()
 	var lerr error
-	if d.tuningFile != "" {
+	if c.tuningFile != "" {
 		var data []byte
-		if data, lerr = d.loadTuningFile(); lerr == nil && data != nil {
+		if data, lerr = c.loadTuningFile(); lerr == nil && data != nil {
 			tb, lerr = parseTuningTable(data)
 			if lerr != nil {
-				lerr = fmt.Errorf("%s: %w", d.tuningFile, lerr)
+				lerr = fmt.Errorf("%s: %w", c.tuningFile, lerr)
 			}
 		}
 	}
 	if lerr == nil {
-		if d.tuner, lerr = costmodel.NewTunerFromTable(cfg, tb); lerr != nil {
+		if c.tuner, lerr = costmodel.NewTunerFromTable(cfg, tb); lerr != nil {
 			lerr = fmt.Errorf("%w: tuner: %w", ErrSetup, lerr)
 		}
 	}
 	// Every rank, failed or not, takes the fingerprint exchange.
 	var fp uint64
-	if d.tuner != nil {
-		fp = d.tuner.Fingerprint()
+	if c.tuner != nil {
+		fp = c.tuner.Fingerprint()
 	}
 	buf := []uint64{fp, ^fp}
-	if err := mpi.AllreduceInPlace(d.world, buf, mpi.OpMax); err != nil {
+	if err := mpi.AllreduceInPlace(c.world, buf, mpi.OpMax); err != nil {
 		return errors.Join(lerr, fmt.Errorf("%w: tuner fingerprint: %w", ErrSetup, err))
 	}
 	if lerr != nil {
-		d.tuner = nil
+		c.tuner = nil
 		return lerr
 	}
 	if buf[0] != ^buf[1] {
-		d.tuner = nil
+		c.tuner = nil
 		return fmt.Errorf("%w: the tuner's starting state differs between ranks (its segment size follows each node's last-level cache: set %s to the same value everywhere)", ErrMismatch, config.SegmentBytes)
 	}
 	return nil
@@ -123,12 +129,12 @@ const maxTableBytes = 64 << 20
 // loadTuningFile reads d.tuningFile on rank 0 and broadcasts it (collective
 // over d.world). It returns nil data when the file does not exist yet (the
 // tuner starts from the default table and Close saves it there).
-func (d *Comm) loadTuningFile() ([]byte, error) {
+func (c *Comm) loadTuningFile() ([]byte, error) {
 	var data []byte
 	var rerr error
 	n := []int64{0} // -1: unusable; 0: no file yet
-	if d.rank == 0 {
-		data, rerr = readTuningFile(d.tuningFile)
+	if c.rank == 0 {
+		data, rerr = readTuningFile(c.tuningFile)
 		switch {
 		case rerr != nil:
 			n[0] = -1
@@ -136,21 +142,21 @@ func (d *Comm) loadTuningFile() ([]byte, error) {
 			n[0] = int64(len(data))
 		}
 	}
-	if err := mpi.Bcast(d.world, n, 0); err != nil {
+	if err := mpi.Bcast(c.world, n, 0); err != nil {
 		return nil, fmt.Errorf("%w: broadcast tuning table: %w", ErrSetup, err)
 	}
 	switch {
 	case n[0] < 0 && rerr != nil:
 		return nil, rerr
 	case n[0] < 0:
-		return nil, fmt.Errorf("%w: rank 0 could not read the tuning table %s", ErrConfig, d.tuningFile)
+		return nil, fmt.Errorf("%w: rank 0 could not read the tuning table %s", ErrConfig, c.tuningFile)
 	case n[0] == 0:
 		return nil, nil
 	}
-	if d.rank != 0 {
+	if c.rank != 0 {
 		data = make([]byte, n[0])
 	}
-	if err := mpi.Bcast(d.world, data, 0); err != nil {
+	if err := mpi.Bcast(c.world, data, 0); err != nil {
 		return nil, fmt.Errorf("%w: broadcast tuning table: %w", ErrSetup, err)
 	}
 	return data, nil
@@ -224,9 +230,7 @@ func fileKind(m fs.FileMode) string {
 func (c *Comm) tuned(o Override, count, es int) bool {
 	// Forcing any part of the plan (the intra-node path included: it is
 	// one of the tuner's arms) takes the call out of the tuner's hands.
-	// Messages small enough for the reduction tree take it: the tuner's
-	// arms do not include it yet, and its partitioned plans lose there.
-	return c.tuner != nil && count > 0 && c.nodes != c.size && count*es > c.treeBytes &&
+	return c.tuner != nil && count > 0 && c.nodes != c.size &&
 		o == (Override{}) && c.fixed == (Override{}) && c.env == (Override{})
 }
 
@@ -236,14 +240,21 @@ func (c *Comm) tunerKey(kind mpi.Kind, op mpi.Op, count int) costmodel.Key {
 		costmodel.Layout{Nodes: c.nodes, PPN: c.minPPN})
 }
 
-// observe feeds one call's duration to the tuner; every batch it exchanges
-// the batch's max over ranks (collective, at the same call on every rank).
+// observe feeds one call's duration (from this rank's entry to its exit;
+// 0 when the tuner did not ask for it, see Tuner.Timed) to the tuner;
+// every batch it exchanges the batch's largest and smallest time over the
+// ranks (one max-allreduce, collective, at the same call on every rank):
+// the smallest is the rank that arrived last, whose time is the plan's
+// own, the difference the arrival skew.
 func (c *Comm) observe(key costmodel.Key, arm costmodel.Arm, d time.Duration) error {
 	if !c.tuner.Record(key, arm, d.Seconds()) {
 		return nil
 	}
 	buf := c.tuner.Pending()
-	if err := mpi.AllreduceInPlace(c.world, buf, mpi.OpMax); err != nil {
+	c.watch.enter(stepTuner)
+	err := mpi.AllreduceInPlace(c.world, buf, mpi.OpMax)
+	c.watch.leave()
+	if err != nil {
 		return fmt.Errorf("dpml: tuner exchange: %w", err)
 	}
 	return c.tuner.Commit(buf)
@@ -399,4 +410,17 @@ func resolveLinks(path string) (string, error) {
 		p = l
 	}
 	return "", fmt.Errorf("%w: %s: too many levels of symbolic links", ErrConfig, path)
+}
+
+// printTuner writes what the tuner learned per key (DPML_VERBOSE, rank 0,
+// at Close): the plan, its state, calls, how often the settled plan
+// changed (switches) and how many calls ran another plan than the call
+// before (changes, probes included), and the running mean of a call's
+// cost (from the last arrival) and of the arrival skew.
+func (c *Comm) printTuner(w io.Writer) {
+	fmt.Fprintf(w, "dpml: tuner, %d key(s): key | plan | state | calls | switches | changes | cost us | skew us\n", len(c.tuner.Infos()))
+	for _, in := range c.tuner.Infos() {
+		fmt.Fprintf(w, "dpml:   %v | %v | %v | %d | %d | %d | %.2f | %.2f\n", in.Key, in.Arm, in.State, in.Calls,
+			in.Switches, in.Changes, in.Cost*1e6, in.Skew*1e6)
+	}
 }

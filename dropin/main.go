@@ -384,7 +384,11 @@ func dpmlGoLastPlan(id C.uintptr_t, buf *C.char, n C.int) C.int {
 	if d == nil {
 		return -1
 	}
-	return putString(buf, n, describePlan(d.LastPlan()))
+	s := describePlan(d.LastPlan())
+	if in, ok := d.LastTunerInfo(); ok {
+		s += fmt.Sprintf(" tuner=%s switches=%d changes=%d calls=%d", in.State, in.Switches, in.Changes, in.Calls)
+	}
+	return putString(buf, n, s)
 }
 
 // describePlan is DPMLX_Last_plan's text for a plan the engine ran.

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/dpmlgo/dpml/plan"
 )
 
 func TestBuildTreeShapes(t *testing.T) {
@@ -93,6 +95,28 @@ func TestBuildTreeProperties(t *testing.T) {
 			}
 			if same > radix {
 				t.Fatalf("rank %d has %d children of its domain, radix %d\n%s", p, same, radix, tr)
+			}
+		}
+	}
+}
+
+// TestTreeDepthMatchesPlan: the cost model prices a tree by
+// plan.TreeFanIn; on one NUMA domain the trees built here must have that
+// depth and that fan-in at the root.
+func TestTreeDepthMatchesPlan(t *testing.T) {
+	for n := 1; n <= 70; n++ {
+		places := make([]Place, n)
+		for i := range places {
+			places[i] = bound(i, i, 0, 0)
+		}
+		for _, r := range []int{1, 2, 3, 4, 8, 16, 32, 64} {
+			tr := BuildTree(places, r)
+			fans := plan.TreeFanIn(n, r)
+			if d := tr.Depth(); d != len(fans) {
+				t.Fatalf("n=%d r=%d: depth %d, plan.TreeFanIn says %d (%v)", n, r, d, len(fans), fans)
+			}
+			if len(fans) > 0 && len(tr.Children[tr.Root]) != fans[0] {
+				t.Fatalf("n=%d r=%d: root has %d children, plan says %d", n, r, len(tr.Children[tr.Root]), fans[0])
 			}
 		}
 	}

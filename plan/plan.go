@@ -242,3 +242,36 @@ const minSegmentBytes = 64 << 10
 func DefaultSegmentBytes(llcBytes, ppn int) int {
 	return max(minSegmentBytes, llcBytes/2/(2*(ppn+1))/CacheLine*CacheLine)
 }
+
+// InlineBytes is the largest message the reduction tree carries inside its
+// flag lines (a 64-byte line less its 8-byte sequence word).
+const InlineBytes = CacheLine - 8
+
+// TreeFanIn lists the fan-in of each level on the longest path of a
+// contiguous radix-r tree over n ranks of one domain (leaders.BuildTree's
+// shape: the first rank is the root, the rest is cut into min(r, n-1) runs
+// of near-equal length, each run a subtree), root level first. Its length
+// is the tree's depth. The cost model prices a tree by this path: each
+// level waits for, and folds, that many children.
+func TreeFanIn(n, r int) []int {
+	var fans []int
+	r = max(r, 1)
+	for n > 1 {
+		k := min(r, n-1)
+		fans = append(fans, k)
+		n = CeilDiv(n-1, k) // the longest run
+	}
+	return fans
+}
+
+// TreeDepth is len(TreeFanIn(n, r)) without the allocation.
+func TreeDepth(n, r int) int {
+	d := 0
+	r = max(r, 1)
+	for n > 1 {
+		k := min(r, n-1)
+		n = CeilDiv(n-1, k)
+		d++
+	}
+	return d
+}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -140,6 +141,40 @@ func TestDefaultSegmentBytes(t *testing.T) {
 		got := DefaultSegmentBytes(c.llc, c.ppn)
 		if got != c.want || got%CacheLine != 0 {
 			t.Errorf("DefaultSegmentBytes(%d, %d) = %d, want %d", c.llc, c.ppn, got, c.want)
+		}
+	}
+}
+
+// TestTreeFanIn checks the critical path of the contiguous tree against
+// hand-worked shapes (leaders' TestTreeDepthMatchesPlan checks it against
+// the trees leaders.BuildTree builds).
+func TestTreeFanIn(t *testing.T) {
+	for _, tc := range []struct {
+		n, r int
+		want []int
+	}{
+		{1, 8, nil},
+		{2, 8, []int{1}},
+		{9, 8, []int{8}},
+		{10, 8, []int{8, 1}},          // runs of 2 and 1: the longest is 2
+		{32, 8, []int{8, 3}},          // 31 -> runs of 4: root of 4 has 3 kids
+		{32, 2, []int{2, 2, 2, 2, 1}}, // 31 -> 16 -> 8 -> 4 -> 2 -> 1
+		{32, 32, []int{31}},
+		{32, 1, nil}, // a chain: filled below
+	} {
+		want := tc.want
+		if tc.r == 1 {
+			want = make([]int, tc.n-1)
+			for i := range want {
+				want[i] = 1
+			}
+		}
+		got := TreeFanIn(tc.n, tc.r)
+		if !slices.Equal(got, want) {
+			t.Errorf("TreeFanIn(%d, %d) = %v, want %v", tc.n, tc.r, got, want)
+		}
+		if d := TreeDepth(tc.n, tc.r); d != len(want) {
+			t.Errorf("TreeDepth(%d, %d) = %d, want %d", tc.n, tc.r, d, len(want))
 		}
 	}
 }

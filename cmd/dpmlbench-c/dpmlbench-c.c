@@ -514,8 +514,14 @@ static summary scale(summary s, double f) {
 
 typedef struct {
 	char variant[16];
-	int leaders, pipeline, segments, cma, stream;
+	int leaders, pipeline, segments, cma, stream, radix;
+	char intra[8];
 	char passed[32];
+	// The tuner's state of the key (auto): "frozen" or "exploring", and
+	// its counters of settled-plan switches and of calls that ran another
+	// plan than the call before; switches < 0: not reported.
+	char tuner[16];
+	long long switches, changes;
 	char offload[8]; // "sharp" or "host" when the spec says (an offload configured or forced)
 } planinfo;
 
@@ -539,9 +545,18 @@ static result *results;
 static int nresults, capresults;
 
 // parse_plan reads DPMLX_Last_plan's text: "native reason=WHY", "native",
-// or "VARIANT:l=L,k=K,intra=I,seg=S segments=N [stream]".
+// or "VARIANT:l=L,k=K,intra=I,r=R,seg=S segments=N [stream]
+// [tuner=STATE switches=S changes=C calls=N]".
 static planinfo parse_plan(const char *text) {
 	planinfo p = {0};
+	p.switches = p.changes = -1;
+	const char *tu = strstr(text, " tuner=");
+	if (tu) {
+		snprintf(p.tuner, sizeof p.tuner, "%.*s", (int)strcspn(tu + 7, " "), tu + 7);
+		const char *sw = strstr(tu, " switches="), *ch = strstr(tu, " changes=");
+		if (sw) p.switches = atoll(sw + 10);
+		if (ch) p.changes = atoll(ch + 9);
+	}
 	size_t k = strcspn(text, ": ");
 	snprintf(p.variant, sizeof p.variant, "%.*s", (int)k, text);
 	const char *r = strstr(text, "reason=");
@@ -555,6 +570,9 @@ static planinfo parse_plan(const char *text) {
 	p.leaders = spec_int(head, "l");
 	p.pipeline = spec_int(head, "k");
 	p.cma = strstr(head, "intra=cma") != NULL;
+	p.radix = spec_int(head, "r");
+	const char *in = strstr(head, "intra=");
+	if (in) snprintf(p.intra, sizeof p.intra, "%.*s", (int)strcspn(in + 6, ","), in + 6);
 	const char *of = strstr(head, "offload=");
 	if (of) snprintf(p.offload, sizeof p.offload, "%.*s", (int)strcspn(of + 8, ", "), of + 8);
 	const char *sg = strstr(text, " segments=");
@@ -1114,6 +1132,10 @@ static int write_json(const char *path, int argc, char **argv, double elapsed, c
 			fprintf(f, ", \"leaders\": %d, \"pipeline\": %d, \"segments\": %d", r->plan.leaders, r->plan.pipeline, r->plan.segments);
 			if (r->plan.cma) fputs(", \"cma\": true", f);
 			if (r->plan.stream) fputs(", \"stream\": true", f);
+			if (r->plan.intra[0]) fputs(", \"intra\": ", f), jstr(f, r->plan.intra);
+			if (r->plan.radix > 0) fprintf(f, ", \"radix\": %d", r->plan.radix);
+			if (r->plan.tuner[0]) fputs(", \"tuner\": ", f), jstr(f, r->plan.tuner);
+			if (r->plan.switches >= 0) fprintf(f, ", \"switches\": %lld, \"changes\": %lld", r->plan.switches, r->plan.changes);
 			if (r->plan.offload[0]) fputs(", \"offload\": ", f), jstr(f, r->plan.offload);
 			if (r->plan.passed[0]) fputs(", \"passed\": ", f), jstr(f, r->plan.passed);
 			fputc('}', f);

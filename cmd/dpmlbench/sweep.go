@@ -5,6 +5,7 @@ import (
 	"os"
 	"unsafe"
 
+	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/dpml"
 	"github.com/dpmlgo/dpml/internal/bench"
 	"github.com/dpmlgo/dpml/mpi"
@@ -130,6 +131,9 @@ type pointRun[T bench.Real] struct {
 	mism    int64
 	first   string
 	last    dpml.Plan // the plan of this point's latest call
+	// tuned: the tuner's state of the latest call's key (auto points).
+	tuned   costmodel.Info
+	isTuned bool
 }
 
 // prepare readies one (size, variant) point: plan agreed on by all ranks,
@@ -320,6 +324,9 @@ func (s *sweeper[T]) one(p *pointRun[T], count, j, pre int) (float64, error) {
 	}
 	if p.dp {
 		p.last = env.d.LastPlan()
+		if j == p.n-1 { // the tuner's state once per point (Info allocates)
+			p.tuned, p.isTuned = env.d.LastTunerInfo()
+		}
 	}
 	if corruptForTest && s.timed && p.dp && world.Rank() == 1 && count > 0 {
 		recv[0]++
@@ -383,6 +390,9 @@ func (s *sweeper[T]) batch(p *pointRun[T], j int) error {
 	}
 	if p.dp {
 		p.last = env.d.LastPlan()
+		if j == p.n-1 { // the tuner's state once per point (Info allocates)
+			p.tuned, p.isTuned = env.d.LastTunerInfo()
+		}
 	}
 	recv := s.recv[lastOff : lastOff+count]
 	if corruptForTest && s.timed && p.dp && world.Rank() == 1 && count > 0 {
@@ -476,6 +486,11 @@ func (s *sweeper[T]) finish(p *pointRun[T]) (bench.Result, error) {
 		// What ran last (the tuner may have moved since prepare).
 		lp := p.last
 		r.Plan = planInfo(lp)
+		if p.isTuned {
+			in := p.tuned
+			r.Plan.Tuner, r.Plan.Switches, r.Plan.Changes = in.State.String(), int64(in.Switches), int64(in.Changes)
+			r.Plan.CostUS, r.Plan.SkewUS = in.Cost*1e6, in.Skew*1e6
+		}
 	}
 	for c := 0; c < np; c++ {
 		ps, err := bench.Summarize(col(1 + c))

@@ -23,7 +23,7 @@ import (
 // -phases over fixed plans and native writes the rows it needs.
 func cmdCalibrate(args []string) error {
 	fs := newFlagSet("calibrate", "dpmlbench calibrate -in results.csv[,more.csv] [-eval other.csv,...] -out table.json")
-	in := fs.String("in", "", "comma-separated results.csv files of `dpmlbench run -phases` (required)")
+	in := fs.String("in", "", "comma-separated results.csv files of `dpmlbench run -phases` (required); results.json files add their fixed tree plans on one node (the tree's parameters)")
 	eval := fs.String("eval", "", "report predictions and the model's picks on these results.csv files instead of the fitted ones (out of sample)")
 	out := fs.String("out", "", "write a tuning table holding the fitted model here (default: print only)")
 	if err := parseFlags(fs, args); err != nil {
@@ -74,7 +74,18 @@ func cmdCalibrate(args []string) error {
 // samples.
 func readSamples(list string) (offline.Samples, error) {
 	var rows []offline.BenchRow
+	var trees []offline.TreeSample
 	for _, p := range strings.Split(list, ",") {
+		if strings.HasSuffix(p, ".json") {
+			// A results.json (dpmlbench or the C client): its fixed tree
+			// plans on one node fit the tree's parameters.
+			rep, err := bench.ReadJSONFile(p)
+			if err != nil {
+				return offline.Samples{}, fmt.Errorf("%s: %w", p, err)
+			}
+			trees = append(trees, offline.TreeSamplesFromReport(rep)...)
+			continue
+		}
 		f, err := os.Open(p)
 		if err != nil {
 			return offline.Samples{}, err
@@ -86,7 +97,9 @@ func readSamples(list string) (offline.Samples, error) {
 		}
 		rows = append(rows, r...)
 	}
-	return offline.SamplesFromBench(rows), nil
+	s := offline.SamplesFromBench(rows)
+	s.Tree = trees
+	return s, nil
 }
 
 // cmdTune runs the engine's tuner on every size until each size's key

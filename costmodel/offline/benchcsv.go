@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/internal/bench"
 	"github.com/dpmlgo/dpml/plan"
 )
 
@@ -160,4 +161,30 @@ func SamplesFromBench(rows []BenchRow) Samples {
 		}
 	}
 	return s
+}
+
+// TreeSamplesFromReport returns the reduction-tree calls of a results.json
+// (dpmlbench or the C client, fixed plans "dpml:intra=tree,r=R") on one
+// node: the samples fitTree needs. Other results, skipped points and runs
+// on several nodes give none.
+func TreeSamplesFromReport(rep *bench.Report) []TreeSample {
+	if rep == nil || rep.Meta.Nodes != 1 {
+		return nil
+	}
+	elem := costmodel.ElemAny
+	switch rep.Meta.Type {
+	case "float32":
+		elem = costmodel.ElemFloat32
+	case "float64":
+		elem = costmodel.ElemFloat64
+	}
+	var ts []TreeSample
+	for _, r := range rep.Results {
+		p := r.Plan
+		if p == nil || p.Intra != "tree" || r.Skipped != "" || p.Radix < 1 || r.Variant == "auto" || !ok(r.US.Median) {
+			continue
+		}
+		ts = append(ts, TreeSample{Radix: p.Radix, Bytes: r.Bytes, PPN: rep.Meta.PPN, Elem: elem, Seconds: r.US.Median * 1e-6})
+	}
+	return ts
 }

@@ -75,6 +75,7 @@ type Samples struct {
 	Inter  []InterSample
 	Native []NativeSample
 	Calls  []CallSample
+	Tree   []TreeSample
 }
 
 // ErrNoSamples is returned by Calibrate when there is nothing to fit.
@@ -93,6 +94,8 @@ func Calibrate(s Samples) (costmodel.Model, error) { return CalibrateFrom(costmo
 //	inter   Pairs > 1              -> Conc       median multiplier per (size, pairs)
 //	native                         -> native_a, native_b
 //	calls                          -> s          robust fit of the residual
+//	tree    (depth, fan-ins, 1)    -> tree_hop, tree_kid, tree_release  (one node,
+//	                                             after the bytes terms of c and b')
 //
 // Every linear fit is iteratively reweighted least squares, Huber weights
 // (k = 1.345, MAD scale) then Tukey bisquare (k = 4.685), on relative
@@ -103,7 +106,7 @@ func Calibrate(s Samples) (costmodel.Model, error) { return CalibrateFrom(costmo
 func CalibrateFrom(base costmodel.Model, s Samples) (costmodel.Model, error) {
 	m := base
 	m.Conc = base.Conc.Clone()
-	if len(s.Copy)+len(s.Reduce)+len(s.Inter)+len(s.Native)+len(s.Calls) == 0 {
+	if len(s.Copy)+len(s.Reduce)+len(s.Inter)+len(s.Native)+len(s.Calls)+len(s.Tree) == 0 {
 		return m, ErrNoSamples
 	}
 	var errs []string
@@ -159,6 +162,11 @@ func CalibrateFrom(base costmodel.Model, s Samples) (costmodel.Model, error) {
 	}
 	if len(calls) > 0 {
 		m.S = fitSync(m, calls)
+	}
+	if len(s.Tree) > 0 {
+		if err := fitTree(&m, s.Tree); err != nil {
+			fail("tree", err)
+		}
 	}
 	if err := m.Validate(); err != nil {
 		errs = append(errs, err.Error())
@@ -580,4 +588,57 @@ func median(v []float64) float64 {
 		return v[n/2]
 	}
 	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// TreeSample is one whole reduction-tree call on one node (the C client's
+// or dpmlbench's fixed tree plans: "dpml:intra=tree,r=R"), for the tree's
+// parameters.
+type TreeSample struct {
+	Radix   int
+	Bytes   int
+	PPN     int
+	Elem    costmodel.ElemClass
+	Seconds float64
+}
+
+// fitTree fits tree_hop, tree_kid and tree_release from whole tree calls
+// on one node: the model's tree time is
+//
+//	depth*hop + (sum of the path's fan-ins)*kid + release + bytes terms
+//
+// where the bytes terms (the children's partials folded, and above
+// plan.InlineBytes moved and copied out: c and b') come from m's fitted
+// copy and reduce parameters and are subtracted first. Several radixes
+// (depths) and sizes are needed to tell the three apart; the fit is the
+// same robust non-negative least squares as the others.
+func fitTree(m *costmodel.Model, ts []TreeSample) error {
+	var X [][]float64
+	var y []float64
+	for _, t := range ts {
+		if !ok(t.Seconds) || t.PPN < 2 || t.Radix < 1 || t.Bytes <= 0 {
+			continue
+		}
+		fans := plan.TreeFanIn(t.PPN, t.Radix)
+		kids := 0
+		for _, k := range fans {
+			kids += k
+		}
+		perKid := float64(t.Bytes) * m.C.Of(t.Elem)
+		rest := 0.0
+		if t.Bytes > plan.InlineBytes {
+			perKid += float64(t.Bytes) * m.Bp
+			rest = float64(t.Bytes) * m.Bp
+		}
+		X = append(X, []float64{float64(len(fans)), float64(kids), 1})
+		y = append(y, max(t.Seconds-float64(kids)*perKid-rest, 0))
+	}
+	if len(y) < 3 {
+		return fmt.Errorf("%d usable tree samples, want at least 3 (several radixes and sizes)", len(y))
+	}
+	beta, err := RobustFit(X, y)
+	if err != nil {
+		return err
+	}
+	m.TreeHop, m.TreeKid, m.TreeRelease = beta[0], beta[1], beta[2]
+	return nil
 }

@@ -200,3 +200,38 @@ func TestRobustFitNonNegative(t *testing.T) {
 		t.Errorf("beta = %v, want slope 0 and a positive intercept", b)
 	}
 }
+
+// TestFitTree: tree calls generated from known parameters (the model's own
+// equation, radixes 2 to 32, inline and slot sizes, one node of 32 and one
+// of 8) give those parameters back, and an outlier does not move them.
+func TestFitTree(t *testing.T) {
+	want := costmodel.DefaultModel()
+	want.TreeHop, want.TreeKid, want.TreeRelease = 0.3e-6, 0.07e-6, 0.45e-6
+	var ts []TreeSample
+	for _, ppn := range []int{8, 32} {
+		for _, r := range []int{2, 4, 8, 16, 32} {
+			for _, n := range []int{4, 32, 256, 4096} {
+				sh := plan.Shape{Variant: plan.DPML, Leaders: 1, Intra: plan.IntraTree, Radix: r}
+				sec := want.Breakdown(sh, n, costmodel.Layout{Nodes: 1, PPN: ppn}, costmodel.ElemFloat32).Total
+				ts = append(ts, TreeSample{Radix: r, Bytes: n, PPN: ppn, Elem: costmodel.ElemFloat32, Seconds: sec})
+			}
+		}
+	}
+	ts[3].Seconds *= 5 // an interrupted call
+	got := costmodel.DefaultModel()
+	got.TreeHop, got.TreeKid, got.TreeRelease = 0, 0, 0
+	if err := fitTree(&got, ts); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"tree_hop", got.TreeHop, want.TreeHop}, {"tree_kid", got.TreeKid, want.TreeKid}, {"tree_release", got.TreeRelease, want.TreeRelease}} {
+		if math.Abs(c.got-c.want) > 0.02*c.want {
+			t.Errorf("%s = %.3g, want %.3g", c.name, c.got, c.want)
+		}
+	}
+	if err := fitTree(&got, ts[:2]); err == nil {
+		t.Error("two samples fitted three parameters")
+	}
+}

@@ -12,10 +12,19 @@ import (
 
 // SimOptions drive Simulate.
 type SimOptions struct {
-	Calls    int     // calls to simulate
-	Noise    float64 // sigma of the lognormal noise of each rank's sample (0.05: about 5%)
+	Calls int // calls to simulate
+	// Noise is the sigma of each rank's slowdown: its time is the true
+	// cost times exp(Noise*|N(0,1)|) (0.05: about 4% on average).
+	// Interference only slows a call down: no rank runs a plan faster
+	// than its cost.
+	Noise    float64
 	Outliers float64 // probability that a rank's sample is multiplied by 2..5
-	Seed     uint64
+	// Skew is arrival imbalance, as a multiple of the call's true cost:
+	// each rank arrives a uniform 0..Skew*cost late, so every rank's time
+	// also holds its wait for the last one (the time the engine sees
+	// when it times a call from each rank's own entry).
+	Skew float64
+	Seed uint64
 }
 
 // SimResult is the outcome of a simulated run.
@@ -52,6 +61,8 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 	for r := range rngs {
 		rngs[r] = rand.New(rand.NewPCG(o.Seed, uint64(r)+1))
 	}
+	skewRng := rand.New(rand.NewPCG(o.Seed, 0))
+	var lags []float64
 	seen := map[costmodel.Arm]bool{}
 	var cum float64
 	var maxed []float64
@@ -72,11 +83,22 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 		res.Chosen = append(res.Chosen, a)
 		res.Regret = append(res.Regret, cum)
 		commit := false
+		lags = lags[:0]
+		last := 0.0
+		for range ranks {
+			lag := 0.0
+			if o.Skew > 0 {
+				lag = o.Skew * c * skewRng.Float64()
+			}
+			lags = append(lags, lag)
+			last = max(last, lag)
+		}
 		for r, t := range ranks {
-			v := c * math.Exp(o.Noise*rngs[r].NormFloat64())
+			v := c * math.Exp(o.Noise*math.Abs(rngs[r].NormFloat64()))
 			if o.Outliers > 0 && rngs[r].Float64() < o.Outliers {
 				v *= 2 + 3*rngs[r].Float64()
 			}
+			v += last - lags[r] // waited for the last arrival
 			cm := t.Record(key, a, v)
 			if r == 0 {
 				commit = cm

@@ -77,6 +77,19 @@ type PlanInfo struct {
 	Intra    string `json:"intra,omitempty"`  // intra-node transport: shm, cma or tree
 	Radix    int    `json:"radix,omitempty"`  // the reduction tree's radix (intra tree)
 	Stream   bool   `json:"stream,omitempty"` // copy-out with streaming stores
+	// Tuner is the tuner's state of the call's key when the tuner chose the
+	// plan (auto): "frozen" or "exploring"; Switches counts its settled
+	// plan's changes so far, Changes the calls that ran another plan than
+	// the call before (probes included), both since the key was first
+	// seen. C client only.
+	Tuner    string `json:"tuner,omitempty"`
+	Switches int64  `json:"switches,omitempty"`
+	Changes  int64  `json:"changes,omitempty"`
+	// CostUS and SkewUS are the tuner's running means of a call's cost
+	// (from the last arrival) and of the arrival skew (the largest minus
+	// the smallest rank's time) for the key. Go driver only.
+	CostUS float64 `json:"tuner_cost_us,omitempty"`
+	SkewUS float64 `json:"tuner_skew_us,omitempty"`
 	// Offload is where the inter-node step ran when an offload was
 	// configured or asked for: "sharp" (package sharp) or "host".
 	Offload string `json:"offload,omitempty"`

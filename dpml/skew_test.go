@@ -1,0 +1,133 @@
+package dpml
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/mpi"
+	"github.com/dpmlgo/dpml/plan"
+)
+
+// TestTunerIgnoresSkew is issue 16's check on the emulated cluster: the
+// learner must settle on the same plan whether or not one rank arrives
+// late, because it scores a plan from the last arrival (the smallest of the
+// ranks' times), not from each rank's entry.
+//
+// Plans get synthetic costs (testHookPlanCost: every rank sleeps after the
+// data moved), so the right answer is known and the test needs no timing
+// of the machine: the tree 2 ms, the shared-memory copies 6 ms, the MPI
+// library 10 ms. With skew, rank 1 sleeps a random 0..100 ms before every
+// call: every other rank's time is then mostly waiting for it. Four size
+// buckets learn at once (three arms each on 2x2: copies, tree r=2,
+// native), and after settling each runs on; the settled plan must not
+// switch.
+//
+// Mutation check: with the tuner's cost read as the largest time (Commit's
+// `cost := lo` changed to `cost := hi` in costmodel/tuner.go, the rule
+// before issue 16) the skewed run settles on a slower plan for some
+// bucket and the test fails (two of two runs on 2 cores).
+func TestTunerIgnoresSkew(t *testing.T) {
+	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
+		t.Setenv("DPML_TUNER", "auto")
+		testHookPlanCost = func(p *Plan) time.Duration {
+			switch {
+			case p.Variant == Native:
+				return 10 * time.Millisecond
+			case p.Intra == IntraTree:
+				return 2 * time.Millisecond
+			}
+			return 6 * time.Millisecond
+		}
+		defer func() { testHookPlanCost = nil }()
+		for _, skew := range []bool{false, true} {
+			settled := learnUnderSkew(t, w, skew)
+			for n, a := range settled {
+				if a.Intra != plan.IntraTree {
+					t.Errorf("skew %v, %d floats: settled on %v, want the tree (2 ms against 6 and 10)", skew, n, a)
+				}
+			}
+		}
+	})
+}
+
+// learnUnderSkew runs calls of four small sizes until every key has
+// settled, then 60 more of each, and returns each size's settled arm. With
+// skew, rank 1 sleeps a random 0..100 ms before each call.
+func learnUnderSkew(t *testing.T, w *mpi.Comm, skew bool) map[int]costmodel.Arm {
+	t.Helper()
+	c, err := New(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Tuner() == nil {
+		t.Fatal("no tuner with DPML_TUNER=auto")
+	}
+	rng := rand.New(rand.NewPCG(7, uint64(c.Rank())))
+	sizes := []int{2, 4, 8, 16} // float32: 8 to 64 bytes, four buckets
+	bufs := map[int][2][]float32{}
+	for _, n := range sizes {
+		bufs[n] = [2][]float32{make([]float32, n), make([]float32, n)}
+	}
+	call := func(n int) {
+		t.Helper()
+		if skew && c.Rank() == 1 {
+			time.Sleep(time.Duration(rng.IntN(100)) * time.Millisecond)
+		}
+		b := bufs[n]
+		for i := range b[0] {
+			b[0][i] = float32(c.Rank() + i)
+		}
+		if err := Allreduce(c, b[0], b[1], mpi.OpSum); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range b[1] {
+			if want := float32(i*c.Size() + c.Size()*(c.Size()-1)/2); v != want {
+				t.Fatalf("%d floats: element %d = %v, want %v", n, i, v, want)
+			}
+		}
+	}
+	info := func(n int) costmodel.Info {
+		in, _ := c.Tuner().Info(c.tunerKey(mpi.KindFloat32, mpi.OpSum, n))
+		return in
+	}
+	// Every rank sees the same tuner state (it is committed collectively),
+	// so every rank leaves the loop at the same call.
+	for round := 0; ; round++ {
+		done := true
+		for _, n := range sizes {
+			if info(n).State != costmodel.Frozen {
+				done = false
+				call(n)
+			}
+		}
+		if done {
+			break
+		}
+		if round > 300 {
+			t.Fatalf("skew %v: not settled after %d rounds", skew, round)
+		}
+	}
+	settled := map[int]costmodel.Arm{}
+	for _, n := range sizes {
+		settled[n] = info(n).Arm
+	}
+	for range 60 {
+		for _, n := range sizes {
+			call(n)
+		}
+	}
+	for _, n := range sizes {
+		in := info(n)
+		if in.Arm != settled[n] || in.Switches > 0 {
+			t.Errorf("skew %v, %d floats: settled on %v, then ran %v (%d switches, %d changes)", skew, n, settled[n], in.Arm, in.Switches, in.Changes)
+		}
+		if c.Rank() == 0 {
+			t.Logf("skew %v, %d floats: %v after %d calls; cost %.2f ms, skew %.2f ms", skew, n, in.Arm, in.Calls, in.Cost*1e3, in.Skew*1e3)
+		}
+	}
+	return settled
+}

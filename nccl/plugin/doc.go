@@ -1,0 +1,16 @@
+// Command plugin is libdpml-nccl-tuner.so, DPML's NCCL tuner plugin:
+//
+//	go build -buildmode=c-shared -o bin/libdpml-nccl-tuner.so ./nccl/plugin   (make build does it)
+//	NCCL_TUNER_PLUGIN=$PWD/bin/libdpml-nccl-tuner.so DPML_NCCL_TABLE=table.json ./app
+//
+// plugin.c defines the symbols NCCL looks up (ncclTunerPlugin_v5 for
+// NCCL 2.28, ncclTunerPlugin_v4 for 2.24-2.27) and the per-call path, in
+// C; export.go is the one call into Go, at each communicator's init,
+// which computes the communicator's answers with package nccl. The ABI
+// declarations are dpml_nccl_tuner.h's (NCCL release 2.28.3's layouts).
+// Design, settings, costs and limits: package nccl's documentation.
+//
+// The tests build the library as make build does and drive it from C
+// (testdata/tunertest.c), and run the sweep tool (cmd/ncclsweep) and
+// bench/nccl/device.sh against fake CUDA and NCCL (testdata/fake).
+package main

@@ -1,0 +1,162 @@
+/*
+ * dpml_nccl_tuner.h: the NCCL tuner-plugin ABI as libdpml-nccl-tuner.so
+ * implements it, and the plugin's own context and statistics.
+ *
+ * The NCCL declarations below are written for DPML-Go from the layouts in
+ * NCCL release 2.28.3 (github.com/NVIDIA/nccl, commit f1308997,
+ * makefiles/version.mk 2.28.3): src/include/plugin/tuner/tuner_v5.h,
+ * tuner/tuner_v4.h, plugin/nccl_tuner.h and src/include/nccl_common.h. They
+ * are not NCCL's text; the static assertions in plugin.c pin the layouts.
+ *
+ * Versions: NCCL 2.28 looks up "ncclTunerPlugin_v5" first (init also gets
+ * the communicator id, NVLink-domain sizes and NCCL's tuning constants;
+ * the last member is called finalize); NCCL 2.24 to 2.27 (and 2.28 when v5
+ * is absent) take "ncclTunerPlugin_v4" (init(nRanks, nNodes, log, ctx),
+ * last member destroy). getCollInfo is the same in both.
+ */
+#ifndef DPML_NCCL_TUNER_H
+#define DPML_NCCL_TUNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ncclResult_t: an int-sized enum; 0 is success. */
+typedef enum {
+  ncclSuccess = 0,
+  ncclUnhandledCudaError = 1,
+  ncclSystemError = 2,
+  ncclInternalError = 3,
+  ncclInvalidArgument = 4,
+  ncclInvalidUsage = 5,
+  ncclRemoteError = 6,
+  ncclInProgress = 7
+} ncclResult_t;
+
+/* ncclFunc_t: the collective; NCCL asks its tuner about 0..4 only. */
+typedef enum {
+  ncclFuncBroadcast = 0,
+  ncclFuncReduce = 1,
+  ncclFuncAllGather = 2,
+  ncclFuncReduceScatter = 3,
+  ncclFuncAllReduce = 4
+} ncclFunc_t;
+#define DPML_NCCL_NUM_FUNCS 5
+
+typedef enum {
+  NCCL_LOG_NONE = 0,
+  NCCL_LOG_VERSION = 1,
+  NCCL_LOG_WARN = 2,
+  NCCL_LOG_INFO = 3,
+  NCCL_LOG_ABORT = 4,
+  NCCL_LOG_TRACE = 5
+} ncclDebugLogLevel;
+#define DPML_NCCL_LOG_TUNING 0x40UL /* NCCL_TUNING subsystem flag */
+
+typedef void (*ncclDebugLogger_t)(ncclDebugLogLevel level, unsigned long flags,
+                                  const char* file, int line, const char* fmt, ...);
+
+/* Cost-table geometry of NCCL 2.28.3: rows are algorithms (tree, ring,
+ * collnet direct, collnet chain, nvls, nvls tree, pat), columns protocols
+ * (LL, LL128, Simple). NCCL passes float[numAlgo][numProto], contiguous,
+ * cast to float**; -1.0 marks a combination NCCL will not use. */
+#define DPML_NCCL_ALGO_COLLNET_DIRECT 2
+#define DPML_NCCL_ALGO_COLLNET_CHAIN 3
+#define DPML_NCCL_NUM_ALGOS_V5 7
+#define DPML_NCCL_NUM_PROTOS_V5 3
+#define DPML_NCCL_NUM_HW_LINKS_V5 3
+#define DPML_NCCL_NUM_COMPCAPS_V5 4
+#define DPML_NCCL_NUM_TUNING_SCALES_V5 3
+
+/* v5: NVLink-domain sizes handed to init. */
+typedef struct {
+  int nNvlDomains;          /* NVLink domains in the communicator */
+  int minRanksPerNvlDomain; /* smallest domain, in ranks */
+  int maxRanksPerNvlDomain; /* largest domain, in ranks */
+} ncclNvlDomainInfo_v5_t;
+
+/* v5: NCCL's tuning constants, which init may change before NCCL builds
+ * its cost model. This plugin never writes them (so a later release that
+ * grows the struct does not matter to it). Latencies in microseconds,
+ * bandwidths in GB/s. */
+typedef struct {
+  double baseLatencies[DPML_NCCL_NUM_ALGOS_V5][DPML_NCCL_NUM_PROTOS_V5];
+  double hwLatencies[DPML_NCCL_NUM_HW_LINKS_V5][DPML_NCCL_NUM_ALGOS_V5][DPML_NCCL_NUM_PROTOS_V5];
+  double llMaxBws[DPML_NCCL_NUM_COMPCAPS_V5][DPML_NCCL_NUM_TUNING_SCALES_V5];
+  double perChMaxRingLL128Bws[DPML_NCCL_NUM_COMPCAPS_V5][DPML_NCCL_NUM_TUNING_SCALES_V5];
+  double perChMaxTreeLL128Bws[DPML_NCCL_NUM_COMPCAPS_V5][DPML_NCCL_NUM_TUNING_SCALES_V5];
+  double perChMaxTreeBws[DPML_NCCL_NUM_COMPCAPS_V5][DPML_NCCL_NUM_TUNING_SCALES_V5];
+  double perChMaxNVLSTreeBws[DPML_NCCL_NUM_COMPCAPS_V5][DPML_NCCL_NUM_TUNING_SCALES_V5];
+} ncclTunerConstants_v5_t;
+
+typedef ncclResult_t (*dpml_nccl_getCollInfo_t)(void* context, ncclFunc_t collType, size_t nBytes,
+                                                int numPipeOps, float** collCostTable, int numAlgo,
+                                                int numProto, int regBuff, int* nChannels);
+
+/* The v5 table (NCCL 2.28): name, init, getCollInfo, finalize. */
+typedef struct {
+  const char* name;
+  ncclResult_t (*init)(void** ctx, uint64_t commId, size_t nRanks, size_t nNodes,
+                       ncclDebugLogger_t logFunction, ncclNvlDomainInfo_v5_t* nvlDomainInfo,
+                       ncclTunerConstants_v5_t* constants);
+  dpml_nccl_getCollInfo_t getCollInfo;
+  ncclResult_t (*finalize)(void* context);
+} ncclTuner_v5_t;
+
+/* The v4 table (NCCL 2.24-2.27): name, init, getCollInfo, destroy. */
+typedef struct {
+  const char* name;
+  ncclResult_t (*init)(size_t nRanks, size_t nNodes, ncclDebugLogger_t logFunction, void** context);
+  dpml_nccl_getCollInfo_t getCollInfo;
+  ncclResult_t (*destroy)(void* context);
+} ncclTuner_v4_t;
+
+/* ---- DPML's side ---- */
+
+#define DPML_NCCL_BUCKETS 64 /* size buckets floor(log2 nBytes), 0..63 */
+#define DPML_NCCL_MSG 512
+
+/* One precomputed answer: channels (0 = NCCL's), algorithm and protocol
+ * (-1 = NCCL's; both or neither). */
+typedef struct {
+  int8_t algo;
+  int8_t proto;
+  uint8_t channels;
+  uint8_t pad;
+} dpml_nccl_choice;
+
+/* A communicator's context: filled once at init (Go computes the
+ * choices), then only read by getCollInfo, which never calls into Go. */
+typedef struct {
+  uint64_t magic; /* DPML_NCCL_MAGIC while valid */
+  uint64_t commId;
+  ncclDebugLogger_t log;
+  int verbose;     /* DPML_VERBOSE: 2 logs every call (TRACE) */
+  int failed;      /* init met an error: every answer is NCCL's default */
+  size_t nRanks, nNodes;
+  dpml_nccl_choice choice[DPML_NCCL_NUM_FUNCS][DPML_NCCL_BUCKETS];
+  char msg[DPML_NCCL_MSG]; /* the init log line */
+} dpml_nccl_ctx;
+
+#define DPML_NCCL_MAGIC 0x64706d6c6e63636cULL /* "dpmlnccl" */
+
+/* Process-wide counters, for tests and the sweep tool (which looks the
+ * function up with dlsym to confirm the plugin ran and what it chose).
+ * Relaxed loads and stores, no locked instructions: calls made at the
+ * same moment from several threads may be counted once. */
+typedef struct {
+  uint64_t inits;          /* init calls (v4 and v5) */
+  uint64_t failed_inits;   /* inits that fell back to NCCL's default (bad table, ...) */
+  uint64_t calls;          /* getCollInfo calls */
+  uint64_t set_channels;   /* calls that set *nChannels */
+  uint64_t set_algo;       /* calls that lowered a cost-table entry */
+  uint64_t last_bytes;     /* nBytes of the last call that set something */
+  int32_t last_coll;       /* its collective */
+  int32_t last_channels;   /* the channels it set (0: none) */
+  int32_t last_algo;       /* the algorithm it preferred (-1: none) */
+  int32_t last_proto;      /* the protocol it preferred (-1: none) */
+} dpml_nccl_stats;
+
+/* Exported by the plugin: copy the counters into *out (a no-op for NULL). */
+void dpml_nccl_tuner_stats(dpml_nccl_stats* out);
+
+#endif

@@ -1,0 +1,93 @@
+package main
+
+/*
+#cgo CFLAGS: -O2 -Wall
+#include <stdlib.h>
+#include "dpml_nccl_tuner.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/dpmlgo/dpml/nccl"
+)
+
+// gitCommit is set by make build (-ldflags -X main.gitCommit=...): the
+// init log line names the build, which a device run's log records.
+var gitCommit string
+
+// dpmlNcclFill computes a communicator's answers into ctx: one choice per
+// collective and size bucket (package nccl's Policy), and the init log
+// line. It returns 0, or 1 when the answers fell back to NCCL's default
+// (an error, which the line explains). It never panics into C: a panic
+// becomes a return of 1 (the C side then resets every answer).
+//
+//export dpmlNcclFill
+func dpmlNcclFill(ctx *C.dpml_nccl_ctx, nRanks, nNodes C.size_t, policy, table *C.char) (rc C.int) {
+	if ctx == nil {
+		return 1
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			setMsg(ctx, fmt.Sprintf("internal error (%v); NCCL's default for every call", r))
+			rc = 1
+		}
+	}()
+	lay := nccl.Layout{Ranks: clampInt(nRanks), Nodes: clampInt(nNodes)}
+	var pol, tab string
+	if policy != nil {
+		pol = C.GoString(policy)
+	}
+	if table != nil {
+		tab = C.GoString(table)
+	}
+	p, err := fill(pol, tab, lay)
+	for c := nccl.Coll(0); c < nccl.NumColls; c++ {
+		for b := 0; b < nccl.NumBuckets; b++ {
+			d := p.Choice(c, b)
+			ctx.choice[c][b] = C.dpml_nccl_choice{algo: C.int8_t(d.Algo), proto: C.int8_t(d.Proto), channels: C.uint8_t(d.Channels)}
+		}
+	}
+	build := "dev"
+	if len(gitCommit) >= 7 {
+		build = gitCommit[:7]
+	}
+	msg := fmt.Sprintf("build %s, %d ranks on %d nodes: %s", build, lay.Ranks, lay.Nodes, p.Source)
+	if err != nil {
+		msg += ": " + err.Error() + "; NCCL's default for every call"
+		rc = 1
+	}
+	setMsg(ctx, msg)
+	return rc
+}
+
+// fill parses the settings and computes the policy; on a settings error
+// the policy answers NCCL's default (nccl.New does the same for tables).
+func fill(policy, table string, lay nccl.Layout) (*nccl.Policy, error) {
+	s, err := nccl.ParseSettings(policy, table)
+	if err != nil {
+		p, _ := nccl.New(nccl.Settings{Mode: nccl.ModeOff}, lay)
+		p.Source = "off"
+		return p, err
+	}
+	return nccl.New(s, lay)
+}
+
+// clampInt converts a size_t NCCL passed to an int (values above 2^31 are
+// nonsense for ranks and nodes; they become 1, which no table entry names).
+func clampInt(v C.size_t) int {
+	if uint64(v) > math.MaxInt32 || v == 0 {
+		return 1
+	}
+	return int(v)
+}
+
+// setMsg copies s (truncated) into ctx.msg, NUL-terminated.
+func setMsg(ctx *C.dpml_nccl_ctx, s string) {
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&ctx.msg[0])), len(ctx.msg))
+	n := copy(buf[:len(buf)-1], s)
+	buf[n] = 0
+}

@@ -1,0 +1,70 @@
+/*
+ * FAKE nccl.h, for tests without a GPU: the part of NCCL's API that
+ * cmd/ncclsweep uses (NCCL 2.28 names and signatures), implemented by
+ * fakenccl.c on the host. The fake loads the tuner plugin named by
+ * NCCL_TUNER_PLUGIN as NCCL 2.28 does (dlopen, ncclTunerPlugin_v5, init per
+ * communicator, getCollInfo per collective, finalize), and advances the
+ * streams' virtual clocks by a synthetic time of the channels used. It is
+ * not NCCL: the real build of ncclsweep uses the real header.
+ */
+#ifndef FAKE_NCCL_H
+#define FAKE_NCCL_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#include "cuda_runtime.h"
+
+#define NCCL_MAJOR 2
+#define NCCL_MINOR 28
+#define NCCL_PATCH 3
+#define NCCL_VERSION_CODE 22803
+
+typedef enum {
+  ncclSuccess = 0,
+  ncclUnhandledCudaError = 1,
+  ncclSystemError = 2,
+  ncclInternalError = 3,
+  ncclInvalidArgument = 4,
+  ncclInvalidUsage = 5
+} ncclResult_t;
+
+typedef struct fakeComm* ncclComm_t;
+
+#define NCCL_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[NCCL_UNIQUE_ID_BYTES];
+} ncclUniqueId;
+
+typedef enum { ncclInt8 = 0, ncclInt32 = 2, ncclFloat32 = 7, ncclFloat64 = 8 } ncclDataType_t;
+typedef enum { ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3 } ncclRedOp_t;
+
+#define NCCL_CONFIG_UNDEF_INT INT_MIN
+typedef struct {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  int blocking;
+  int cgaClusterSize;
+  int minCTAs;
+  int maxCTAs;
+  const char* netName;
+  int splitShare;
+} ncclConfig_t;
+#define NCCL_CONFIG_INITIALIZER                                                                       \
+  {                                                                                                   \
+    sizeof(ncclConfig_t), 0xcafebeef, NCCL_VERSION_CODE, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NULL, NCCL_CONFIG_UNDEF_INT                     \
+  }
+
+ncclResult_t ncclGetVersion(int* version);
+ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId);
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config);
+ncclResult_t ncclCommDestroy(ncclComm_t comm);
+ncclResult_t ncclGroupStart(void);
+ncclResult_t ncclGroupEnd(void);
+ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                           ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
+const char* ncclGetErrorString(ncclResult_t result);
+
+#endif
