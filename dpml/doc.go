@@ -135,7 +135,7 @@
 // variable and the values seen on which ranks; the error wraps ErrConfig,
 // ErrMismatch or ErrSetup. DPML_CHECK=1 compares each call's count, element
 // type, op, in-place use and Override across the ranks first (one extra
-// allreduce of 176 bytes), and a difference is the same ErrCheck on every
+// allreduce of 192 bytes), and a difference is the same ErrCheck on every
 // rank instead of wrong results or a hang. docs/RELIABILITY.md lists the
 // bad inputs and faults tried and what happens.
 package dpml
