@@ -36,7 +36,7 @@ FUZZ_TARGETS := ./config:FuzzParseBytes ./config:FuzzParseDuration ./config:Fuzz
 	./internal/launch:FuzzParsePPN ./internal/launch:FuzzParseCPUList \
 	./internal/bench:FuzzParseSizes ./dpml:FuzzTuningTable
 
-.PHONY: all deps build lib nccl-plugin test lint bench clean soak fuzz
+.PHONY: all deps build lib nccl-plugin test lint bench clean soak fuzz fakesharp
 
 all: build
 
@@ -87,6 +87,14 @@ lib: deps
 	$(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS)" -o bin/libdpml.so ./dropin
 	@rm -f bin/libdpml.h
 	cp dropin/dpmlx.h bin/dpmlx.h
+
+# The EMULATED SHArP switch the tests use (internal/fakesharp), for trying
+# the offload path by hand: DPML_OFFLOAD=libsharp
+# DPML_SHARP_LIB=$(CURDIR)/bin/fakesharp/libsharp_coll.so. Results on it
+# say nothing about SHArP (README, "In-network reduction offload").
+fakesharp:
+	@mkdir -p bin/fakesharp
+	$(CC) -shared -fPIC -O2 -Wall -o bin/fakesharp/libsharp_coll.so internal/fakesharp/csrc/fake_sharp_coll.c
 
 test: deps
 	$(GO) test ./... -count=1 -timeout 20m
