@@ -69,7 +69,7 @@ FUZZ_TARGETS := ./config:FuzzParseBytes ./config:FuzzParseDuration ./config:Fuzz
 	./internal/launch:FuzzParsePPN ./internal/launch:FuzzParseCPUList \
 	./internal/bench:FuzzParseSizes ./dpml:FuzzTuningTable
 
-.PHONY: all deps deps-openmpi deps-mpich build lib nccl-plugin test test-mpich lint bench clean soak fuzz
+.PHONY: all deps deps-openmpi deps-mpich build lib nccl-plugin test test-mpich lint bench clean soak fuzz fakesharp
 
 all: build
 
@@ -169,6 +169,14 @@ lib: deps
 	$(GO) build $(GOTAGS) -buildmode=c-shared -ldflags "$(LDFLAGS)" -o $(BIN)/libdpml.so ./dropin
 	@rm -f $(BIN)/libdpml.h
 	cp dropin/dpmlx.h $(BIN)/dpmlx.h
+
+# The EMULATED SHArP switch the tests use (internal/fakesharp), for trying
+# the offload path by hand: DPML_OFFLOAD=libsharp
+# DPML_SHARP_LIB=$(CURDIR)/bin/fakesharp/libsharp_coll.so. Results on it
+# say nothing about SHArP (README, "In-network reduction offload").
+fakesharp:
+	@mkdir -p bin/fakesharp
+	$(CC) -shared -fPIC -O2 -Wall -o bin/fakesharp/libsharp_coll.so internal/fakesharp/csrc/fake_sharp_coll.c
 
 # Open MPI in full, then the MPICH subset (see MPICH_QUICK_*); make
 # test-mpich runs MPICH's suites in full.

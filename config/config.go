@@ -131,6 +131,13 @@ const (
 	RunPPN       = "DPML_RUN_PPN"
 	TreeBytes    = "DPML_TREE_BYTES"
 	TreeRadix    = "DPML_TREE_RADIX"
+	Offload      = "DPML_OFFLOAD"
+	OffloadBytes = "DPML_OFFLOAD_BYTES"
+	OffloadLead  = "DPML_OFFLOAD_LEADERS"
+	SharpLib     = "DPML_SHARP_LIB"
+	FakePayload  = "DPML_FAKESHARP_PAYLOAD"
+	FakeOSTs     = "DPML_FAKESHARP_OSTS"
+	FakeKill     = "DPML_FAKESHARP_KILL_AFTER"
 )
 
 // Bounds of the numeric settings.
@@ -139,6 +146,7 @@ const (
 	MaxPipeline     = 64      // DPML_PIPELINE
 	MinSegmentBytes = 4 << 10 // DPML_SEGMENT_BYTES
 	MaxSegmentBytes = 256 << 20
+	MaxOffloadBytes = 1 << 20 // DPML_OFFLOAD_BYTES
 )
 
 // Vars is the table. Keep it sorted by name; TestTableSorted checks.
@@ -151,6 +159,12 @@ var Vars = []Var{
 		Doc: "Pass every MPI_Allreduce of the drop-in library straight to the MPI library (after one small allreduce per communicator that checks the ranks agree)."},
 	{Name: DropinFrom, Kind: KindInt, Default: "1", Scope: AllRanks, Users: "libdpml.so", Min: 1, Max: 1<<31 - 1, Agreed: AtDropin,
 		Doc: "The drop-in library sets up DPML on a communicator at its n-th eligible MPI_Allreduce; the calls before pass through to the MPI library. Raise it when a program makes many short-lived communicators that each see only a few calls (setup is several collectives)."},
+	{Name: FakeKill, Kind: KindInt, Default: "0", Scope: AllRanks, Users: "tests (emulated libsharp_coll)", Min: 0, Max: 1<<31 - 1,
+		Doc: "EMULATION ONLY (the fake libsharp_coll.so that the tests build, internal/fakesharp): after completing this many operations of a group, the emulated switch process kills itself with SIGKILL as soon as the next operation has arrived from every member (0: never). That operation never completes and later ones are refused: a switch that dies mid-run."},
+	{Name: FakeOSTs, Kind: KindInt, Default: "4", Scope: AllRanks, Users: "tests (emulated libsharp_coll)", Min: 1, Max: 64,
+		Doc: "EMULATION ONLY: outstanding operations per group that the fake libsharp_coll.so reports (caps osts_per_group) and enforces: one more is refused with an error."},
+	{Name: FakePayload, Kind: KindBytes, Default: "1K", Scope: AllRanks, Users: "tests (emulated libsharp_coll)", Min: 8, Max: 64 << 10,
+		Doc: "EMULATION ONLY: payload per operation that the fake libsharp_coll.so reports (caps user_data_per_ost) and enforces: a larger operation is refused with an error (the real library would split it; the emulation refuses, to prove the caller splits)."},
 	{Name: GoSched, Kind: KindString, Default: "auto", Scope: PerRank, Users: "mpi (Go programs)",
 		Doc: "How package mpi keeps the Go scheduler off a core-bound rank's core (package doc of mpi, \"The Go scheduler\"): `auto` (both measures), `pace` (MPI calls let the calling goroutine yield every few ms, so the runtime's monitor never finds it in an MPI call with a stale scheduling tick and takes its P away), `procs` (Init raises GOMAXPROCS from 1 to 2, so a short MPI call's P is left alone), `off` (neither: what Go programs did before). Applies only when mpi.Init initializes MPI, not in the drop-in library."},
 	{Name: Intra, Kind: KindEnum, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto", "shm", "cma", "tree"}, Agreed: AtNew,
@@ -171,6 +185,12 @@ var Vars = []Var{
 		Doc: "JSON tuning table (the costmodel format with coll/algo/proto entries, written by `dpmlnccl table`) the NCCL tuner plugin reads at each communicator's init; its entries for the communicator's layout (nodes, ranks per node) give the channel count (and optionally algorithm and protocol) per size bucket. A table that does not read makes the plugin answer NCCL's default for every call of that communicator, with a warning."},
 	{Name: NodeSplit, Kind: KindEnum, Default: "shared", Scope: AllRanks, Users: "engine, dpmlbench, apps", Values: []string{"shared", "host"}, Agreed: AtNew,
 		Doc: "How ranks are grouped into nodes: `shared` (MPI_Comm_split_type SHARED) or `host` (by MPI_Get_processor_name). `host` sidesteps MPI libraries whose notion of locality is wrong for the emulated nodes."},
+	{Name: Offload, Kind: KindEnum, Default: "off", Scope: AllRanks, Users: "engine", Values: []string{"off", "auto", "libsharp", "mpi"}, Agreed: AtNew,
+		Doc: "In-network reduction offload of the inter-node step of small allreduces (package sharp): `libsharp` (Mellanox/NVIDIA SHArP through libsharp_coll, loaded at run time from `DPML_SHARP_LIB`), `mpi` (the leader communicators' own MPI_Allreduce, for MPI libraries that offload it to SHArP themselves through HCOLL or UCC), `auto` (libsharp when it loads and attaches, else off) or `off`. When the library is missing or attaching fails, the engine warns (except with `auto`) and keeps the host path. Plan specs force it per call (`offload=sharp` or `offload=host`)."},
+	{Name: OffloadBytes, Kind: KindBytes, Default: "4K", Scope: AllRanks, Users: "engine", Min: 64, Max: MaxOffloadBytes, Agreed: AtNew,
+		Doc: "Calls up to this many bytes whose type and op the offload supports take the offload when the plan is the engine's choice (the paper's crossover: no gain past about 4 KiB). Also the most a leader hands to the offload in one call when a plan forces it (a larger partition takes the host path)."},
+	{Name: OffloadLead, Kind: KindInt, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto", "node", "socket"}, Min: 1, Max: 64, Agreed: AtNew,
+		Doc: "Which leaders offload: `node` (one leader per node, the node-level variant), `socket` (one leader per socket, each offloading its partition over its own group: the socket-level variant), `auto` (socket-level when every node has several sockets and at least 4 ranks, else node-level), or a number N of leaders per node (a stand-in for N sockets, for tests and experiments)."},
 	{Name: Pipeline, Kind: KindInt, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto"}, Min: 1, Max: MaxPipeline, Agreed: AtNew,
 		Doc: "Sub-chunks `k` per leader in the inter-node phase (DPML-Pipelined), or `auto`."},
 	{Name: RunCPUMap, Kind: KindString, Default: "", Scope: PerNode, Users: "dpmlrun",
@@ -181,6 +201,8 @@ var Vars = []Var{
 		Doc: "Set by dpmlrun in every rank: ranks per fake node (`2`, or `3,2` for uneven layouts)."},
 	{Name: SegmentBytes, Kind: KindBytes, Default: "1M", Scope: AllRanks, Users: "engine", Min: MinSegmentBytes, Max: MaxSegmentBytes, Agreed: AtNew,
 		Doc: "Largest message slice (bytes) the engine moves through shared memory at once. Larger messages are cut into segments that are pipelined: the inter-node phase of one segment overlaps the intra-node phases of the next. The node segment holds two such slices per local rank plus two results."},
+	{Name: SharpLib, Kind: KindString, Default: "libsharp_coll.so", Scope: PerRank, Users: "engine, dpmlbench info",
+		Doc: "The libsharp_coll shared library that `DPML_OFFLOAD=libsharp` (or `auto`) loads with dlopen: a file name searched the usual way, or a path. The ranks agree on whether it loaded, so a rank without it turns the offload off everywhere."},
 	{Name: ShmDir, Kind: KindString, Default: "/dev/shm", Scope: PerNode, Users: "engine",
 		Doc: "Directory (a tmpfs) where node segments are created."},
 	{Name: Spin, Kind: KindInt, Default: "4000", Scope: PerRank, Users: "engine", Min: 0, Max: 1 << 30,

@@ -72,6 +72,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	}
 	var key costmodel.Key
 	var arm costmodel.Arm
+	o = c.routeOffload(kind, op, len(send), o) // the offload's dispatch rule (offload.go)
 	tuned := c.tuned(o, len(send), kind.Size())
 	if tuned {
 		key = c.tunerKey(kind, op, len(send))
@@ -119,7 +120,8 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 
 // Plan returns the plan a call of count elements of elemSize bytes would
 // run with override o. Calls the tuner decides may run another plan as it
-// learns; LastPlan tells what ran.
+// learns, and the offload's dispatch rule, which needs the element type
+// and op, is not applied here (o.Offload is); LastPlan tells what ran.
 func (c *Comm) Plan(count, elemSize int, o Override) (Plan, error) {
 	if c == nil || c.closed {
 		return Plan{}, ErrClosed
@@ -152,7 +154,7 @@ func (c *Comm) report(p Plan) {
 	for b := p.Count * p.ElemSize; b > 1; b >>= 1 {
 		class++
 	}
-	key := fmt.Sprintf("%v/%d/%d/%v/%d/%d", p.Variant, p.Leaders, p.Pipeline, p.Intra, p.Radix, p.Segments)
+	key := fmt.Sprintf("%v/%d/%d/%v/%d/%d/%v", p.Variant, p.Leaders, p.Pipeline, p.Intra, p.Radix, p.Segments, p.Offload)
 	if c.verbose < 2 && c.reported[class] == key {
 		return
 	}
@@ -173,7 +175,7 @@ func (c *Comm) report(p Plan) {
 // on any rank, returns the same error on every rank, wrapping ErrCheck;
 // the communicator stays usable (nothing has moved yet).
 func (c *Comm) checkCall(kind mpi.Kind, op mpi.Op, count int, inPlace bool, o Override, local error) error {
-	var v [11]uint64
+	var v [12]uint64
 	if local != nil {
 		v[0] = 1
 	}
@@ -182,6 +184,7 @@ func (c *Comm) checkCall(kind mpi.Kind, op mpi.Op, count int, inPlace bool, o Ov
 		v[4] = 1
 	}
 	v[5], v[6], v[7], v[8], v[9], v[10] = uint64(o.Variant), uint64(o.Leaders), uint64(o.Pipeline), uint64(o.SegmentBytes), uint64(o.Intra), uint64(o.Radix)
+	v[11] = uint64(o.Offload)
 	buf := make([]uint64, 2*len(v))
 	for i, x := range v {
 		buf[i], buf[len(v)+i] = x, ^x
@@ -206,6 +209,7 @@ func (c *Comm) checkCall(kind mpi.Kind, op mpi.Op, count int, inPlace bool, o Ov
 		{"in place", strconv.FormatBool(inPlace)}, {"variant", o.Variant.String()},
 		{"leaders", strconv.Itoa(o.Leaders)}, {"pipeline", strconv.Itoa(o.Pipeline)},
 		{"segment bytes", strconv.Itoa(o.SegmentBytes)}, {"intra", o.Intra.String()}, {"radix", strconv.Itoa(o.Radix)},
+		{"offload", o.Offload.String()},
 	}
 	class := classOK
 	if local != nil {

@@ -37,6 +37,9 @@ func (o Override) or(d Override) Override {
 	if o.Radix == 0 {
 		o.Radix = d.Radix
 	}
+	if o.Offload == plan.OffloadAuto {
+		o.Offload = d.Offload
+	}
 	return o
 }
 
@@ -52,8 +55,8 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 	p := Plan{Count: count, ElemSize: es, Nodes: c.nodes, PPN: c.minPPN, Align: max(1, alignBytes/es)}
 	o = o.or(c.fixed).or(c.env)
 	v := o.Variant
-	if c.nodes == c.size {
-		v = Native // one rank per node everywhere: DPML degenerates
+	if c.nodes == c.size && !c.offloadsAlone(count*es, o) {
+		v = Native // one rank per node everywhere: DPML degenerates (unless the switches reduce)
 	}
 	if c.size == 1 || v == Native {
 		p.Variant, p.Phases, p.Leaders, p.Pipeline = Native, phasesNative, 1, 1
@@ -121,6 +124,7 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 		p.SegElems = max(count, 1)
 	}
 	p.SegmentBytes = p.SegElems * es
+	p.Offload = c.offloadFor(&p, o.Offload)
 	return p, nil
 }
 

@@ -81,6 +81,8 @@ type policy struct {
 	tuner       *costmodel.Tuner
 	tuningFile  string
 	warnings    []string // what New clamped (printed on rank 0)
+	off         *offload // in-network reduction offload (offload.go); nil: none
+	offReason   string   // why off is nil
 }
 
 // inFlight is the state of calls: the one in progress, what later calls
@@ -187,6 +189,10 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 		d.warnf("%s=%d is more than the %d ranks of the smallest node: using %d leaders",
 			config.Leaders, d.env.Leaders, d.minPPN, d.minPPN)
 		d.env.Leaders = d.minPPN
+	}
+	if err := d.agree(d.setupOffload()); err != nil {
+		d.release()
+		return nil, err
 	}
 	// setupTuner takes the same collectives on every rank (its inputs are
 	// agreed above), failed or not.
@@ -585,7 +591,7 @@ func (c *Comm) Tuner() *costmodel.Tuner { return c.tuner }
 func (c *Comm) release() error {
 	c.closed = true
 	c.stopWatch()
-	var errs []error
+	errs := []error{c.closeOffload()} // before the leader communicators go
 	for i := range c.pending {
 		for _, r := range c.pending[i] {
 			// After a failed call a peer may be gone and its requests may

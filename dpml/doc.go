@@ -95,6 +95,21 @@
 // forced plan) the path is shared-memory copies unless DPML_INTRA,
 // SetOverride or the call's Override asks for cross-memory attach.
 //
+// # In-network offload
+//
+// With DPML_OFFLOAD (libsharp: SHArP switches through libsharp_coll, loaded
+// at run time; mpi: the MPI library's own offload), New attaches package
+// sharp's groups over the leader communicators (one process per node each)
+// and all ranks agree on what they can do. Calls up to DPML_OFFLOAD_BYTES
+// with a supported type and op then hand the inter-node step to the
+// switches, the paper's SHArP designs: node level (one leader, the tree's
+// root) at low ppn, socket level (one leader per socket, each offloading its
+// partition over its own group) at high ppn; everything else runs on the
+// host, as does a call the plan spec marks offload=host. A missing library
+// is a warning and the host path; a switch or member lost mid-call fails the
+// call within DPML_TIMEOUT. See offload.go, and the README for real SHArP
+// and for what was verified only against the tests' emulated switch.
+//
 // # Large messages
 //
 // Segments are sized so both buffer sets of a node fit in half the
@@ -120,7 +135,7 @@
 // variable and the values seen on which ranks; the error wraps ErrConfig,
 // ErrMismatch or ErrSetup. DPML_CHECK=1 compares each call's count, element
 // type, op, in-place use and Override across the ranks first (one extra
-// allreduce of 160 bytes), and a difference is the same ErrCheck on every
+// allreduce of 192 bytes), and a difference is the same ErrCheck on every
 // rank instead of wrong results or a hang. docs/RELIABILITY.md lists the
 // bad inputs and faults tried and what happens.
 package dpml

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/dpmlgo/dpml/mpi"
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // execute runs plan p: the one executor behind every variant and transport.
@@ -199,9 +200,14 @@ func (e *run[T]) reduce(s int, g uint64) error {
 			return err
 		}
 		t = e.tick()
-		c.watch.enter(stepInter)
-		err := mpi.AllreduceInPlace(c.leaderComm, resT, e.op)
-		c.watch.leave()
+		var err error
+		if p.Offload == plan.OffloadSharp {
+			err = c.offloadInter(res, phi-plo, mpi.KindOf[T](), e.op) // bounded waits of its own
+		} else {
+			c.watch.enter(stepInter)
+			err = mpi.AllreduceInPlace(c.leaderComm, resT, e.op)
+			c.watch.leave()
+		}
 		if err != nil {
 			return fmt.Errorf("dpml: leader %d inter-node allreduce of segment %d: %w", c.pos, s, err)
 		}

@@ -199,6 +199,9 @@ func (p *Plan) String() string {
 	if p.Stream {
 		intra += ", streaming copy-out"
 	}
+	if p.Offload == plan.OffloadSharp {
+		intra += "; inter-node step by the in-network offload"
+	}
 	fmt.Fprintf(&b, "leaders l=%d, pipeline k=%d, %d segment(s) of %d elements (%s), intra-node by %s\n",
 		p.Leaders, p.Pipeline, p.Segments, p.SegElems, human(p.SegElems*p.ElemSize), intra)
 	cols := []Phase{PhaseCopyIn, PhaseReduce, PhaseInter, PhaseCopyOut}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dpmlgo/dpml/config"
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // Plan specs are the text form of an Override, so that a plan can be named
@@ -17,14 +18,19 @@ import (
 //	spec    = variant [ ":" [ setting { "," setting } ] ]
 //	variant = "auto" | "native" | "dpml" | "pipelined"   (case-insensitive)
 //	setting = "l=" N | "k=" N | "intra=" ("auto"|"shm"|"cma"|"tree") | "r=" N | "seg=" BYTES
+//	        | "offload=" ("host"|"sharp")
 //
 // l is the number of leaders per node, k the pipeline depth, intra the
-// intra-node data path, r the reduction tree's radix (intra=tree) and seg
+// intra-node data path, r the reduction tree's radix (intra=tree), seg
 // the segment size (a byte count with an
-// optional K, M or G suffix). Examples: "auto" (the engine chooses: the zero
-// Override), "native" (the MPI library's allreduce), "dpml:l=2",
-// "pipelined:l=8,k=4,intra=cma", "auto:l=4" (l forced, the rest chosen),
-// "dpml:intra=tree,r=8" (the small-message reduction tree).
+// optional K, M or G suffix) and offload where the inter-node step runs
+// (sharp: the in-network offload DPML_OFFLOAD attached, see offload.go; a
+// call it cannot take runs on the host). Examples: "auto" (the engine
+// chooses: the zero Override), "native" (the MPI library's allreduce),
+// "dpml:l=2", "pipelined:l=8,k=4,intra=cma", "auto:l=4" (l forced, the rest
+// chosen), "dpml:intra=tree,r=8" (the small-message reduction tree),
+// "dpml:intra=tree,offload=sharp" (node-level offload), "dpml:l=2,offload=sharp"
+// (two leaders, each offloading its partition: socket level on two sockets).
 //
 // A spec says what is forced, exactly as an Override does: keys left out
 // stay zero and are chosen by the engine. ParseOverride(o.Spec()) == o for
@@ -32,7 +38,7 @@ import (
 
 // SpecKeys lists the setting keys of a plan spec, in the order Spec writes
 // them.
-var SpecKeys = []string{"l", "k", "intra", "r", "seg"}
+var SpecKeys = []string{"l", "k", "intra", "r", "seg", "offload"}
 
 // ParseOverride parses a plan spec (see the grammar above) into an Override.
 // It rejects unknown variants and keys, repeated keys, values out of range,
@@ -89,6 +95,12 @@ func ParseOverride(spec string) (Override, error) {
 				return o, fmt.Errorf("plan spec %q: intra=%s: want auto, shm, cma or tree", spec, val)
 			}
 			o.Intra = in
+		case "offload":
+			off, err := plan.ParseOffload(val)
+			if err != nil || off == plan.OffloadAuto {
+				return o, fmt.Errorf("plan spec %q: offload=%s: want host or sharp (leave it out for the engine's choice)", spec, val)
+			}
+			o.Offload = off
 		case "seg":
 			n, err := config.ParseBytes(val)
 			if err != nil || n < 1 || n > 1<<40 {
@@ -137,12 +149,16 @@ func (o Override) Spec() string {
 	if o.SegmentBytes != 0 {
 		add("seg", config.FormatBytes(int64(o.SegmentBytes)))
 	}
+	if o.Offload != plan.OffloadAuto {
+		add("offload", o.Offload.String())
+	}
 	return b.String()
 }
 
 // Spec describes a plan that ran (or would run) as a plan spec that forces
 // it again: the variant, the active leaders, the pipeline depth, the
-// intra-node path and the segment size. A native plan is "native"; the
+// intra-node path, the segment size and, where an offload is attached or
+// was asked for, where the inter-node step ran. A native plan is "native"; the
 // zero Plan (no call made yet) is "none", which no parser accepts. The
 // drop-in library reports this through DPMLX_Last_plan.
 func (p Plan) Spec() string {
@@ -152,7 +168,7 @@ func (p Plan) Spec() string {
 	case Native:
 		return variantName(Native)
 	}
-	o := Override{Variant: p.Variant, Leaders: p.Leaders, Pipeline: p.Pipeline, Intra: p.Intra, Radix: p.Radix}
+	o := Override{Variant: p.Variant, Leaders: p.Leaders, Pipeline: p.Pipeline, Intra: p.Intra, Radix: p.Radix, Offload: p.Offload}
 	if o.Intra == IntraAuto {
 		o.Intra = IntraShm // a resolved plan names its transport
 	}

@@ -107,6 +107,46 @@ func ParseIntra(s string) (Intra, error) {
 	return 0, fmt.Errorf("plan: unknown intra-node transport %q (want %s)", s, strings.Join(intraNames[:], ", "))
 }
 
+// Offload says whether a plan's inter-node step runs on the host (the
+// leader communicators' MPI allreduce) or is handed to an in-network
+// reduction offload (package sharp: SHArP switches, or the MPI library's
+// own offload). It is a field of the shape, not a setting, so that a
+// caller can force it per call and a tuner can hold it as an arm.
+type Offload uint8
+
+const (
+	// OffloadAuto lets the engine choose (its dispatch rule: small
+	// messages of supported types and ops, when an offload is attached).
+	OffloadAuto Offload = iota
+	// OffloadHost runs the inter-node step on the host.
+	OffloadHost
+	// OffloadSharp hands the inter-node step to the attached offload;
+	// calls it cannot take go to the host.
+	OffloadSharp
+	// NumOffload is the number of Offload values.
+	NumOffload
+)
+
+var offloadNames = [NumOffload]string{"auto", "host", "sharp"}
+
+func (o Offload) String() string {
+	if o < NumOffload {
+		return offloadNames[o]
+	}
+	return fmt.Sprintf("Offload(%d)", int(o))
+}
+
+// ParseOffload parses a name Offload.String prints ("auto", "host",
+// "sharp"), case-insensitively.
+func ParseOffload(s string) (Offload, error) {
+	for i, n := range offloadNames {
+		if strings.EqualFold(s, n) {
+			return Offload(i), nil
+		}
+	}
+	return 0, fmt.Errorf("plan: unknown offload %q (want %s)", s, strings.Join(offloadNames[:], ", "))
+}
+
 // Shape is what a plan runs. Shapes are plain comparable values.
 type Shape struct {
 	Variant  Variant
@@ -125,11 +165,15 @@ type Shape struct {
 	// is resolved, from Variant.Overlaps; the engine and the cost model
 	// read it instead of testing the variant.
 	Overlap bool
+	// Offload: where the inter-node step runs (OffloadAuto: the engine's
+	// choice). Zero in every arm the tuner has today.
+	Offload Offload
 }
 
 // String is "native", or "<variant> l=<l> k=<k>", followed by " seg=<bytes>"
 // when SegmentBytes is set, by the transport when it is cma or tree, and
-// by " r=<radix>" when Radix is set.
+// by " r=<radix>" when Radix is set and by " offload=host|sharp" when
+// Offload is set.
 func (s Shape) String() string {
 	if s.Variant == Native {
 		return "native"
@@ -144,6 +188,9 @@ func (s Shape) String() string {
 	}
 	if s.Radix > 0 {
 		fmt.Fprintf(&b, " r=%d", s.Radix)
+	}
+	if s.Offload != OffloadAuto {
+		b.WriteString(" offload=" + s.Offload.String())
 	}
 	return b.String()
 }

@@ -106,15 +106,24 @@ func TestNames(t *testing.T) {
 	if _, err := ParseIntra("rdma"); err == nil {
 		t.Error("ParseIntra(rdma) accepted")
 	}
+	for o := OffloadAuto; o < NumOffload; o++ {
+		if got, err := ParseOffload(strings.ToUpper(o.String())); err != nil || got != o {
+			t.Errorf("ParseOffload(%q) = %v, %v", o, got, err)
+		}
+	}
+	if _, err := ParseOffload("on"); err == nil {
+		t.Error("ParseOffload(on) accepted: one spelling per mode")
+	}
 	if !Pipelined.Overlaps() || DPML.Overlaps() || Native.Overlaps() || Auto.Overlaps() {
 		t.Error("only Pipelined overlaps")
 	}
 	for s, want := range map[Shape]string{
-		{Variant: Native, Leaders: 1, Pipeline: 1}:                                    "native",
-		{Variant: DPML, Leaders: 4, Pipeline: 1, Intra: IntraShm}:                     "dpml l=4 k=1",
-		{Variant: Pipelined, Leaders: 8, Pipeline: 2, Intra: IntraCMA, Overlap: true}: "pipelined l=8 k=2 cma",
-		{Variant: DPML, Leaders: 2, Pipeline: 1, SegmentBytes: 4096}:                  "dpml l=2 k=1 seg=4096",
-		{Variant: DPML, Leaders: 1, Pipeline: 1, Intra: IntraTree}:                    "dpml l=1 k=1 tree",
+		{Variant: Native, Leaders: 1, Pipeline: 1}:                                        "native",
+		{Variant: DPML, Leaders: 4, Pipeline: 1, Intra: IntraShm}:                         "dpml l=4 k=1",
+		{Variant: Pipelined, Leaders: 8, Pipeline: 2, Intra: IntraCMA, Overlap: true}:     "pipelined l=8 k=2 cma",
+		{Variant: DPML, Leaders: 2, Pipeline: 1, SegmentBytes: 4096}:                      "dpml l=2 k=1 seg=4096",
+		{Variant: DPML, Leaders: 1, Pipeline: 1, Intra: IntraTree}:                        "dpml l=1 k=1 tree",
+		{Variant: DPML, Leaders: 1, Pipeline: 1, Intra: IntraTree, Offload: OffloadSharp}: "dpml l=1 k=1 tree offload=sharp",
 	} {
 		if got := s.String(); got != want {
 			t.Errorf("%#v.String() = %q, want %q", s, got, want)

@@ -96,6 +96,7 @@ static DPMLX_Set_plan_fn x_set;
 static DPMLX_Last_plan_fn x_last;
 static DPMLX_Library_version_fn x_version;
 static char dpml_library[1024]; // "PATH (VERSION)", "" without the library
+static char offload_desc[1200];  // DPML_OFFLOAD and its library, "EMULATED" for the tests' fake; "" when off
 // Without the extension: the object that defines MPI_Allreduce when it is
 // not the MPI library (a libdpml.so older than dpmlx.h, or another
 // interposer), whose own choice "auto" then times; "" when none.
@@ -521,6 +522,7 @@ typedef struct {
 	// plan than the call before; switches < 0: not reported.
 	char tuner[16];
 	long long switches, changes;
+	char offload[8]; // "sharp" or "host" when the spec says (an offload configured or forced)
 } planinfo;
 
 typedef struct {
@@ -571,6 +573,8 @@ static planinfo parse_plan(const char *text) {
 	p.radix = spec_int(head, "r");
 	const char *in = strstr(head, "intra=");
 	if (in) snprintf(p.intra, sizeof p.intra, "%.*s", (int)strcspn(in + 6, ","), in + 6);
+	const char *of = strstr(head, "offload=");
+	if (of) snprintf(p.offload, sizeof p.offload, "%.*s", (int)strcspn(of + 8, ", "), of + 8);
 	const char *sg = strstr(text, " segments=");
 	if (sg) p.segments = atoi(sg + 10);
 	const char *st = strstr(text, " stream");
@@ -580,6 +584,20 @@ static planinfo parse_plan(const char *text) {
 
 // ---------------------------------------------------------------------------
 // Layout and metadata.
+
+// describe_offload records what DPML_OFFLOAD asks libdpml.so for, and
+// whether its libsharp_coll is the tests' EMULATED switch (the fake exports
+// dpml_fakesharp_emulated), so that results on it say so.
+static void describe_offload(void) {
+	const char *mode = getenv("DPML_OFFLOAD");
+	if (!mode || !*mode || !strcmp(mode, "off")) return;
+	const char *lib = getenv("DPML_SHARP_LIB");
+	if (!lib || !*lib) lib = "libsharp_coll.so";
+	const char *what = "not loadable here";
+	void *h = dlopen(lib, RTLD_LAZY | RTLD_LOCAL);
+	if (h) what = dlsym(h, "dpml_fakesharp_emulated") ? "EMULATED switch (the tests' fake libsharp_coll), not SHArP" : "loads";
+	snprintf(offload_desc, sizeof offload_desc, "DPML_OFFLOAD=%s, %s: %s", mode, lib, what);
+}
 
 #define HOSTLEN 256
 static char *rank_hosts; // nranks x HOSTLEN
@@ -1095,6 +1113,7 @@ static int write_json(const char *path, int argc, char **argv, double elapsed, c
 	if (cfg.pattern == PAT_SKEW) fprintf(f, ",\n    \"seed\": %llu", (unsigned long long)cfg.seed);
 	if (cfg.pattern == PAT_B2B) fprintf(f, ",\n    \"batches\": %d,\n    \"per_call\": %s", cfg.batches, cfg.percall ? "true" : "false");
 	if (dpml_library[0]) fputs(",\n    \"dpml_library\": ", f), jstr(f, dpml_library);
+	if (offload_desc[0]) fputs(",\n    \"offload\": ", f), jstr(f, offload_desc);
 	fputs("\n  },\n  \"results\": [", f);
 	for (int i = 0; i < nresults; i++) {
 		const result *r = &results[i];
@@ -1117,6 +1136,7 @@ static int write_json(const char *path, int argc, char **argv, double elapsed, c
 			if (r->plan.radix > 0) fprintf(f, ", \"radix\": %d", r->plan.radix);
 			if (r->plan.tuner[0]) fputs(", \"tuner\": ", f), jstr(f, r->plan.tuner);
 			if (r->plan.switches >= 0) fprintf(f, ", \"switches\": %lld, \"changes\": %lld", r->plan.switches, r->plan.changes);
+			if (r->plan.offload[0]) fputs(", \"offload\": ", f), jstr(f, r->plan.offload);
 			if (r->plan.passed[0]) fputs(", \"passed\": ", f), jstr(f, r->plan.passed);
 			fputc('}', f);
 		}
@@ -1360,6 +1380,7 @@ int main(int argc, char **argv) {
 		}
 	}
 	gather_layout();
+	describe_offload();
 
 	int rc = parse_flags(argc, argv);
 	if (rc == 0) {
@@ -1422,6 +1443,7 @@ int main(int argc, char **argv) {
 		if (cfg.pattern == PAT_B2B) printf(" (%d batches per point, avg per call then max over ranks)", cfg.batches);
 		printf("\n# type %s, op %s, check %s, commit %s\n# MPI: %s\n", cfg.type, op_names[cfg.op], cfg.check ? "true" : "false",
 			DPML_COMMIT[0] ? DPML_COMMIT : "-", mpilib);
+		if (offload_desc[0]) printf("# offload: %s\n", offload_desc);
 		if (x_set) printf("# libdpml: %s\n", dpml_library);
 		else if (interposer[0]) printf("# libdpml: %s: MPI_Allreduce is interposed without plan control: only native and auto (its own choice) run\n", dpml_library);
 		else printf("# libdpml.so not loaded: only the native variant runs (MPI_Allreduce is the MPI library's)\n");

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/dpmlgo/dpml/internal/bench"
+	"github.com/dpmlgo/dpml/internal/fakesharp"
 	"github.com/dpmlgo/dpml/internal/launch"
 )
 
@@ -545,4 +546,44 @@ func TestClientCCheckFails(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestClientCOffload: the C client forces the offload through plan specs
+// (DPMLX_Set_plan("dpml:l=1,offload=sharp")) with libdpml.so attached to
+// the EMULATED switch: the 8-byte call runs offloaded, the 8 KiB one (over
+// DPML_OFFLOAD_BYTES) and offload=host on the host, every result checked,
+// and the report says the switch was emulated.
+func TestClientCOffload(t *testing.T) {
+	setupClient(t)
+	lib := fakesharp.ForTest(t)
+	out := t.TempDir()
+	r := runClient(t, withLib(), []string{"DPML_OFFLOAD=libsharp", "DPML_SHARP_LIB=" + lib}, "-sizes", "8,8K",
+		"-variants", "native,dpml:l=1,offload=sharp,dpml:l=1,offload=host", "-check", "-time", "2ms", "-min-iters", "4", "-max-iters", "10", "-out", out)
+	if r.code != 0 || !strings.Contains(r.stdout, "# offload: DPML_OFFLOAD=libsharp") {
+		t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	rep, err := bench.ReadJSONFile(filepath.Join(out, bench.JSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.Meta.Offload, "EMULATED") {
+		t.Errorf("meta offload %q", rep.Meta.Offload)
+	}
+	want := map[string]string{"dpml:l=1,offload=sharp 8": "sharp", "dpml:l=1,offload=sharp 8192": "host",
+		"dpml:l=1,offload=host 8": "host", "dpml:l=1,offload=host 8192": "host"}
+	seen := 0
+	for _, res := range rep.Results {
+		w, ok := want[fmt.Sprintf("%s %d", res.Spec, res.Bytes)]
+		if !ok {
+			continue
+		}
+		seen++
+		if res.Check != "ok" || res.Plan == nil || res.Plan.Offload != w {
+			t.Errorf("%s %d B: check %q, plan %+v; want offload %s", res.Spec, res.Bytes, res.Check, res.Plan, w)
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("%d of %d offload results found: %+v", seen, len(want), rep.Results)
+	}
+	fakesharp.CheckNoSwitch(t, lib)
 }

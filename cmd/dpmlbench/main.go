@@ -14,6 +14,7 @@
 //	dpmlbench table -in results.json [-md]   print a result table (no MPI)
 //	dpmlbench calibrate -in CSV [-eval CSV]  fit the cost model (no MPI)
 //	mpirun -np N dpmlbench tune -out T.json  run the tuner until it settles
+//	mpirun -np N dpmlbench info              topology, leaders, offload backends found
 //
 // Run `dpmlbench <subcommand> -h` for the flags.
 //
@@ -117,6 +118,7 @@ var subcommands = []subcommand{
 	{"table", "print the result table of a results.json (no MPI)", cmdTable},
 	{"calibrate", "fit the cost model to sweeps run with -phases and write it as a tuning table (no MPI)", cmdCalibrate},
 	{"tune", "let the engine's tuner settle on every size and save its tuning table (MPI)", cmdTune},
+	{"info", "describe the job: topology, leaders per policy, offload backends found (libsharp, InfiniBand, MPI settings) (MPI)", cmdInfo},
 }
 
 func main() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/dpmlgo/dpml/internal/bench"
 )
@@ -77,6 +78,12 @@ func printHeader(w *os.File, rep *bench.Report) {
 		fmt.Fprintf(w, "# GOMAXPROCS %d, %s\n", m.GOMAXPROCS, m.GoSched)
 	}
 	fmt.Fprintf(w, "# MPI: %s\n", firstLine(m.MPILibrary))
+	if m.Offload != "" {
+		fmt.Fprintf(w, "# offload: %s\n", m.Offload)
+		if strings.Contains(m.Offload, "EMULATED") {
+			fmt.Fprintf(w, "# EMULATED switch: offloaded times measure the emulation on this host, not SHArP\n")
+		}
+	}
 	if rep.MemBW != nil {
 		fmt.Fprintf(w, "# memory bandwidth per node (%s): copy %.1f GB/s, triad %.1f GB/s\n", rep.MemBW.Method, rep.MemBW.CopyGBs, rep.MemBW.TriadGBs)
 	}

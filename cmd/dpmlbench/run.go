@@ -13,6 +13,7 @@ import (
 	"github.com/dpmlgo/dpml/dpml"
 	"github.com/dpmlgo/dpml/internal/bench"
 	"github.com/dpmlgo/dpml/mpi"
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // runConfig is the parsed command line of the run subcommand.
@@ -40,6 +41,7 @@ type runConfig struct {
 	quiet       bool
 	segBytes    int
 	intra       dpml.Intra
+	offload     plan.Offload // forced on the fixed dpml plans (auto: the engine's choice)
 	interleave  bool
 	pattern     string  // bench.Pattern*
 	skewUS      float64 // skew: busy compute before a call, uniform in 0..skewUS
@@ -78,6 +80,7 @@ func parseRunFlags(args []string) (*runConfig, error) {
 	fs.BoolVar(&c.quiet, "quiet", false, "print only the closing summary, not the table rows as they come")
 	seg := fs.String("segment-bytes", "0", "DPML shared-memory slot size per rank, and the segment size of the fixed dpml plans (0: engine default)")
 	intra := fs.String("intra", "auto", "intra-node data path of the fixed dpml plans: auto (engine rule), shm (copies through shared memory) or cma (cross-memory attach)")
+	offload := fs.String("offload", "auto", "inter-node step of the fixed dpml plans: auto (the engine's rule), sharp (the in-network offload DPML_OFFLOAD attached; calls it cannot take run on the host) or host")
 	pattern := fs.String("pattern", bench.PatternBarrier, "how calls are made: barrier (a barrier before each timed call), b2b (back to back in batches: a sample is a batch's average per call, max over ranks) or skew (each rank busy-computes 0..-skew us before each call; the time inside the call, max over ranks)")
 	fs.Float64Var(&c.skewUS, "skew", 20, "skew: upper bound in microseconds of each rank's random busy compute before a call")
 	fs.Uint64Var(&c.seed, "seed", 1, "skew: seed of the delays (the same delays as dpmlbench-c with the same seed)")
@@ -137,6 +140,9 @@ func parseRunFlags(args []string) (*runConfig, error) {
 		c.intra = dpml.IntraCMA
 	default:
 		return fail(fmt.Errorf("-intra %q: want auto, shm or cma", *intra))
+	}
+	if c.offload, err = plan.ParseOffload(*offload); err != nil {
+		return fail(fmt.Errorf("-offload %q: want auto, sharp or host", *offload))
 	}
 	if c.segBytes, err = bench.ParseSize(*seg); err != nil {
 		return fail(fmt.Errorf("segment-bytes: %w", err))
@@ -232,7 +238,11 @@ type variantSpec struct {
 
 func (v variantSpec) label() string {
 	if v.name == bench.VariantDPML {
-		return fmt.Sprintf("dpml l=%d k=%d", v.o.Leaders, v.o.Pipeline)
+		l := fmt.Sprintf("dpml l=%d k=%d", v.o.Leaders, v.o.Pipeline)
+		if v.o.Offload != plan.OffloadAuto {
+			l += " offload=" + v.o.Offload.String()
+		}
+		return l
 	}
 	return v.name
 }
@@ -297,6 +307,9 @@ func runSweep(cfg *runConfig, world *mpi.Comm, start time.Time) (*bench.Report, 
 			}
 		}()
 		rep.Meta.MaxLeaders = d.MaxLeaders()
+		if info := d.Offload(); info.Backend != "" || info.Mode != "off" {
+			rep.Meta.Offload = info.String()
+		}
 	}
 	for _, v := range cfg.variants {
 		switch v {
@@ -312,7 +325,7 @@ func runSweep(cfg *runConfig, world *mpi.Comm, start time.Time) (*bench.Report, 
 			rep.Meta.Leaders, rep.Meta.Pipelines = ls, cfg.pipelines
 			for _, l := range ls {
 				for _, k := range cfg.pipelines {
-					env.variants = append(env.variants, variantSpec{name: v, o: dpml.Override{Leaders: l, Pipeline: k, Intra: cfg.intra, SegmentBytes: cfg.segBytes}})
+					env.variants = append(env.variants, variantSpec{name: v, o: dpml.Override{Leaders: l, Pipeline: k, Intra: cfg.intra, SegmentBytes: cfg.segBytes, Offload: cfg.offload}})
 				}
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/dpmlgo/dpml/dpml"
 	"github.com/dpmlgo/dpml/internal/bench"
 	"github.com/dpmlgo/dpml/mpi"
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // corruptForTest makes rank 1 flip the first element of every timed DPML
@@ -142,6 +143,9 @@ func (s *sweeper[T]) prepare(count int, v variantSpec) (*pointRun[T], error) {
 	env, cfg, world := s.env, s.env.cfg, s.env.world
 	p := &pointRun[T]{v: v, dp: v.name != bench.VariantNative, call: s.caller(v)}
 	p.r = bench.Result{Bytes: count * s.es, Count: count, Variant: v.name, Leaders: v.o.Leaders, Pipeline: v.o.Pipeline, Warmup: cfg.warmup}
+	if v.o.Offload != plan.OffloadAuto {
+		p.r.Offload = v.o.Offload.String()
+	}
 	if p.dp {
 		o := v.o // zero for auto
 		pl, perr := env.d.Plan(count, s.es, o)
@@ -503,8 +507,12 @@ func (s *sweeper[T]) finish(p *pointRun[T]) (bench.Result, error) {
 
 // planInfo is the part of a plan a result records.
 func planInfo(p dpml.Plan) *bench.PlanInfo {
-	return &bench.PlanInfo{Variant: p.Variant.String(), Leaders: p.Leaders, Pipeline: p.Pipeline, Segments: p.Segments,
+	pi := &bench.PlanInfo{Variant: p.Variant.String(), Leaders: p.Leaders, Pipeline: p.Pipeline, Segments: p.Segments,
 		CMA: p.Intra == dpml.IntraCMA, Intra: p.Intra.String(), Radix: p.Radix, Stream: p.Stream}
+	if p.Offload != plan.OffloadAuto {
+		pi.Offload = p.Offload.String()
+	}
+	return pi
 }
 
 // skewer draws the skew pattern's delays: splitmix64 seeded by the seed and

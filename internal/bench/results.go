@@ -62,6 +62,9 @@ type Result struct {
 	// distribution over its calls (one clock read after each call), then
 	// the largest value over ranks of each statistic, in microseconds.
 	PerCall *Summary `json:"per_call_us,omitempty"`
+	// Offload is where a fixed plan forced the inter-node step ("sharp"
+	// or "host": dpmlbench -offload); "" when the engine chose.
+	Offload string `json:"offload,omitempty"`
 }
 
 // PlanInfo is the part of the engine's plan a result records.
@@ -87,6 +90,9 @@ type PlanInfo struct {
 	// the smallest rank's time) for the key. Go driver only.
 	CostUS float64 `json:"tuner_cost_us,omitempty"`
 	SkewUS float64 `json:"tuner_skew_us,omitempty"`
+	// Offload is where the inter-node step ran when an offload was
+	// configured or asked for: "sharp" (package sharp) or "host".
+	Offload string `json:"offload,omitempty"`
 	// Passed is why libdpml.so handed the call to the MPI library without
 	// entering the engine (DPMLX_Last_plan's reason, e.g. "small"); then
 	// Variant is "native". C client only.
@@ -119,7 +125,11 @@ func (r Result) Label() string {
 		return r.Spec
 	}
 	if r.Variant == VariantDPML {
-		return "dpml l=" + itoa(r.Leaders) + " k=" + itoa(r.Pipeline)
+		l := "dpml l=" + itoa(r.Leaders) + " k=" + itoa(r.Pipeline)
+		if r.Offload != "" {
+			l += " offload=" + r.Offload
+		}
+		return l
 	}
 	return r.Variant
 }
@@ -185,6 +195,11 @@ type Meta struct {
 	// DPMLLibrary is the libdpml.so the C client used: its path and
 	// DPMLX_Library_version; "" when it ran without one (native only).
 	DPMLLibrary string `json:"dpml_library,omitempty"`
+	// Offload describes the in-network reduction offload the engine
+	// attached (dpml.OffloadInfo), or what the environment asked for; it
+	// says "EMULATED" when the switch was the tests' emulation, whose
+	// times say nothing about SHArP. "" when none was asked for.
+	Offload string `json:"offload,omitempty"`
 }
 
 // Pattern names of Meta.Pattern.
