@@ -1,5 +1,12 @@
 # DPML-Go. `make test` sets up (deps) and runs every test; `make bench` runs
 # the benchmark driver.
+#
+# Two MPI ABIs from one source. MPI=openmpi (the default) builds into bin/
+# against Open MPI (pkg-config ompi-c); MPI=mpich builds the same programs
+# into bin/mpich/ against MPICH (pkg-config mpich, Go build tag mpich), the
+# ABI MVAPICH2, Intel MPI and Cray MPICH share. Same file names in each
+# directory, so a script switches ABI by switching directory:
+#   make build MPI=mpich && bin/mpich/dpmlrun -nodes 2 -ppn 2 -preload $PWD/bin/mpich/libdpml.so -- ./app
 
 GO       ?= go
 GOFLAGS  ?= -buildvcs=false
@@ -16,12 +23,38 @@ LDFLAGS  := -X main.gitCommit=$(COMMIT)
 # and from C (dpmlbench-c with libdpml.so preloaded).
 BENCH_ARGS ?= -sizes 8:4M:x8 -leaders 1,2 -pipeline 1,2 -time 50ms -progress -pattern b2b
 CBENCH_ARGS ?= -sizes 8:4M:x8 -variants native,auto,dpml:l=1,dpml:l=2,pipelined:l=2,k=2 -time 50ms -progress -pattern b2b -check
-MPICC    ?= mpicc
+MPI      ?= openmpi
+ifeq ($(MPI),openmpi)
+BIN      := bin
+GOTAGS   :=
+# Debian's flavor-specific name when there is one: it stays Open MPI's
+# whichever MPI the mpicc alternative points to.
+MPICC    ?= $(shell command -v mpicc.openmpi >/dev/null 2>&1 && echo mpicc.openmpi || echo mpicc)
+else ifeq ($(MPI),mpich)
+BIN      := bin/mpich
+GOTAGS   := -tags mpich
+MPICC    ?= $(shell command -v mpicc.mpich >/dev/null 2>&1 && echo mpicc.mpich || echo mpicc)
+else
+$(error MPI=$(MPI): want openmpi (default) or mpich)
+endif
 
 # Debian/Ubuntu packages: Open MPI (mpirun, mpicc, libmpi + pkg-config
 # ompi-c for cgo), gfortran (mpif90, for the Fortran drop-in test), gcc for
 # cgo, util-linux (unshare, taskset) for dpmlrun's fake nodes.
 APT_PKGS := openmpi-bin libopenmpi-dev gfortran gcc pkg-config util-linux
+# MPICH (mpiexec.hydra, mpicc.mpich, mpif90.mpich, libmpich + pkg-config
+# mpich), for MPI=mpich and the MPICH part of make test.
+APT_PKGS_MPICH := mpich libmpich-dev gfortran gcc pkg-config util-linux
+
+# The MPICH part of `make test` (CI: 2 cores, 20 minutes with the Open MPI
+# suite): the conformance suite on two layouts, the drop-in library's C
+# (every type, op, in place, 1,000 split communicators, /dev/shm clean),
+# Fortran and abort tests, the C benchmark client, and dpmlrun's layouts.
+# `make test-mpich` runs every ABI-dependent suite on MPICH in full.
+MPICH_QUICK_CONFORMANCE ?= ^TestConformance$$/^(2x2|2\+3)$$
+MPICH_QUICK_RUN         ?= ^(TestC|TestFortran|TestAbort|TestClientC|TestEmulatedLayouts)$$
+MPICH_QUICK_PKGS        := ./dropin ./cmd/dpmlbench ./cmd/dpmlrun
+MPICH_FULL_PKGS         := ./mpi ./internal/launch ./internal/mpitest ./cmd/dpmlrun ./dropin
 
 # The long soak (dpml/soak_test.go): randomized calls on several layouts,
 # several goroutines per rank, every result checked; then again under the
@@ -36,11 +69,14 @@ FUZZ_TARGETS := ./config:FuzzParseBytes ./config:FuzzParseDuration ./config:Fuzz
 	./internal/launch:FuzzParsePPN ./internal/launch:FuzzParseCPUList \
 	./internal/bench:FuzzParseSizes ./dpml:FuzzTuningTable
 
-.PHONY: all deps build lib nccl-plugin test lint bench clean soak fuzz fakesharp
+.PHONY: all deps deps-openmpi deps-mpich build lib nccl-plugin test test-mpich lint bench clean soak fuzz fakesharp
 
 all: build
 
-deps:
+# deps installs what the chosen MPI needs (make deps MPI=mpich for MPICH).
+deps: deps-$(MPI)
+
+deps-openmpi:
 	@command -v $(GO) >/dev/null 2>&1 || { \
 		echo "make deps: no 'go' in PATH: install Go 1.26 (https://go.dev/dl/) and put it in PATH" >&2; exit 1; }
 	@missing=""; \
@@ -62,15 +98,61 @@ deps:
 	@mpirun --version 2>/dev/null | grep -q "Open MPI" || { \
 		echo "make deps: 'mpirun' is not Open MPI's (MPICH first in PATH?): dpmlrun needs Open MPI; run update-alternatives --config mpirun" >&2; exit 1; }
 
+# MPICH next to Open MPI. Debian registers MPICH in the same alternatives
+# (mpicc, mpirun/mpiexec, mpi.pc) as Open MPI; installing it must not move
+# them, or every Open MPI build and test on the machine breaks. So the
+# groups are pinned to Open MPI (update-alternatives --set: manual mode)
+# before the install, and checked after it. Nothing here relies on the
+# alternatives: the MPICH build names MPICH explicitly (pkg-config mpich,
+# mpicc.mpich, mpiexec.hydra).
+deps-mpich:
+	@command -v $(GO) >/dev/null 2>&1 || { \
+		echo "make deps: no 'go' in PATH: install Go 1.26 (https://go.dev/dl/) and put it in PATH" >&2; exit 1; }
+	@missing=""; \
+	for c in mpiexec.hydra hydra_pmi_proxy mpicc.mpich mpif90.mpich gfortran gcc pkg-config unshare taskset; do \
+		command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; \
+	done; \
+	pkg-config --exists mpich 2>/dev/null || missing="$$missing mpich.pc"; \
+	if [ -n "$$missing" ]; then \
+		echo "make deps: MPICH: missing:$$missing; installing $(APT_PKGS_MPICH)"; \
+		if ! command -v apt-get >/dev/null 2>&1; then \
+			echo "make deps: no apt-get: install MPICH 4 (mpiexec.hydra, mpicc.mpich, mpif90.mpich, pkg-config mpich), gfortran, gcc, pkg-config and util-linux yourself" >&2; exit 1; \
+		fi; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=""; \
+		elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
+		else echo "make deps: installing packages needs root: run 'sudo make deps MPI=mpich' (or as root: apt-get install $(APT_PKGS_MPICH))" >&2; exit 1; fi; \
+		pin() { \
+			arch=$$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null); \
+			for g in mpi:/usr/bin/mpicc.openmpi mpirun:/usr/bin/mpirun.openmpi \
+				"mpi-$$arch:/usr/lib/$$arch/openmpi/include"; do \
+				name=$${g%%:*}; path=$${g#*:}; \
+				if update-alternatives --list "$$name" 2>/dev/null | grep -qx "$$path"; then \
+					$$SUDO update-alternatives --quiet --set "$$name" "$$path" || return 1; \
+				fi; \
+			done; \
+		}; \
+		pin || exit 1; \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(APT_PKGS_MPICH) || exit 1; \
+		pin || exit 1; \
+		if command -v mpirun.openmpi >/dev/null 2>&1 && ! mpirun --version 2>/dev/null | grep -q "Open MPI"; then \
+			echo "make deps: installing MPICH moved 'mpirun' away from Open MPI: run update-alternatives --set mpirun /usr/bin/mpirun.openmpi" >&2; exit 1; \
+		fi; \
+	fi
+	@mpiexec.hydra -version 2>/dev/null | grep -q HYDRA || { echo "make deps: mpiexec.hydra is not MPICH's Hydra" >&2; exit 1; }
+
+# Everything into $(BIN): bin/ for Open MPI, bin/mpich/ for MPI=mpich.
+# bin/mpich/dpmlrun is built with the tag mpich too: it launches with
+# MPICH's Hydra unless the program says otherwise (dpmlrun -mpi).
 build: deps lib nccl-plugin
-	$(GO) build ./...
-	@mkdir -p bin
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
+	$(GO) build $(GOTAGS) ./...
+	@mkdir -p $(BIN)
+	$(GO) build $(GOTAGS) -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 	@# The C benchmark client (no Go files in its directory: go skips it).
-	$(MPICC) -O2 -Wall -I dropin -DDPML_COMMIT='"$(COMMIT)"' -o bin/dpmlbench-c cmd/dpmlbench-c/dpmlbench-c.c -ldl -lm
+	$(MPICC) -O2 -Wall -I dropin -DDPML_COMMIT='"$(COMMIT)"' -o $(BIN)/dpmlbench-c cmd/dpmlbench-c/dpmlbench-c.c -ldl -lm
 	@# The Go-vs-C call probe and its C twin (bench/diag/gocall.sh, issue 17).
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/gocall ./bench/diag/gocall
-	mpicc -O2 -Wall -o bin/gocall-c bench/diag/gocall/ctwin/gocall.c
+	$(GO) build $(GOTAGS) -ldflags "$(LDFLAGS)" -o $(BIN)/gocall ./bench/diag/gocall
+	$(MPICC) -O2 -Wall -o $(BIN)/gocall-c bench/diag/gocall/ctwin/gocall.c
 
 # The NCCL tuner plugin (nccl/, issue 20): NCCL_TUNER_PLUGIN=$(CURDIR)/bin/libdpml-nccl-tuner.so.
 # No MPI, no CUDA needed to build it. bin/dpmlnccl (its offline tool) comes
@@ -81,12 +163,12 @@ nccl-plugin:
 	@rm -f bin/libdpml-nccl-tuner.h
 
 # The drop-in MPI_Allreduce for C and Fortran programs (dropin/):
-# LD_PRELOAD=$(CURDIR)/bin/libdpml.so, or dpmlrun -preload, or -ldpml.
+# LD_PRELOAD=$(CURDIR)/$(BIN)/libdpml.so, or dpmlrun -preload, or -ldpml.
 lib: deps
-	@mkdir -p bin
-	$(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS)" -o bin/libdpml.so ./dropin
-	@rm -f bin/libdpml.h
-	cp dropin/dpmlx.h bin/dpmlx.h
+	@mkdir -p $(BIN)
+	$(GO) build $(GOTAGS) -buildmode=c-shared -ldflags "$(LDFLAGS)" -o $(BIN)/libdpml.so ./dropin
+	@rm -f $(BIN)/libdpml.h
+	cp dropin/dpmlx.h $(BIN)/dpmlx.h
 
 # The EMULATED SHArP switch the tests use (internal/fakesharp), for trying
 # the offload path by hand: DPML_OFFLOAD=libsharp
@@ -96,10 +178,23 @@ fakesharp:
 	@mkdir -p bin/fakesharp
 	$(CC) -shared -fPIC -O2 -Wall -o bin/fakesharp/libsharp_coll.so internal/fakesharp/csrc/fake_sharp_coll.c
 
-test: deps
+# Open MPI in full, then the MPICH subset (see MPICH_QUICK_*); make
+# test-mpich runs MPICH's suites in full.
+test: deps-openmpi deps-mpich
 	$(GO) test ./... -count=1 -timeout 20m
 	@# The portable kernels too (what a build without the simd experiment runs).
 	GOEXPERIMENT= $(GO) test ./dpml -run 'Kernel|Partition' -count=1
+	@echo "== MPICH (go test -tags mpich): conformance on 2x2 and 3+2, drop-in C and Fortran, C client, dpmlrun"
+	$(GO) test -tags mpich -count=1 -timeout 20m ./dpml -run '$(MPICH_QUICK_CONFORMANCE)'
+	$(GO) test -tags mpich -count=1 -timeout 20m $(MPICH_QUICK_PKGS) -run '$(MPICH_QUICK_RUN)'
+
+# Every ABI-dependent suite against MPICH: the binding, the launcher and
+# the test harness, dpmlrun, the drop-in library (C and Fortran), the
+# conformance suite on every layout and the C benchmark client.
+test-mpich: deps-mpich
+	$(GO) test -tags mpich -count=1 -timeout 30m $(MPICH_FULL_PKGS)
+	$(GO) test -tags mpich -count=1 -timeout 20m ./dpml -run '^TestConformance$$'
+	$(GO) test -tags mpich -count=1 -timeout 20m ./cmd/dpmlbench -run '^TestClientC'
 
 soak: deps
 	DPML_TEST_SOAK_DURATION=$(SOAK_DURATION) DPML_TEST_SOAK_LAYOUTS='$(SOAK_LAYOUTS)' DPML_TEST_SOAK_GOROUTINES=3 \
@@ -120,15 +215,15 @@ lint:
 	$(GO) vet ./...
 
 bench: deps build
-	@out=bench/results/local-$$(date -u +%Y%m%dT%H%M%SZ); set -e; \
-	echo "+ bin/dpmlrun -nodes 2 -ppn 2 -- bin/dpmlbench $(BENCH_ARGS) -out $$out"; \
-	bin/dpmlrun -nodes 2 -ppn 2 -- bin/dpmlbench $(BENCH_ARGS) -out $$out; \
-	echo "+ bin/dpmlrun -nodes 2 -ppn 2 -preload $(CURDIR)/bin/libdpml.so -- bin/dpmlbench-c $(CBENCH_ARGS) -quiet -out $$out/c-b2b"; \
-	bin/dpmlrun -nodes 2 -ppn 2 -preload $(CURDIR)/bin/libdpml.so -- bin/dpmlbench-c $(CBENCH_ARGS) -quiet -out $$out/c-b2b; \
+	@out=bench/results/local-$(MPI)-$$(date -u +%Y%m%dT%H%M%SZ); set -e; \
+	echo "+ $(BIN)/dpmlrun -nodes 2 -ppn 2 -- $(BIN)/dpmlbench $(BENCH_ARGS) -out $$out"; \
+	$(BIN)/dpmlrun -nodes 2 -ppn 2 -- $(BIN)/dpmlbench $(BENCH_ARGS) -out $$out; \
+	echo "+ $(BIN)/dpmlrun -nodes 2 -ppn 2 -preload $(CURDIR)/$(BIN)/libdpml.so -- $(BIN)/dpmlbench-c $(CBENCH_ARGS) -quiet -out $$out/c-b2b"; \
+	$(BIN)/dpmlrun -nodes 2 -ppn 2 -preload $(CURDIR)/$(BIN)/libdpml.so -- $(BIN)/dpmlbench-c $(CBENCH_ARGS) -quiet -out $$out/c-b2b; \
 	echo; echo "== Go API (dpmlbench), calls back to back: DPML / native"; \
-	bin/dpmlbench table -md -in $$out/results.json; \
+	$(BIN)/dpmlbench table -md -in $$out/results.json; \
 	echo; echo "== C program (dpmlbench-c, libdpml.so preloaded), calls back to back: DPML / native"; \
-	bin/dpmlbench table -md -in $$out/c-b2b/results.json; \
+	$(BIN)/dpmlbench table -md -in $$out/c-b2b/results.json; \
 	echo; echo "results: $$out (Go) and $$out/c-b2b (C)"
 
 clean:

@@ -3,7 +3,8 @@
 package main
 
 // Open MPI is the default (as in package mpi); -tags mpich builds against
-// MPICH, untested: the Fortran entry points assume Open MPI's bindings.
+// MPICH (pkg-config mpich) and its ABI relatives; fortran.c says how the
+// Fortran entry points differ.
 
 // #cgo pkg-config: ompi-c
 import "C"

@@ -26,6 +26,17 @@
 // code in ierror (optional in mpi_f08). mpif.h programs need gfortran's
 // -fallow-argument-mismatch, as without the library.
 //
+// MPICH ABI (built with -tags mpich: make build MPI=mpich puts it in
+// bin/mpich/libdpml.so): MPICH's Fortran bindings (libmpichfort: mpif.h,
+// `use mpi` and `use mpi_f08`) convert handles and MPICH's own MPI_IN_PLACE
+// sentinels themselves and call the C MPI_Allreduce, so the C symbol
+// catches them and the library defines no Fortran allreduce names there;
+// it defines mpi_finalize_f08_ only, the one MPICH Fortran entry that calls
+// PMPI_Finalize directly. Tested with MPICH 4.0.2 (go test -tags mpich
+// ./dropin); MVAPICH2, Intel MPI and Cray MPICH share the ABI and are
+// expected to work (untested here; a library whose Fortran wrappers called
+// PMPI_Allreduce would have its Fortran calls pass through, unaccelerated).
+//
 // # What is routed
 //
 // A call goes to the DPML engine when all of these hold, and to

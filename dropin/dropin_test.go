@@ -31,6 +31,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// flavor is the MPI under test: the one this test binary links (go test
+// -tags mpich ./dropin builds and tests the MPICH-ABI library with MPICH's
+// compilers and launcher).
+var flavor = launch.BuildFlavor
+
 // work holds what the tests build once: the library and the test programs.
 var work struct {
 	once  sync.Once
@@ -47,13 +52,16 @@ var work struct {
 func setup(t *testing.T) {
 	t.Helper()
 	work.once.Do(func() {
-		for _, tool := range []string{"mpicc", "mpirun"} {
-			if _, err := exec.LookPath(tool); err != nil {
-				work.skip = "no " + tool + " (make deps)"
-				return
-			}
+		cc, fc := launch.Compilers(flavor)
+		if _, err := exec.LookPath(cc); err != nil {
+			work.skip = "no " + cc + " (make deps)"
+			return
 		}
-		if _, err := launch.CheckMpirun(); err != nil {
+		check := launch.CheckMpirun
+		if flavor == launch.MPICH {
+			check = launch.CheckMpiexec
+		}
+		if _, err := check(); err != nil {
 			work.skip = err.Error()
 			return
 		}
@@ -74,7 +82,12 @@ func setup(t *testing.T) {
 			gobin = "go"
 		}
 		start := time.Now()
-		cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", work.lib, ".")
+		// The library of the ABI this test binary links (-tags mpich).
+		buildArgs := []string{"build", "-buildmode=c-shared", "-o", work.lib}
+		if flavor == launch.MPICH {
+			buildArgs = append(buildArgs, "-tags", "mpich")
+		}
+		cmd := exec.Command(gobin, append(buildArgs, ".")...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			work.err = fmt.Errorf("go build -buildmode=c-shared: %v\n%s", err, out)
 			return
@@ -90,20 +103,20 @@ func setup(t *testing.T) {
 		}
 		out := func(name string) string { return filepath.Join(dir, name) }
 		for _, b := range [][]string{
-			{"allreduce", "mpicc", "-O1", "-o", out("allreduce"), "testdata/allreduce.c"},
-			{"bench", "mpicc", "-O1", "-o", out("bench"), "testdata/bench.c"},
+			{"allreduce", cc, "-O1", "-o", out("allreduce"), "testdata/allreduce.c"},
+			{"bench", cc, "-O1", "-o", out("bench"), "testdata/bench.c"},
 			// The extension entry points, found with dlsym (dpmlx.h here).
-			{"dpmlx", "mpicc", "-O1", "-I.", "-o", out("dpmlx"), "testdata/dpmlx.c", "-ldl"},
+			{"dpmlx", cc, "-O1", "-I.", "-o", out("dpmlx"), "testdata/dpmlx.c", "-ldl"},
 			// The same program linked with -ldpml instead of preloaded.
-			{"allreduce-linked", "mpicc", "-O1", "-o", out("allreduce-linked"), "testdata/allreduce.c",
+			{"allreduce-linked", cc, "-O1", "-o", out("allreduce-linked"), "testdata/allreduce.c",
 				"-L" + dir, "-ldpml", "-Wl,-rpath," + dir},
 		} {
 			if work.err = build(b[0], b[1:]...); work.err != nil {
 				return
 			}
 		}
-		if _, err := exec.LookPath("mpif90"); err != nil {
-			work.fskip = "no mpif90 (make deps)"
+		if _, err := exec.LookPath(fc); err != nil {
+			work.fskip = "no " + fc + " (make deps)"
 			return
 		}
 		if _, err := exec.LookPath("gfortran"); err != nil {
@@ -113,9 +126,9 @@ func setup(t *testing.T) {
 		for _, b := range [][]string{
 			// mpif.h declares no interfaces: gfortran >= 10 needs
 			// -fallow-argument-mismatch for the choice buffers.
-			{"f-mpifh", "mpif90", "-O1", "-fallow-argument-mismatch", "-o", out("f-mpifh"), "testdata/allreduce.F90"},
-			{"f-usempi", "mpif90", "-O1", "-DUSEMPI", "-o", out("f-usempi"), "testdata/allreduce.F90"},
-			{"f-f08", "mpif90", "-O1", "-DF08", "-o", out("f-f08"), "testdata/allreduce.F90"},
+			{"f-mpifh", fc, "-O1", "-fallow-argument-mismatch", "-o", out("f-mpifh"), "testdata/allreduce.F90"},
+			{"f-usempi", fc, "-O1", "-DUSEMPI", "-o", out("f-usempi"), "testdata/allreduce.F90"},
+			{"f-f08", fc, "-O1", "-DF08", "-o", out("f-f08"), "testdata/allreduce.F90"},
 		} {
 			if work.err = build(b[0], b[1:]...); work.err != nil {
 				return
@@ -161,7 +174,7 @@ func dpmlrunPPN(t *testing.T, ppn string, preload bool, env []string, prog strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := []string{launch.MainArg, "-ppn", ppn}
+	a := []string{launch.MainArg, "-mpi", string(flavor), "-ppn", ppn}
 	if preload {
 		a = append(a, "-preload", work.lib)
 	}
@@ -446,7 +459,7 @@ func TestMixedSettings(t *testing.T) {
 	// Ranks 0-1 get the words of $DPML_TEST_LOW, the others those of
 	// $DPML_TEST_HIGH (NAME=value ...), and the library preloaded.
 	script := `#!/bin/sh
-if [ "${OMPI_COMM_WORLD_RANK:-0}" -lt 2 ]; then e=$DPML_TEST_LOW; else e=$DPML_TEST_HIGH; fi
+if [ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" -lt 2 ]; then e=$DPML_TEST_LOW; else e=$DPML_TEST_HIGH; fi
 LD_PRELOAD=$DPML_TEST_PRELOAD exec env $e "$@"
 `
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
@@ -545,6 +558,21 @@ func TestAbort(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if flavor == launch.MPICH {
+			// MPICH's own launcher on one node, no dpmlrun.
+			mpiexec, err := launch.CheckMpiexec()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := run(t, nil, mpiexec, "-n", "4", "-genv", "LD_PRELOAD", work.lib, "-genv", "DPML_JOB", job,
+				"-genv", "DPML_VERBOSE", "2", work.progs["allreduce"], "-o", outDir, "abort")
+			check(t, r, job)
+			return
+		}
+		mpirun, err := launch.CheckMpirun()
+		if err != nil {
+			t.Fatal(err)
+		}
 		vader := t.TempDir() // Open MPI's own shared memory, out of /dev/shm
 		a := []string{"-np", "4", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1",
 			"--mca", "btl_vader_backing_directory", vader,
@@ -553,7 +581,7 @@ func TestAbort(t *testing.T) {
 		if os.Geteuid() == 0 {
 			a = append([]string{"--allow-run-as-root"}, a...)
 		}
-		r := run(t, nil, "mpirun", a...)
+		r := run(t, nil, mpirun, a...)
 		check(t, r, job)
 	})
 }

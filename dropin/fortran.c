@@ -18,6 +18,19 @@
 // MPI_BOTTOM sentinels (addresses of Open MPI's common blocks) into the C
 // values, and store the error code in ierror (optional, so possibly NULL, in
 // mpi_f08).
+//
+// MPICH (4.0, and the MPICH ABI family built from its binding generator)
+// is the other way round: libmpichfort's mpi_allreduce_ (mpif.h, use mpi)
+// and mpi_allreduce_f08ts_ (use mpi_f08) convert the handles and their own
+// sentinels (MPIR_F_MPI_IN_PLACE, MPIR_F08_MPI_IN_PLACE) and call the C
+// MPI_Allreduce ("U MPI_Allreduce" in nm -D libmpichfort.so.12, no
+// PMPI_Allreduce), which this library interposes. Defining the Fortran
+// names here would replace those wrappers with one that does not know
+// MPICH's sentinels (a Fortran MPI_IN_PLACE would be read as a buffer), so
+// with MPICH only mpi_finalize_f08_ is defined: it is the one Fortran entry
+// that goes to PMPI_Finalize directly (objdump: mpi_finalize_f08_ calls
+// PMPI_Finalize, mpi_finalize_ calls MPI_Finalize), and without it a
+// use mpi_f08 program would finalize with the engines still set up.
 
 #include <stddef.h>
 
@@ -45,11 +58,9 @@ static int is_bottom(const void *p) {
 	return p != NULL && (p == (void *)&mpi_fortran_bottom || p == (void *)&mpi_fortran_bottom_ ||
 			     p == (void *)&mpi_fortran_bottom__ || p == (void *)&MPI_FORTRAN_BOTTOM);
 }
-#else
-static int is_in_place(const void *p) { (void)p; return 0; }
-static int is_bottom(const void *p) { (void)p; return 0; }
 #endif
 
+#if defined(OPEN_MPI)
 static void f_allreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
 			MPI_Fint *comm, MPI_Fint *ierror) {
 	MPI_Comm c = PMPI_Comm_f2c(*comm);
@@ -73,6 +84,7 @@ F_ALLREDUCE(mpi_allreduce_)
 F_ALLREDUCE(mpi_allreduce__)
 F_ALLREDUCE(MPI_ALLREDUCE)
 F_ALLREDUCE(mpi_allreduce_f08_)
+#endif
 
 #define F_FINALIZE(name)                  \
 	void name(MPI_Fint *ierr);        \
@@ -81,8 +93,10 @@ F_ALLREDUCE(mpi_allreduce_f08_)
 		if (ierr != NULL) *ierr = (MPI_Fint)rc; \
 	}
 
+#if defined(OPEN_MPI)
 F_FINALIZE(mpi_finalize)
 F_FINALIZE(mpi_finalize_)
 F_FINALIZE(mpi_finalize__)
 F_FINALIZE(MPI_FINALIZE)
+#endif
 F_FINALIZE(mpi_finalize_f08_)

@@ -27,6 +27,10 @@ import (
 	"github.com/dpmlgo/dpml/internal/launch"
 )
 
+// flavor is the MPI under test: the one this test binary links (go test
+// -tags mpich ./cmd/dpmlbench runs the client against MPICH).
+var flavor = launch.BuildFlavor
+
 // clientBuild holds what the client tests build once.
 var clientBuild struct {
 	once                   sync.Once
@@ -70,13 +74,16 @@ func setupClient(t *testing.T) {
 	t.Helper()
 	cb := &clientBuild
 	cb.once.Do(func() {
-		for _, tool := range []string{"mpicc", "mpirun"} {
-			if _, err := exec.LookPath(tool); err != nil {
-				cb.skip = "no " + tool + " (make deps)"
-				return
-			}
+		cc, _ := launch.Compilers(flavor)
+		if _, err := exec.LookPath(cc); err != nil {
+			cb.skip = "no " + cc + " (make deps)"
+			return
 		}
-		if _, err := launch.CheckMpirun(); err != nil {
+		check := launch.CheckMpirun
+		if flavor == launch.MPICH {
+			check = launch.CheckMpiexec
+		}
+		if _, err := check(); err != nil {
 			cb.skip = err.Error()
 			return
 		}
@@ -99,11 +106,16 @@ func setupClient(t *testing.T) {
 		if cb.err = os.WriteFile(shimSrc, []byte(corruptShim), 0o644); cb.err != nil {
 			return
 		}
+		// The library of the ABI this test binary links (-tags mpich).
+		lib := []string{gobin, "build", "-buildmode=c-shared", "-o", cb.lib}
+		if flavor == launch.MPICH {
+			lib = append(lib, "-tags", "mpich")
+		}
 		for _, argv := range [][]string{
-			{gobin, "build", "-buildmode=c-shared", "-o", cb.lib, "../../dropin"},
+			append(lib, "../../dropin"),
 			// As make build compiles it.
-			{"mpicc", "-O2", "-Wall", "-I", "../../dropin", `-DDPML_COMMIT="test"`, "-o", cb.client, "../dpmlbench-c/dpmlbench-c.c", "-ldl", "-lm"},
-			{"mpicc", "-O1", "-shared", "-fPIC", "-o", cb.shim, shimSrc, "-ldl"},
+			{cc, "-O2", "-Wall", "-I", "../../dropin", `-DDPML_COMMIT="test"`, "-o", cb.client, "../dpmlbench-c/dpmlbench-c.c", "-ldl", "-lm"},
+			{cc, "-O1", "-shared", "-fPIC", "-o", cb.shim, shimSrc, "-ldl"},
 		} {
 			if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
 				cb.err = fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, out)
@@ -133,15 +145,18 @@ func runClient(t *testing.T, preload string, env []string, args ...string) clien
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := []string{launch.MainArg, "-nodes", "2", "-ppn", "2"}
+	a := []string{launch.MainArg, "-mpi", string(flavor), "-nodes", "2", "-ppn", "2"}
 	if preload != "" {
 		a = append(a, "-preload", preload)
 	}
-	if len(env) > 0 {
-		a = append(a, "--")
-		for _, e := range env {
-			a = append(a, "-x", e)
-		}
+	var names []string
+	for _, e := range env {
+		name, _, _ := strings.Cut(e, "=")
+		names = append(names, name)
+	}
+	// Open MPI: -x NAME for each; Hydra passes its whole environment.
+	if x := launch.ExportArgs(flavor, names...); len(x) > 0 {
+		a = append(append(a, "--"), x...)
 	}
 	a = append(append(a, "--", clientBuild.client), args...)
 	return runCmd(t, env, exe, a...)
@@ -423,8 +438,14 @@ func TestClientCNoLibrary(t *testing.T) {
 	if rep, err = bench.ReadJSONFile(filepath.Join(out, bench.JSONFile)); err != nil {
 		t.Fatal(err)
 	}
+	// The reason is MPI_Error_string's text of MPI_ERR_UNSUPPORTED_OPERATION,
+	// which each library words its own way.
+	unsupported := "MPI_ERR_UNSUPPORTED_OPERATION: operation not supported"
+	if flavor == launch.MPICH {
+		unsupported = "Unsupported file operation "
+	}
 	if len(rep.Results) != 3 || !rep.Results[0].OK() || !rep.Results[1].OK() || rep.Results[1].Plan == nil ||
-		rep.Results[1].Plan.Passed != "disabled" || rep.Results[2].Skipped != "DPMLX_Set_plan(dpml:l=1): MPI_ERR_UNSUPPORTED_OPERATION: operation not supported" {
+		rep.Results[1].Plan.Passed != "disabled" || rep.Results[2].Skipped != "DPMLX_Set_plan(dpml:l=1): "+unsupported {
 		t.Errorf("DPML_DISABLE=1: %+v", rep.Results)
 	}
 

@@ -28,13 +28,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// flavor is the MPI under test: the one this test binary was built for
+// (go test -tags mpich ./cmd/dpmlrun tests the MPICH launcher).
+var flavor = launch.BuildFlavor
+
+// dpmlrun runs dpmlrun with -mpi flavor and args.
 func dpmlrun(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, append([]string{launch.MainArg}, args...)...)
+	cmd := exec.Command(exe, append([]string{launch.MainArg, "-mpi", string(flavor)}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
@@ -47,13 +52,19 @@ func dpmlrun(t *testing.T, env []string, args ...string) (stdout, stderr string,
 	return o.String(), e.String(), cmd.ProcessState.ExitCode()
 }
 
-// probe compiles testdata/probe.c with mpicc (once per test process).
+// probe compiles testdata/probe.c with flavor's mpicc (once per test
+// process).
 func probe(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("mpicc"); err != nil {
-		t.Skip("no mpicc (make deps)")
+	cc, _ := launch.Compilers(flavor)
+	if _, err := exec.LookPath(cc); err != nil {
+		t.Skipf("no %s (make deps)", cc)
 	}
-	if _, err := launch.CheckMpirun(); err != nil {
+	check := launch.CheckMpirun
+	if flavor == launch.MPICH {
+		check = launch.CheckMpiexec
+	}
+	if _, err := check(); err != nil {
 		t.Skip(err)
 	}
 	if err := launch.CheckNamespaces(); err != nil {
@@ -66,9 +77,9 @@ func probe(t *testing.T) string {
 			return
 		}
 		probeDir = dir
-		out, err := exec.Command("mpicc", "-O1", "-o", filepath.Join(dir, "probe"), "testdata/probe.c").CombinedOutput()
+		out, err := exec.Command(cc, "-O1", "-o", filepath.Join(dir, "probe"), "testdata/probe.c").CombinedOutput()
 		if err != nil {
-			probeErr = fmt.Errorf("mpicc: %v\n%s", err, out)
+			probeErr = fmt.Errorf("%s: %v\n%s", cc, err, out)
 		}
 	})
 	if probeErr != nil {
@@ -183,18 +194,23 @@ func TestExitCodeAndExtraArgs(t *testing.T) {
 	if code != 3 {
 		t.Errorf("exit code %d, want 3\n%s", code, stderr)
 	}
-	if !strings.Contains(stderr, "dpmlrun: ") || !strings.Contains(stderr, "--host node1:1") {
+	hostArg, tagged := "--host node1:1", "[1,1]<stdout>:job="
+	if flavor == launch.MPICH {
+		hostArg, tagged = "-hosts node1:1", "[1] job="
+	}
+	if !strings.Contains(stderr, "dpmlrun: ") || !strings.Contains(stderr, hostArg) {
 		t.Errorf("-v did not print the command:\n%s", stderr)
 	}
 	// Extra mpirun arguments between two --, and the crash clean-up: the
 	// program leaves a file named after the job in /dev/shm.
-	stdout, stderr, code := dpmlrun(t, nil, "-nodes", "2", "-ppn", "1", "--", "--tag-output", "--",
+	args := append(append([]string{"-nodes", "2", "-ppn", "1", "--"}, launch.TagOutputArgs(flavor)...), "--",
 		"sh", "-c", `touch /dev/shm/dpml-$DPML_JOB-leak; echo job=$DPML_JOB`)
+	stdout, stderr, code := dpmlrun(t, nil, args...)
 	if code != 0 {
 		t.Fatalf("exit code %d\n%s", code, stderr)
 	}
-	if !strings.Contains(stdout, "[1,1]<stdout>:job=") {
-		t.Errorf("--tag-output not applied:\n%s", stdout)
+	if !strings.Contains(stdout, tagged) {
+		t.Errorf("%s not applied:\n%s", launch.TagOutputArgs(flavor), stdout)
 	}
 	_, job, _ := strings.Cut(strings.TrimSpace(strings.Split(stdout, "\n")[0]), "job=")
 	checkNoLeftovers(t, job)
@@ -203,7 +219,7 @@ func TestExitCodeAndExtraArgs(t *testing.T) {
 func TestSignalForwarded(t *testing.T) {
 	probe(t)
 	exe, _ := os.Executable()
-	cmd := exec.Command(exe, launch.MainArg, "-nodes", "2", "-ppn", "1", "--", "sh", "-c", `echo job=$DPML_JOB; exec sleep 60`)
+	cmd := exec.Command(exe, launch.MainArg, "-mpi", string(flavor), "-nodes", "2", "-ppn", "1", "--", "sh", "-c", `echo job=$DPML_JOB; exec sleep 60`)
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -235,7 +251,7 @@ func TestSignalForwarded(t *testing.T) {
 func TestKilledLauncherSweptAtNextStart(t *testing.T) {
 	probe(t)
 	exe, _ := os.Executable()
-	cmd := exec.Command(exe, launch.MainArg, "-nodes", "2", "-ppn", "1", "--", "sh", "-c", `echo job=$DPML_JOB; exec sleep 60`)
+	cmd := exec.Command(exe, launch.MainArg, "-mpi", string(flavor), "-nodes", "2", "-ppn", "1", "--", "sh", "-c", `echo job=$DPML_JOB; exec sleep 60`)
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 60 * time.Second
@@ -268,13 +284,25 @@ func TestKilledLauncherSweptAtNextStart(t *testing.T) {
 }
 
 func TestPrintLayout(t *testing.T) {
-	stdout, stderr, code := dpmlrun(t, nil, "-print-layout", "-nodes", "2", "-ppn", "3,2", "-cores-per-node", "1", "--", "./prog")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	for _, want := range []string{"node1    ranks 0-2", "node2    ranks 3-4", "--host node1:3,node2:2", "-x DPML_RUN_PPN=3,2", " ./prog"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("missing %q in\n%s", want, stdout)
+	for _, tc := range []struct {
+		mpi  string
+		want []string
+	}{
+		{"openmpi", []string{"--host node1:3,node2:2", "-x DPML_RUN_PPN=3,2"}},
+		// MPICH: Hydra with the agent script; 5 ranks on 2 cores: the yield shim.
+		{"mpich", []string{"-launcher-exec /tmp/dpmlrun-", "/hydra-agent", "-hosts node1:3,node2:2", "-n 5",
+			"-genv DPML_RUN_PPN 3,2", "-genv LD_PRELOAD ", "libdpmlrun-yield-"}},
+	} {
+		exe, _ := os.Executable()
+		out, err := exec.Command(exe, launch.MainArg, "-mpi", tc.mpi, "-print-layout", "-nodes", "2", "-ppn", "3,2",
+			"-cores-per-node", "1", "--", "./prog").CombinedOutput()
+		if err != nil {
+			t.Fatalf("-mpi %s: %v: %s", tc.mpi, err, out)
+		}
+		for _, want := range append(tc.want, "node1    ranks 0-2", "node2    ranks 3-4", " ./prog") {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("-mpi %s: missing %q in\n%s", tc.mpi, want, out)
+			}
 		}
 	}
 }
@@ -288,8 +316,10 @@ func TestUsageErrors(t *testing.T) {
 		{nil, []string{"-nodes", "2"}, "usage:"},
 		{nil, []string{"-nodes", "2", "--", "./prog"}, "-ppn is required"},
 		{nil, []string{"-nodes", "3", "-ppn", "3,2", "--", "./prog"}, "lists 2 nodes but -nodes is 3"},
-		{[]string{"PATH=/nonexistent"}, []string{"-nodes", "1", "-ppn", "1", "--", "./prog"}, "install Open MPI"},
-		{[]string{"PATH=" + fakeMpirun(t)}, []string{"-nodes", "1", "-ppn", "1", "--", "./prog"}, "is not Open MPI's mpirun"},
+		{[]string{"PATH=/nonexistent"}, []string{"-mpi", "openmpi", "-nodes", "1", "-ppn", "1", "--", "./prog"}, "install Open MPI"},
+		{[]string{"PATH=" + fakeMpirun(t)}, []string{"-mpi", "openmpi", "-nodes", "1", "-ppn", "1", "--", "./prog"}, "is not Open MPI's mpirun"},
+		{[]string{"PATH=/nonexistent"}, []string{"-mpi", "mpich", "-nodes", "1", "-ppn", "1", "--", "./prog"}, "no MPICH Hydra launcher"},
+		{nil, []string{"-mpi", "lam", "-nodes", "1", "-ppn", "1", "--", "./prog"}, `-mpi "lam": want openmpi, mpich or auto`},
 		// Issue 14, item 7: -nodes 0 ran one node (-1 was refused), and a
 		// missing -preload library ran the program without it, status 0.
 		{nil, []string{"-nodes", "0", "-ppn", "2", "--", "./prog"}, "-nodes 0: must be at least 1"},

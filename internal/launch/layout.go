@@ -1,7 +1,10 @@
 // Package launch is the library behind cmd/dpmlrun: it turns a layout of
-// fake nodes into an Open MPI mpirun command line, and it implements the
-// launch agent that starts each fake node's daemon in its own UTS namespace
-// (named after the fake host) pinned to the fake node's cores.
+// fake nodes into an Open MPI mpirun or an MPICH (Hydra) mpiexec command
+// line, and it implements the launch agent that starts each fake node's
+// daemon (Open MPI's orted, Hydra's hydra_pmi_proxy) in its own UTS
+// namespace (named after the fake host) pinned to the fake node's cores.
+// Which MPI: -mpi, else the ABI the program and the preloaded libraries
+// link against (ResolveFlavor), else the one dpmlrun was built for.
 //
 // The pure parts (layout parsing, core assignment, the mpirun argv, the
 // agent's argument parsing) are separate functions so they can be table

@@ -38,11 +38,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.CoresPerNode, "cores-per-node", 0, "cores of each fake node (default max(1, cores/nodes))")
 	fs.StringVar(&cfg.Hostfile, "hostfile", "", "real cluster: run plain mpirun with this hostfile (no emulation)")
 	fs.StringVar(&cfg.Preload, "preload", "", "library to LD_PRELOAD into the ranks")
+	fs.StringVar(&cfg.MPI, "mpi", "auto", "MPI launcher: openmpi (mpirun), mpich (Hydra's mpiexec), or auto: the ABI the program and -preload link against, else "+DefaultMPI)
 	fs.BoolVar(&cfg.Verbose, "v", false, "print the mpirun command line")
 	fs.BoolVar(&cfg.PrintLayout, "print-layout", false, "print the layout and the mpirun command, run nothing")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: dpmlrun -nodes H -ppn P [-cores-per-node C] [-preload LIB] [-v] [-- mpirun args] -- prog args...\n")
-		fmt.Fprintf(stderr, "       dpmlrun -hostfile FILE [-nodes H] [-ppn P] [-v] [-- mpirun args] -- prog args...\n\n")
+		fmt.Fprintf(stderr, "usage: dpmlrun -nodes H -ppn P [-mpi openmpi|mpich] [-cores-per-node C] [-preload LIB] [-v] [-- mpirun args] -- prog args...\n")
+		fmt.Fprintf(stderr, "       dpmlrun -hostfile FILE [-nodes H] [-ppn P] [-mpi openmpi|mpich] [-v] [-- mpirun args] -- prog args...\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

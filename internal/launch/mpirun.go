@@ -32,7 +32,10 @@ const AgentArg = "__dpmlrun_agent__"
 // Options describe one launch. Either Hostfile is set (real cluster) or
 // the job is emulated on PPN's fake nodes on this host.
 type Options struct {
-	// Mpirun is argv[0] of the command (default "mpirun").
+	// Flavor is the MPI whose launcher runs the job ("": Open MPI).
+	Flavor Flavor
+	// Mpirun is argv[0] of the command (default "mpirun", or
+	// "mpiexec.hydra" for MPICH).
 	Mpirun string
 	// PPN is the ranks per node, one entry per node (emulation). In
 	// hostfile mode it may be nil (Open MPI's default mapping) or hold
@@ -55,6 +58,12 @@ type Options struct {
 	Prog []string
 	// Agent is the plm_rsh_agent value ("/abs/dpmlrun __dpmlrun_agent__").
 	Agent string
+	// AgentExec is Hydra's -launcher-exec: one executable file, the
+	// script HydraAgentScript writes (MPICH).
+	AgentExec string
+	// YieldLib is the yield shim preloaded into the ranks of an
+	// oversubscribed MPICH job (see YieldLib); "" for none.
+	YieldLib string
 	// Root adds --allow-run-as-root.
 	Root bool
 	// Job is the job token (DPML_JOB).
@@ -85,12 +94,22 @@ type Plan struct {
 	Ranks          int
 }
 
-// Build makes the mpirun command line. It does no I/O.
+// Build makes the mpirun (Open MPI) or mpiexec (MPICH's Hydra) command
+// line. It does no I/O.
 func Build(o Options) (*Plan, error) {
 	if len(o.Prog) == 0 {
 		return nil, fmt.Errorf("no program to run (usage: dpmlrun -nodes H -ppn P -- prog args...)")
 	}
 	mpirun := o.Mpirun
+	if o.Flavor == MPICH {
+		if mpirun == "" {
+			mpirun = "mpiexec.hydra"
+		}
+		if o.Hostfile != "" {
+			return buildHydraHostfile(o, mpirun)
+		}
+		return buildHydraEmulated(o, mpirun)
+	}
 	if mpirun == "" {
 		mpirun = "mpirun"
 	}

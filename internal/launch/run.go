@@ -27,6 +27,7 @@ type Config struct {
 	PPN          string // -ppn ("2" or "3,2")
 	CoresPerNode int    // -cores-per-node
 	Hostfile     string // -hostfile: real cluster, plain mpirun
+	MPI          string // -mpi: openmpi, mpich, or auto ("")
 	Preload      string // -preload
 	Verbose      bool   // -v: print the mpirun command
 	PrintLayout  bool   // -print-layout: print layout and command, run nothing
@@ -85,12 +86,28 @@ func Run(cfg Config) (int, error) {
 		cfg.Preload = p
 	}
 
-	mpirun, err := CheckMpirun()
-	if err != nil && !cfg.PrintLayout {
+	explicit, err := ParseFlavor(cfg.MPI)
+	if err != nil {
 		return 2, err
 	}
-	if mpirun == "" {
-		mpirun = "mpirun"
+	flavor, err := ResolveFlavor(explicit, cfg.Prog, cfg.Preload)
+	if err != nil {
+		return 2, err
+	}
+	var mpirun string
+	if flavor == MPICH {
+		mpirun, err = CheckMpiexec()
+		if mpirun == "" {
+			mpirun = "mpiexec.hydra"
+		}
+	} else {
+		mpirun, err = CheckMpirun()
+		if mpirun == "" {
+			mpirun = "mpirun"
+		}
+	}
+	if err != nil && !cfg.PrintLayout {
+		return 2, err
 	}
 	if emulate && !cfg.PrintLayout {
 		if err := CheckNamespaces(); err != nil {
@@ -103,6 +120,7 @@ func Run(cfg Config) (int, error) {
 		return 2, err
 	}
 	o := Options{
+		Flavor:       flavor,
 		Mpirun:       mpirun,
 		PPN:          ppn,
 		Nodes:        nodes,
@@ -126,6 +144,12 @@ func Run(cfg Config) (int, error) {
 			return 2, err
 		}
 		o.Agent = exe + " " + AgentArg
+		over := false
+		if flavor == MPICH && len(ppn) > 0 {
+			if _, _, ov, err := AssignCPUs(o.HostCPUs, ppn, cfg.CoresPerNode); err == nil {
+				over = ov
+			}
+		}
 		if !cfg.PrintLayout {
 			// Session directories and vader's backing files go into
 			// directories of this job, removed at exit even after a crash.
@@ -144,7 +168,21 @@ func Run(cfg Config) (int, error) {
 					_ = os.Rename(lock.Name(), filepath.Join(tmpBase, lockName))
 				}
 			}
-			if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+			if flavor == MPICH {
+				// Hydra's launcher executable: one file (see
+				// HydraAgentScript), gone with the job's directory.
+				o.AgentExec = filepath.Join(tmpBase, "hydra-agent")
+				if err := os.WriteFile(o.AgentExec, []byte(HydraAgentScript(exe)), 0o700); err != nil {
+					return 2, fmt.Errorf("write the launch agent: %w", err)
+				}
+				if over {
+					lib, err := YieldLib(yieldDir())
+					if err != nil {
+						fmt.Fprintf(stderr, "dpmlrun: warning: %v; oversubscribed MPICH ranks will busy-wait (slow, but correct)\n", err)
+					}
+					o.YieldLib = lib
+				}
+			} else if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
 				vaderDir = filepath.Join("/dev/shm", "dpml-"+job+"-ompi")
 				if err := os.Mkdir(vaderDir, 0o700); err != nil {
 					return 2, err
@@ -153,7 +191,14 @@ func Run(cfg Config) (int, error) {
 			o.TmpBase, o.VaderDir = tmpBase, vaderDir
 		} else {
 			o.TmpBase = filepath.Join(os.TempDir(), "dpmlrun-"+job+"-XXXX")
-			o.VaderDir = filepath.Join("/dev/shm", "dpml-"+job+"-ompi")
+			if flavor == MPICH {
+				o.AgentExec = filepath.Join(o.TmpBase, "hydra-agent")
+				if over {
+					o.YieldLib = yieldPath(yieldDir())
+				}
+			} else {
+				o.VaderDir = filepath.Join("/dev/shm", "dpml-"+job+"-ompi")
+			}
 		}
 	}
 	defer SweepJob(job)
@@ -381,10 +426,15 @@ func SweepStale() []string {
 	return removed
 }
 
-// CheckMpirun finds mpirun and checks that it is Open MPI's. It returns
-// mpirun's path.
+// CheckMpirun finds Open MPI's mpirun (mpirun.openmpi or mpirun) and
+// checks that it is Open MPI's. It returns mpirun's path.
 func CheckMpirun() (string, error) {
-	path, err := exec.LookPath("mpirun")
+	// Debian's own name first: it stays Open MPI's whichever MPI the
+	// mpirun alternative points to.
+	path, err := exec.LookPath("mpirun.openmpi")
+	if err != nil {
+		path, err = exec.LookPath("mpirun")
+	}
 	if err != nil {
 		return "", fmt.Errorf("no mpirun in PATH: install Open MPI (make deps, or apt-get install openmpi-bin libopenmpi-dev)")
 	}
@@ -396,7 +446,7 @@ func CheckMpirun() (string, error) {
 		if err != nil && first == "" {
 			first = err.Error()
 		}
-		return path, fmt.Errorf("%s is not Open MPI's mpirun (its --version says %q); dpmlrun needs Open MPI 4.x: MPICH's hydra launcher cannot emulate nodes this way. Install openmpi-bin and put its mpirun first in PATH (update-alternatives --config mpirun)", path, first)
+		return path, fmt.Errorf("%s is not Open MPI's mpirun (its --version says %q); dpmlrun -mpi openmpi needs Open MPI 4.x (for MPICH: dpmlrun -mpi mpich, which uses mpiexec.hydra). Install openmpi-bin and put its mpirun first in PATH (update-alternatives --config mpirun)", path, first)
 	}
 	return path, nil
 }
@@ -438,7 +488,9 @@ func countHosts(path string) (int, error) {
 	for sc.Scan() {
 		line, _, _ := strings.Cut(sc.Text(), "#")
 		if fs := strings.Fields(line); len(fs) > 0 {
-			seen[fs[0]] = true
+			// Open MPI: "host slots=N"; Hydra: "host:N".
+			host, _, _ := strings.Cut(fs[0], ":")
+			seen[host] = true
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -24,8 +24,9 @@
 // A rank whose body fails (t.Error, t.Fatal or a panic) prints a result
 // line and calls MPI_Abort, so mpirun stops every rank at once instead of
 // letting the others hang in a collective. The parent fails the test with
-// the output of each failing rank (mpirun's --tag-output identifies the
-// rank of every line) and mpirun's own messages. A job that runs longer than
+// the output of each failing rank (Open MPI's mpirun --tag-output or
+// Hydra's -prepend-rank identifies the rank of every line) and the
+// launcher's own messages. A job that runs longer than
 // the timeout (DefaultTimeout, or DPML_MPITEST_TIMEOUT, capped by go test's
 // -timeout) is stopped (SIGTERM, then SIGKILL of the launcher's process
 // group) and the test fails. t.Skip in body must be collective: all ranks
@@ -35,7 +36,9 @@
 //
 // The launcher is the test binary itself: this package's init hands the
 // process to internal/launch when the binary is started with launch's
-// hidden arguments, so no separate dpmlrun binary has to be built. When
+// hidden arguments, so no separate dpmlrun binary has to be built. It
+// launches with the MPI the test binary links: Open MPI's mpirun, or with
+// the build tag mpich (go test -tags mpich) MPICH's Hydra mpiexec. When
 // DPMLRUN names a dpmlrun binary, that one is used instead. The ranks of a
 // fake node share its cores (yield-when-idle when they outnumber them), so
 // 4 or 5 ranks on a 2-core machine work.
@@ -382,13 +385,18 @@ func Exec(o Options) (*Report, error) {
 	} else if rankTimeout < 0 {
 		rankTimeout = 0 // go test: no timeout
 	}
+	// The launcher of the MPI this test binary links (build tag mpich:
+	// MPICH's Hydra), each output line tagged with its rank.
+	flavor := launch.BuildFlavor
 	args := append(append([]string(nil), launcher[1:]...),
-		"-ppn", launch.FormatPPN(o.Layout.PPN), "-nodes", strconv.Itoa(o.Layout.Nodes()),
-		"--", "--tag-output", "-x", EnvMPITest)
+		"-mpi", string(flavor),
+		"-ppn", launch.FormatPPN(o.Layout.PPN), "-nodes", strconv.Itoa(o.Layout.Nodes()), "--")
+	args = append(args, launch.TagOutputArgs(flavor)...)
+	args = append(args, launch.ExportArgs(flavor, EnvMPITest)...)
 	env := append(os.Environ(), EnvMPITest+"="+key)
 	for _, kv := range o.Env {
 		name, _, _ := strings.Cut(kv, "=")
-		args = append(args, "-x", name)
+		args = append(args, launch.ExportArgs(flavor, name)...)
 		env = append(env, kv)
 	}
 	args = append(args, "--", bin,
@@ -492,8 +500,10 @@ type RankReport struct {
 	Lines  []string
 }
 
-// mpirun --tag-output: "[jobid,rank]<stdout>:text".
-var tagRe = regexp.MustCompile(`^\[\d+,(\d+)\]<(stdout|stderr|stddiag)>:(.*)$`)
+// Open MPI's mpirun --tag-output: "[jobid,rank]<stdout>:text"; Hydra's
+// mpiexec -prepend-rank: "[rank] text" (Hydra's own messages start with
+// "[mpiexec@host]" or "[proxy:...]", never a bare number).
+var tagRe = regexp.MustCompile(`^(?:\[\d+,(\d+)\]<(?:stdout|stderr|stddiag)>:|\[(\d+)\] )(.*)$`)
 
 // parse splits the launcher's output by rank.
 func (r *Report) parse(out []byte) {
@@ -510,7 +520,7 @@ func (r *Report) parse(out []byte) {
 			r.Launcher = append(r.Launcher, line)
 			continue
 		}
-		rank, _ := strconv.Atoi(m[1])
+		rank, _ := strconv.Atoi(m[1] + m[2]) // one of the two is empty
 		if rank < 0 || rank >= len(r.Ranks) {
 			r.Launcher = append(r.Launcher, line)
 			continue

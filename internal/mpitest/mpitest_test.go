@@ -250,4 +250,21 @@ func TestReportParse(t *testing.T) {
 	if !strings.Contains(text, "[rank 1] oops") || strings.Contains(text, "[rank 0] ===") || !strings.Contains(text, "[mpirun] MPI_ABORT") {
 		t.Errorf("FailureText:\n%s", text)
 	}
+
+	// MPICH's Hydra (mpiexec -prepend-rank): "[rank] text"; its own
+	// messages carry "[mpiexec@host]" or "[proxy:...]".
+	out = "[0] === RUN   TestX\n" +
+		"[1] oops\n" +
+		"[1] mpitest-result rank=1 size=2 host=node2 status=fail\n" +
+		"[0] mpitest-result rank=0 size=2 host=node1 status=ok\n" +
+		"[proxy:0:1@node2] HYD_pmcd_pmip_control_cmd_cb: assert (!closed) failed\n" +
+		"[mpiexec@vm] main: process manager error waiting for completion\n"
+	r = &Report{Layout: Even(2, 1)}
+	r.parse([]byte(out))
+	if f := r.Failed(); len(f) != 1 || f[0] != 1 {
+		t.Errorf("hydra: failed %v", f)
+	}
+	if r.Ranks[0].Status != "ok" || r.Ranks[1].Host != "node2" || len(r.Ranks[1].Lines) != 2 || len(r.Launcher) != 2 {
+		t.Errorf("hydra parse: %+v", r)
+	}
 }
