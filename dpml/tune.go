@@ -418,8 +418,14 @@ func resolveLinks(path string) (string, error) {
 // before (changes, probes included), and the running mean of a call's
 // cost (from the last arrival) and of the arrival skew.
 func (c *Comm) printTuner(w io.Writer) {
-	fmt.Fprintf(w, "dpml: tuner, %d key(s): key | plan | state | calls | switches | changes | cost us | skew us\n", len(c.tuner.Infos()))
+	var used []costmodel.Info // keys this run called (a table's other entries are not news)
 	for _, in := range c.tuner.Infos() {
+		if in.Calls > 0 {
+			used = append(used, in)
+		}
+	}
+	fmt.Fprintf(w, "dpml: tuner, %d key(s) called: key | plan | state | calls | switches | changes | cost us | skew us\n", len(used))
+	for _, in := range used {
 		fmt.Fprintf(w, "dpml:   %v | %v | %v | %d | %d | %d | %.2f | %.2f\n", in.Key, in.Arm, in.State, in.Calls,
 			in.Switches, in.Changes, in.Cost*1e6, in.Skew*1e6)
 	}
