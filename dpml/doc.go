@@ -81,12 +81,15 @@
 // A call that forces nothing (no Override, no SetOverride, DPML_LEADERS and
 // DPML_PIPELINE on auto) is planned by the tuner of package costmodel: a
 // cost model fitted from measurements ranks the (variant, l, k) arms of the
-// call's key (element class, op class, size bucket, layout), and an online
-// hill-climber explores around the best, freezes once no neighbour is
-// faster, and re-explores on drift. All ranks feed it the same numbers — the
-// max over ranks of the calls' durations, exchanged in one small allreduce
-// per batch of calls — so all take the same decision on every call with no
-// broadcast per call. DPML_TUNING_FILE loads a table at New and saves what
+// call's key (element class, op class, size bucket, layout; the reduction
+// tree's radixes are arms up to 16 KiB), and an online hill-climber
+// explores around the best, freezes once no neighbour is faster, and
+// re-explores only after repeated drift. A call's cost is the smallest of
+// the ranks' times (the last rank to arrive waited for nobody, so arrival
+// skew does not read as a slow plan; the skew is kept apart). All ranks
+// feed it the same numbers — the largest and smallest time over ranks,
+// exchanged in one small allreduce per batch of calls — so all take the
+// same decision on every call with no broadcast per call. DPML_TUNING_FILE loads a table at New and saves what
 // was learned at Close; DPML_TUNER=static uses the built-in rule instead.
 // Where the kernel permits cross-memory attach, every arm of 16 KiB and
 // more has a twin that moves the intra-node data that way, so the tuner

@@ -22,9 +22,10 @@ import (
 
 // The tuner (package costmodel) picks the variant, l and k of every call
 // that forces nothing. It is a deterministic state machine fed, every few
-// calls, with the max over ranks of the calls' durations (one small
-// allreduce per batch), so every rank takes the same decision on every call
-// without a broadcast per call. DPML_TUNER=static turns it off (the built-in
+// calls, with the largest and smallest time over ranks of the calls (one
+// small allreduce per batch; the smallest is the call's cost, their
+// difference the arrival skew), so every rank takes the same decision on
+// every call without a broadcast per call. DPML_TUNER=static turns it off (the built-in
 // default policy then decides); DPML_TUNING_FILE names a table to start from
 // and to save to at Close.
 
