@@ -200,20 +200,11 @@ func buildHydraEmulated(o Options, mpiexec string) (*Plan, error) {
 	if o.AgentExec == "" {
 		return nil, fmt.Errorf("no launch agent")
 	}
-	prefix := o.NodePrefix
-	if prefix == "" {
-		prefix = "node"
-	}
-	cpus, perNode, over, err := AssignCPUs(o.HostCPUs, o.PPN, o.CoresPerNode)
+	f, err := layFakeNodes(o)
 	if err != nil {
 		return nil, err
 	}
-	hosts := NodeNames(prefix, len(o.PPN))
-	hostArg := make([]string, len(hosts))
-	for i, h := range hosts {
-		hostArg[i] = h + ":" + strconv.Itoa(o.PPN[i])
-	}
-	n := Sum(o.PPN)
+	hosts, hostArg, cpus, perNode, over, n := f.hosts, f.hostArg, f.cpus, f.perNode, f.over, f.ranks
 	user := userHydra(o.Extra)
 	a := []string{mpiexec}
 	// Hydra starts one proxy per host through the "ssh" launcher, which is

@@ -129,20 +129,11 @@ func buildEmulated(o Options, mpirun string) (*Plan, error) {
 	if strings.ContainsAny(o.Agent, ":\"'\\") {
 		return nil, fmt.Errorf("launch agent %q: the path of dpmlrun must not contain ':' or quotes (Open MPI splits the agent at ':')", o.Agent)
 	}
-	prefix := o.NodePrefix
-	if prefix == "" {
-		prefix = "node"
-	}
-	cpus, perNode, over, err := AssignCPUs(o.HostCPUs, o.PPN, o.CoresPerNode)
+	f, err := layFakeNodes(o)
 	if err != nil {
 		return nil, err
 	}
-	hosts := NodeNames(prefix, len(o.PPN))
-	hostArg := make([]string, len(hosts))
-	for i, h := range hosts {
-		hostArg[i] = h + ":" + strconv.Itoa(o.PPN[i])
-	}
-	n := Sum(o.PPN)
+	hosts, hostArg, cpus, perNode, over, n := f.hosts, f.hostArg, f.cpus, f.perNode, f.over, f.ranks
 	a := []string{mpirun}
 	if o.Root {
 		a = append(a, "--allow-run-as-root")
@@ -296,4 +287,37 @@ func quoteWord(w string) string {
 		return w
 	}
 	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// fakeNodes is what both launchers' emulation starts from: the fake host
+// names, the "host:ranks" list both launchers take, and the CPUs each
+// rank is given.
+type fakeNodes struct {
+	hosts, hostArg []string
+	cpus           [][]int
+	perNode        int
+	over           bool // oversubscribed
+	ranks          int
+}
+
+// layFakeNodes names o's fake nodes (NodePrefix, "node" by default) and
+// assigns their CPUs.
+func layFakeNodes(o Options) (fakeNodes, error) {
+	prefix := o.NodePrefix
+	if prefix == "" {
+		prefix = "node"
+	}
+	var f fakeNodes
+	var err error
+	f.cpus, f.perNode, f.over, err = AssignCPUs(o.HostCPUs, o.PPN, o.CoresPerNode)
+	if err != nil {
+		return f, err
+	}
+	f.hosts = NodeNames(prefix, len(o.PPN))
+	f.hostArg = make([]string, len(f.hosts))
+	for i, h := range f.hosts {
+		f.hostArg[i] = h + ":" + strconv.Itoa(o.PPN[i])
+	}
+	f.ranks = Sum(o.PPN)
+	return f, nil
 }
