@@ -246,17 +246,12 @@ func buildHydraEmulated(o Options, mpiexec string) (*Plan, error) {
 
 func buildHydraHostfile(o Options, mpiexec string) (*Plan, error) {
 	a := []string{mpiexec, "-f", o.Hostfile}
-	ppn := ""
-	ranks := 0
-	if len(o.PPN) > 0 {
-		for _, p := range o.PPN {
-			if p != o.PPN[0] {
-				return nil, fmt.Errorf("-hostfile mode needs the same -ppn on every node (got %s)", FormatPPN(o.PPN))
-			}
-		}
-		ppn = strconv.Itoa(o.PPN[0])
-		if o.Nodes > 0 {
-			ranks = o.Nodes * o.PPN[0]
+	ppn, ranks, err := hostfileRanks(o)
+	if err != nil {
+		return nil, err
+	}
+	if ppn != "" {
+		if ranks > 0 {
 			a = append(a, "-n", strconv.Itoa(ranks))
 		}
 		a = append(a, "-ppn", ppn)

@@ -188,17 +188,12 @@ func buildHostfile(o Options, mpirun string) (*Plan, error) {
 		a = append(a, "--allow-run-as-root")
 	}
 	a = append(a, "--hostfile", o.Hostfile)
-	ppn := ""
-	ranks := 0
-	if len(o.PPN) > 0 {
-		for _, p := range o.PPN {
-			if p != o.PPN[0] {
-				return nil, fmt.Errorf("-hostfile mode needs the same -ppn on every node (got %s)", FormatPPN(o.PPN))
-			}
-		}
-		ppn = strconv.Itoa(o.PPN[0])
-		if o.Nodes > 0 {
-			ranks = o.Nodes * o.PPN[0]
+	ppn, ranks, err := hostfileRanks(o)
+	if err != nil {
+		return nil, err
+	}
+	if ppn != "" {
+		if ranks > 0 {
 			a = append(a, "-np", strconv.Itoa(ranks))
 		}
 		a = append(a, "--map-by", "ppr:"+ppn+":node")
@@ -320,4 +315,22 @@ func layFakeNodes(o Options) (fakeNodes, error) {
 	}
 	f.ranks = Sum(o.PPN)
 	return f, nil
+}
+
+// hostfileRanks is -hostfile mode's layout for both launchers: the ranks
+// per node ("" when -ppn is not given) and the rank count (0 unless -nodes
+// is given too). -ppn must be the same on every node.
+func hostfileRanks(o Options) (ppn string, ranks int, err error) {
+	if len(o.PPN) == 0 {
+		return "", 0, nil
+	}
+	for _, p := range o.PPN {
+		if p != o.PPN[0] {
+			return "", 0, fmt.Errorf("-hostfile mode needs the same -ppn on every node (got %s)", FormatPPN(o.PPN))
+		}
+	}
+	if o.Nodes > 0 {
+		ranks = o.Nodes * o.PPN[0]
+	}
+	return strconv.Itoa(o.PPN[0]), ranks, nil
 }
