@@ -52,23 +52,10 @@ var work struct {
 func setup(t *testing.T) {
 	t.Helper()
 	work.once.Do(func() {
+		if work.skip = launch.MissingForTests(flavor); work.skip != "" {
+			return
+		}
 		cc, fc := launch.Compilers(flavor)
-		if _, err := exec.LookPath(cc); err != nil {
-			work.skip = "no " + cc + " (make deps)"
-			return
-		}
-		check := launch.CheckMpirun
-		if flavor == launch.MPICH {
-			check = launch.CheckMpiexec
-		}
-		if _, err := check(); err != nil {
-			work.skip = err.Error()
-			return
-		}
-		if err := launch.CheckNamespaces(); err != nil {
-			work.skip = err.Error()
-			return
-		}
 		dir, err := os.MkdirTemp("", "dpml-dropin-test-")
 		if err != nil {
 			work.err = err

@@ -74,23 +74,10 @@ func setupClient(t *testing.T) {
 	t.Helper()
 	cb := &clientBuild
 	cb.once.Do(func() {
+		if cb.skip = launch.MissingForTests(flavor); cb.skip != "" {
+			return
+		}
 		cc, _ := launch.Compilers(flavor)
-		if _, err := exec.LookPath(cc); err != nil {
-			cb.skip = "no " + cc + " (make deps)"
-			return
-		}
-		check := launch.CheckMpirun
-		if flavor == launch.MPICH {
-			check = launch.CheckMpiexec
-		}
-		if _, err := check(); err != nil {
-			cb.skip = err.Error()
-			return
-		}
-		if err := launch.CheckNamespaces(); err != nil {
-			cb.skip = err.Error()
-			return
-		}
 		dir, err := os.MkdirTemp("", "dpml-client-test-")
 		if err != nil {
 			cb.err = err

@@ -413,3 +413,25 @@ func Compilers(f Flavor) (cc, fc string) {
 	}
 	return pick("mpicc"+suffix, "mpicc"), pick("mpif90"+suffix, "mpifort"+suffix, "mpif90")
 }
+
+// MissingForTests says why multi-process tests of flavor f cannot run on
+// this machine ("" when they can): f's C compiler wrapper, its launcher, or
+// the UTS namespaces of the fake-node emulation is missing. Tests that
+// build and launch MPI programs skip with it.
+func MissingForTests(f Flavor) string {
+	cc, _ := Compilers(f)
+	if _, err := exec.LookPath(cc); err != nil {
+		return "no " + cc + " (make deps)"
+	}
+	check := CheckMpirun
+	if f == MPICH {
+		check = CheckMpiexec
+	}
+	if _, err := check(); err != nil {
+		return err.Error()
+	}
+	if err := CheckNamespaces(); err != nil {
+		return err.Error()
+	}
+	return ""
+}
