@@ -92,6 +92,7 @@ type armSet struct {
 	grid   [][]int16 // grid[li][ki]: arm index or -1
 	radix  []int     // the tree arms' radixes, ascending
 	tree   []int16   // tree[i]: the arm index of radix[i]
+	twin   []int16   // twin[i]: the offload twin of arm i, or -1
 	native int       // arm index or -1
 	nbr    [][]uint8 // neighbours of each arm
 }
@@ -167,6 +168,35 @@ func newArmSet(k Key, cfg *Config) *armSet {
 			}
 		}
 	}
+	// In-network offload twins (several nodes, buckets whose every call
+	// fits the offload's payload per leader, so the engine never falls
+	// back to the host under an offload arm's name): the arms whose
+	// inter-node step the offload serves, with Offload set.
+	s.twin = make([]int16, len(s.arms))
+	for i := range s.twin {
+		s.twin[i] = -1
+	}
+	if lay.Nodes > 1 && lay.PPN > 1 && cfg.OffloadBytes > 0 && hi <= cfg.OffloadBytes*cfg.OffloadLeaders {
+		var served []int
+		if cfg.OffloadLeaders <= 1 {
+			for _, i := range s.tree {
+				served = append(served, int(i))
+			}
+		} else {
+			for li, l := range s.ls {
+				if l == cfg.OffloadLeaders && s.grid[li][0] >= 0 {
+					served = append(served, int(s.grid[li][0]))
+				}
+			}
+		}
+		for _, i := range served {
+			a := s.arms[i]
+			a.Offload = plan.OffloadSharp
+			s.twin[i] = int16(len(s.arms))
+			s.arms = append(s.arms, a)
+			s.twin = append(s.twin, -1)
+		}
+	}
 	if !cfg.NoNative || len(s.arms) == 0 {
 		s.native = len(s.arms)
 		s.arms = append(s.arms, Arm{Variant: plan.Native, Leaders: 1, Pipeline: 1})
@@ -198,6 +228,11 @@ func newArmSet(k Key, cfg *Config) *armSet {
 	for i := 1; i < len(s.tree); i++ {
 		link(int(s.tree[i-1]), int(s.tree[i]))
 	}
+	for i, tw := range s.twin {
+		if tw >= 0 {
+			link(i, int(tw))
+		}
+	}
 	if len(s.tree) > 0 {
 		hook := 0
 		for i, r := range s.radix {
@@ -226,6 +261,13 @@ func absInt(v int) int {
 func (s *armSet) index(a Arm) int {
 	if a.Variant == plan.Native {
 		return s.native
+	}
+	if a.Offload == plan.OffloadSharp {
+		a.Offload = plan.OffloadAuto
+		if i := s.index(a); i >= 0 && int(s.twin[i]) >= 0 {
+			return int(s.twin[i])
+		}
+		return -1
 	}
 	if a.Intra == plan.IntraTree {
 		r := a.Radix

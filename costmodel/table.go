@@ -45,6 +45,7 @@ type Entry struct {
 	CMA       bool    `json:"cma,omitempty"`     // intra-node data by cross-memory attach
 	Intra     string  `json:"intra,omitempty"`   // "tree" for the reduction tree (schema 2); empty: CMA says
 	Radix     int     `json:"radix,omitempty"`   // the tree's radix
+	Offload   string  `json:"offload,omitempty"` // "sharp": the inter-node step in-network (schema 2)
 	Estimate  float64 `json:"estimate_s"`        // measured seconds of the arm (0: unknown)
 	Prior     float64 `json:"prior_s,omitempty"` // model's seconds
 	Samples   uint64  `json:"samples"`
@@ -71,6 +72,7 @@ type MeasuredArm struct {
 	CMA      bool    `json:"cma,omitempty"`
 	Intra    string  `json:"intra,omitempty"`
 	Radix    int     `json:"radix,omitempty"`
+	Offload  string  `json:"offload,omitempty"`
 	Estimate float64 `json:"estimate_s"`
 	Samples  int     `json:"samples"`
 	Algo     string  `json:"algo,omitempty"`  // NCCL tables only (see Entry.Coll)
@@ -108,7 +110,29 @@ func (en *Entry) Arm() (Arm, error) {
 	if err != nil || v == plan.Auto {
 		return Arm{}, fmt.Errorf("costmodel: entry variant %q: want dpml, pipelined or native", en.Variant)
 	}
-	return armOf(v, en.Leaders, en.Pipeline, en.CMA, en.Intra, en.Radix)
+	a, err := armOf(v, en.Leaders, en.Pipeline, en.CMA, en.Intra, en.Radix)
+	if err != nil {
+		return a, err
+	}
+	switch en.Offload {
+	case "":
+	case "sharp":
+		if v == plan.Native {
+			return Arm{}, fmt.Errorf("costmodel: entry native with offload %q", en.Offload)
+		}
+		a.Offload = plan.OffloadSharp
+	default:
+		return Arm{}, fmt.Errorf("costmodel: entry offload %q: want \"sharp\" or none", en.Offload)
+	}
+	return a, nil
+}
+
+// offloadName is an arm's Entry.Offload.
+func offloadName(a Arm) string {
+	if a.Offload == plan.OffloadSharp {
+		return "sharp"
+	}
+	return ""
 }
 
 // armOf is the arm a table names: the tree when intra says so, else
@@ -156,8 +180,8 @@ func ReadTable(r io.Reader) (*Table, error) {
 	}
 	if tb.Schema == 1 {
 		for i := range tb.Entries {
-			if tb.Entries[i].Intra != "" || tb.Entries[i].Radix != 0 {
-				return nil, fmt.Errorf("costmodel: schema 1 table with a tree entry (intra/radix are schema 2)")
+			if tb.Entries[i].Intra != "" || tb.Entries[i].Radix != 0 || tb.Entries[i].Offload != "" {
+				return nil, fmt.Errorf("costmodel: schema 1 table with a tree or offload entry (intra, radix and offload are schema 2)")
 			}
 		}
 	}
@@ -240,7 +264,7 @@ func (t *Tuner) Table() *Table {
 			Elem: in.Key.Elem.String(), Op: in.Key.Op.String(), Log2Bytes: int(in.Key.SizeLog2),
 			Nodes: int(in.Key.Nodes), PPN: int(in.Key.PPN),
 			Variant: in.Arm.Variant.String(), Leaders: in.Arm.Leaders, Pipeline: in.Arm.Pipeline, CMA: in.Arm.Intra == plan.IntraCMA,
-			Intra: intraName(in.Arm), Radix: in.Arm.Radix, Samples: in.Samples, State: in.State.String(),
+			Intra: intraName(in.Arm), Radix: in.Arm.Radix, Offload: offloadName(in.Arm), Samples: in.Samples, State: in.State.String(),
 		}
 		if !math.IsNaN(in.Prior) && !math.IsInf(in.Prior, 0) {
 			en.Prior = in.Prior
@@ -250,7 +274,8 @@ func (t *Tuner) Table() *Table {
 		}
 		for _, ms := range in.Measured {
 			en.Measured = append(en.Measured, MeasuredArm{Variant: ms.Arm.Variant.String(), Leaders: ms.Arm.Leaders, Pipeline: ms.Arm.Pipeline,
-				CMA: ms.Arm.Intra == plan.IntraCMA, Intra: intraName(ms.Arm), Radix: ms.Arm.Radix, Estimate: ms.Estimate, Samples: ms.Samples})
+				CMA: ms.Arm.Intra == plan.IntraCMA, Intra: intraName(ms.Arm), Radix: ms.Arm.Radix, Offload: offloadName(ms.Arm),
+				Estimate: ms.Estimate, Samples: ms.Samples})
 		}
 		tb.Entries = append(tb.Entries, en)
 	}

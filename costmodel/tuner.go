@@ -87,6 +87,13 @@ type Config struct {
 	// same arm doubles it for that key (up to 64): noise that keeps
 	// firing is heard less and less often.
 	Strikes int
+	// OffloadBytes: on several nodes, size buckets whose largest size is
+	// at most this (times OffloadLeaders) get in-network offload twins (plan.OffloadSharp) of
+	// the arms the offload serves: the tree's arms when OffloadLeaders is
+	// 1 (node level: the tree's root offloads), the DPML copies arm with
+	// l = OffloadLeaders otherwise (socket level). 0: no offload arms.
+	OffloadBytes   int
+	OffloadLeaders int
 	// MaxStride: a settled key samples one call in FrozenStride; each
 	// window that confirms its estimate doubles that stride, up to
 	// MaxStride (256), so a steady key costs the tuner one exchange per
@@ -142,6 +149,8 @@ func (c Config) normalize() (Config, error) {
 		return c, fmt.Errorf("costmodel: Reject = %g: want > 1", c.Reject)
 	}
 	c.MaxStride = max(c.MaxStride, c.FrozenStride)
+	c.OffloadBytes = max(c.OffloadBytes, 0)
+	c.OffloadLeaders = max(c.OffloadLeaders, 1)
 	if c.Cost > CostSlowest {
 		return c, fmt.Errorf("costmodel: Cost = %d: unknown", c.Cost)
 	}

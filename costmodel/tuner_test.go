@@ -338,3 +338,65 @@ func TestColdFirstCalls(t *testing.T) {
 		t.Errorf("reference estimate %.3g s, steady time of %v is %.3g s", in.Estimate, in.Arm, want)
 	}
 }
+
+// TestOffloadArms: on several nodes and for buckets up to OffloadBytes,
+// the arms the offload serves get twins with the inter-node step
+// in-network, one move away from their host arm; none on one node or
+// above the threshold. Node level twins the tree's arms, socket level the
+// DPML copies arm with l = OffloadLeaders.
+func TestOffloadArms(t *testing.T) {
+	twins := func(cfg Config, k Key) (host []Arm, s *armSet) {
+		c, err := cfg.normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = newArmSet(k, &c)
+		for i, a := range s.arms {
+			if a.Offload != plan.OffloadSharp {
+				continue
+			}
+			h := a
+			h.Offload = plan.OffloadAuto
+			j := s.index(h)
+			if j < 0 || int(s.twin[j]) != i || s.index(a) != i {
+				t.Errorf("%v: twin %v (arm %d) not paired with its host arm (%d)", k, a, i, j)
+				continue
+			}
+			if !containsU8(s.nbr[i], uint8(j)) || !containsU8(s.nbr[j], uint8(i)) {
+				t.Errorf("%v: twin %v and its host arm are not neighbours", k, a)
+			}
+			host = append(host, h)
+		}
+		return host, s
+	}
+	node := Config{OffloadBytes: 4 << 10}
+	host, _ := twins(node, MakeKey(ElemFloat32, OpArith, 8, Layout{2, 8}))
+	if len(host) != 3 {
+		t.Errorf("2x8, 8 B, node level: twins of %v, want the three tree arms (r=2, 4, 8)", host)
+	}
+	for _, a := range host {
+		if a.Intra != plan.IntraTree {
+			t.Errorf("node level twin of %v, want tree arms only", a)
+		}
+	}
+	if host, _ := twins(node, MakeKey(ElemFloat32, OpArith, 8<<10, Layout{2, 8})); len(host) != 0 {
+		t.Errorf("8 KiB over a 4 KiB threshold: twins of %v", host)
+	}
+	if host, _ := twins(node, MakeKey(ElemFloat32, OpArith, 8, Layout{1, 8})); len(host) != 0 {
+		t.Errorf("one node: twins of %v", host)
+	}
+	socket := Config{OffloadBytes: 4 << 10, OffloadLeaders: 2}
+	host, _ = twins(socket, MakeKey(ElemFloat32, OpArith, 1<<10, Layout{2, 8}))
+	if len(host) != 1 || host[0] != (Arm{Variant: plan.DPML, Leaders: 2, Pipeline: 1, Intra: plan.IntraShm}) {
+		t.Errorf("socket level (2 leaders), 1 KiB: twins of %v, want dpml l=2 with copies", host)
+	}
+	// The model prices the offloaded step apart from the host's.
+	m := DefaultModel()
+	tr := Arm{Variant: plan.DPML, Leaders: 1, Pipeline: 1, Intra: plan.IntraTree, Radix: 8}
+	off := tr
+	off.Offload = plan.OffloadSharp
+	lay := Layout{Nodes: 32, PPN: 8}
+	if a, b := m.Predict(off, 8, lay), m.Predict(tr, 8, lay); !(a < b) {
+		t.Errorf("32 nodes, 8 B: offloaded tree %g s, host tree %g s: want the offload cheaper (no rounds over nodes)", a, b)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/mpi"
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // Allreduce combines send of every rank with op and leaves the result in
@@ -72,12 +73,23 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	}
 	var key costmodel.Key
 	var arm costmodel.Arm
-	o = c.routeOffload(kind, op, len(send), o) // the offload's dispatch rule (offload.go)
+	// A call that forces nothing is the tuner's, whose arms include the
+	// offload's (offloadArms); without a tuner the offload's dispatch rule
+	// decides (offload.go).
 	tuned := c.tuned(o, len(send), kind.Size())
+	if !tuned {
+		o = c.routeOffload(kind, op, len(send), o)
+	}
 	if tuned {
 		key = c.tunerKey(kind, op, len(send))
 		arm = c.tuner.Choose(key)
-		o = Override(arm) // an arm is a whole shape: variant, l, k and transport
+		if arm.Offload == plan.OffloadSharp && (c.off == nil || c.off.caps.Supports(kind, op) != nil) {
+			// A key's element and op classes may hold types the
+			// offload does not take: those calls run (and are
+			// recorded as) the host twin.
+			arm.Offload = plan.OffloadAuto
+		}
+		o = Override(arm) // an arm is a whole shape: variant, l, k, transport and offload
 	}
 	c.lastKey, c.lastTuned = key, tuned
 	p, err := c.plan(len(send), kind.Size(), o)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dpmlgo/dpml/config"
+	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/internal/fakesharp"
 	"github.com/dpmlgo/dpml/internal/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
@@ -276,6 +277,9 @@ func offloadAll(t *testing.T, d world, w *mpi.Comm, leaders int) {
 func TestOffloadEmulated(t *testing.T) {
 	lib := fakesharp.ForTest(t)
 	t.Setenv(config.Offload, "libsharp")
+	// The dispatch rule decides calls that force nothing only without a
+	// tuner (with one, the offload is among its arms: TestOffloadTuned).
+	t.Setenv(config.Tuner, "static")
 	t.Setenv(config.FakePayload, "256")
 	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
 		for _, level := range []struct {
@@ -410,6 +414,7 @@ func TestOffloadEmulated(t *testing.T) {
 func TestOffloadSwitchKilled(t *testing.T) {
 	lib := fakesharp.ForTest(t)
 	t.Setenv(config.Offload, "libsharp")
+	t.Setenv(config.Tuner, "static") // the dispatch rule offloads every call (see TestOffloadEmulated)
 	t.Setenv(config.FakeKill, "6") // 4 operations per 4 KiB call: dies in the second
 	t.Setenv(config.Timeout, "3s")
 	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
@@ -528,4 +533,67 @@ func waitMappers(path string, want int) int {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return n
+}
+
+// TestOffloadTuned: with the tuner on, the offload is among a key's arms
+// (twins of the tree's arms at node level). Plans get synthetic costs
+// (testHookPlanCost: offloaded 1 ms, host 5 ms, the MPI library 9 ms), so
+// calls that force nothing must settle on an offload arm for sizes the
+// switch takes, and give the oracle's results all along; an op of the
+// same key that the switch does not take (prod) runs the host twin.
+//
+// Mutation check: without the offload arms (setupTuner leaving
+// cfg.OffloadBytes at 0) the keys settle on host plans and the test fails.
+func TestOffloadTuned(t *testing.T) {
+	fakesharp.ForTest(t)
+	t.Setenv(config.Offload, "libsharp")
+	t.Setenv(config.Tuner, "auto")
+	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
+		testHookPlanCost = func(p *Plan) time.Duration {
+			switch {
+			case p.Variant == Native:
+				return 9 * time.Millisecond
+			case p.Offload == plan.OffloadSharp:
+				return time.Millisecond
+			}
+			return 5 * time.Millisecond
+		}
+		defer func() { testHookPlanCost = nil }()
+		c, err := New(w, WithTimeout(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if c.Offload().Backend != "libsharp" {
+			t.Fatalf("no offload attached: %v", c.Offload())
+		}
+		d := describe(t, c, w)
+		for _, n := range []int{2, 64} { // int32: 8 B and 256 B buckets
+			key := c.tunerKey(mpi.KindInt32, mpi.OpSum, n)
+			for i := 0; ; i++ {
+				if in, _ := c.Tuner().Info(key); in.State == costmodel.Frozen {
+					break
+				}
+				if i == 200 {
+					t.Fatalf("%d int32 sum: not settled after %d calls", n, i)
+				}
+				checkAnyType(t, d, w, testCase{count: n, op: mpi.OpSum, exact: true, seed: uint64(i)})
+			}
+			if in, _ := c.Tuner().Info(key); in.Arm.Offload != plan.OffloadSharp {
+				t.Errorf("%d int32 sum: settled on %v, want an offload arm (1 ms against 5 and 9)", n, in.Arm)
+			}
+			checkAnyType(t, d, w, testCase{count: n, op: mpi.OpSum, exact: true, seed: 99})
+			if p := c.LastPlan(); p.Offload != plan.OffloadSharp {
+				t.Errorf("%d int32 sum after settling: ran %v, want it offloaded", n, p.Spec())
+			}
+			// prod shares the key (arithmetic ops) but the switch does
+			// not take it: the host twin runs.
+			for i := range 5 {
+				checkAnyType(t, d, w, testCase{count: n, op: mpi.OpProd, exact: true, seed: uint64(i)})
+				if p := c.LastPlan(); p.Offload == plan.OffloadSharp {
+					t.Fatalf("%d int32 prod: ran %v offloaded, which the switch does not take", n, p.Spec())
+				}
+			}
+		}
+	})
 }

@@ -87,6 +87,14 @@ func (c *Comm) setupTuner() error {
 	if c.treeBytes > 0 {
 		cfg.TreeBytes = max(c.treeBytes, 16<<10)
 	}
+	// The in-network offload's arms, where one is attached (the same on
+	// every rank: setupOffload agreed on it).
+	if c.off != nil {
+		cfg.OffloadBytes, cfg.OffloadLeaders = c.off.bytes, 1
+		if c.off.socket {
+			cfg.OffloadLeaders = c.off.leaders
+		}
+	}
 	c.tuningFile, _ = config.Get(config.TuningFile)
 	tb := costmodel.DefaultTable()
 	var lerr error
