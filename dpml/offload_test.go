@@ -415,7 +415,7 @@ func TestOffloadSwitchKilled(t *testing.T) {
 	lib := fakesharp.ForTest(t)
 	t.Setenv(config.Offload, "libsharp")
 	t.Setenv(config.Tuner, "static") // the dispatch rule offloads every call (see TestOffloadEmulated)
-	t.Setenv(config.FakeKill, "6") // 4 operations per 4 KiB call: dies in the second
+	t.Setenv(config.FakeKill, "6")   // 4 operations per 4 KiB call: dies in the second
 	t.Setenv(config.Timeout, "3s")
 	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
 		c, err := New(w)
