@@ -416,6 +416,21 @@ func TestSettings(t *testing.T) {
 			t.Errorf("DPML_DROPIN_FROM_CALL=2: want 30 warm-up calls and 30 engines: %+v", m[0])
 		}
 	})
+	t.Run("gosched", func(t *testing.T) {
+		// DPML_GOSCHED is applied in the drop-in only when set (an
+		// experiment switch: see mpi.ApplyGoschedForeign); rank 0's
+		// banner says which. Mutation: dpmlGoInit not calling
+		// ApplyGoschedForeign makes the "set" case fail.
+		for _, c := range []struct {
+			env  []string
+			want string
+		}{{nil, "gosched: not applied"}, {[]string{"DPML_GOSCHED=procs"}, "gosched procs: pace false"}} {
+			r := dpmlrun(t, true, c.env, prog, "-o", outDir, "special", "loop=2")
+			if r.code != 0 || !strings.Contains(r.stderr+r.stdout, c.want) {
+				t.Errorf("%v: exit %d, output lacks %q:\n%s", c.env, r.code, c.want, r.stderr)
+			}
+		}
+	})
 	t.Run("bad", func(t *testing.T) {
 		// Bad everywhere: every communicator passes through, on every rank.
 		m := compare(t, []string{"DPML_MIN_BYTES=lots"}, 0, prog, "-o", outDir, "special", "loop=2")

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -51,6 +52,10 @@ func dpmlGoInit(s *C.dpml_settings) C.int {
 		warnf("cannot adopt the application's MPI: %v; every MPI_Allreduce passes through", err)
 		return 1
 	}
+	var bad []error
+	if _, set := os.LookupEnv(config.GoSched); set {
+		bad = appendErr(bad, mpi.ApplyGoschedForeign())
+	}
 	s.world_rank = -1
 	if w := mpi.World(); w != nil {
 		s.world_rank = C.int(w.Rank())
@@ -60,7 +65,6 @@ func dpmlGoInit(s *C.dpml_settings) C.int {
 	// send its calls another way than the other ranks'. They make the
 	// agreement at each communicator's first call fail on every rank
 	// (dpmlGoAgree), which then passes that communicator through.
-	var bad []error
 	v, err := config.Int(config.Verbose)
 	bad = appendErr(bad, err)
 	verbose = v
@@ -78,8 +82,8 @@ func dpmlGoInit(s *C.dpml_settings) C.int {
 	}
 	initErr = errors.Join(bad...)
 	if verbose >= 1 && rank0 {
-		fmt.Fprintf(os.Stderr, "libdpml: DPML-Go commit %s on %s\nlibdpml: settings:\n%s",
-			gitCommit, mpi.LibraryVersion(), indent(config.Effective()))
+		fmt.Fprintf(os.Stderr, "libdpml: DPML-Go commit %s on %s\nlibdpml: %v, GOMAXPROCS %d\nlibdpml: settings:\n%s",
+			gitCommit, mpi.LibraryVersion(), mpi.Sched(), runtime.GOMAXPROCS(0), indent(config.Effective()))
 	}
 	return 0
 }

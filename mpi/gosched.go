@@ -109,6 +109,23 @@ func applyGosched(mode string, pace, procs bool) {
 	schedMode.Store(mode)
 }
 
+// ApplyGoschedForeign applies DPML_GOSCHED in a process whose MPI was
+// initialized by other code (a C program with libdpml.so), where InitThread
+// adopts MPI and leaves the Go scheduler alone by default: the program's
+// threads are not the runtime's, and whether pacing or a second P helps a
+// C thread that calls into Go has not been measured yet. The drop-in calls
+// it only when the user set DPML_GOSCHED, so the setting is an experiment
+// switch there (an A/B on the device without a rebuild). It returns the
+// parse error of a bad value and applies nothing then.
+func ApplyGoschedForeign() error {
+	mode, pace, procs, err := goschedMode()
+	if err != nil {
+		return err
+	}
+	applyGosched(mode, pace, procs)
+	return nil
+}
+
 // SchedInfo says how the package cooperates with the Go scheduler in this
 // process (DPML_GOSCHED; see the package doc, "The Go scheduler").
 type SchedInfo struct {
