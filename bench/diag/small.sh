@@ -2,8 +2,8 @@
 # small.sh: where the small-message time goes (issue 15), one device call.
 # The C client (b2b) at 1x32 and 4x8 over small sizes with the tree at
 # several radixes against the partitioned plans and the MPI library, the
-# same with Go's async preemption off, and a perf profile of one rank when
-# perf exists.
+# same with Go's async preemption off and with the drop-in's DPML_GOSCHED
+# switch (procs, pace), and a perf profile of one rank when perf exists.
 #
 #	bench/diag/small.sh OUTDIR [LIB...]   (run from the repository root)
 #
@@ -31,6 +31,12 @@ for lib in $LIBS; do
   run "1x32-b2b-$tag" 120 $ONE -x LD_PRELOAD="$lib" bin/dpmlbench-c -pattern b2b $CARGS -variants "$V1" -out "$OUT/1x32-b2b-$tag"
   run "1x32-b2b-nopreempt-$tag" 90 $ONE -x LD_PRELOAD="$lib" -x GODEBUG=asyncpreemptoff=1 bin/dpmlbench-c -pattern b2b $CARGS \
     -variants native,auto,dpml:intra=tree,r=8,dpml:l=max,intra=shm -out "$OUT/1x32-b2b-nopreempt-$tag"
+  # The drop-in's Go scheduler switch (DPML_GOSCHED, unset by default in
+  # libdpml.so): a second P / pacing for the C thread that calls into Go.
+  for gs in procs pace; do
+    run "1x32-b2b-gosched-$gs-$tag" 90 $ONE -x LD_PRELOAD="$lib" -x DPML_GOSCHED=$gs bin/dpmlbench-c -pattern b2b $CARGS \
+      -variants native,auto,dpml:intra=tree,r=8,dpml:l=max,intra=shm -out "$OUT/1x32-b2b-gosched-$gs-$tag"
+  done
   run "4x8-b2b-$tag" 150 bin/dpmlrun -nodes 4 -ppn 8 -cores-per-node 8 -preload "$lib" -- \
     --mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=host -- bin/dpmlbench-c -pattern b2b $CARGS \
     -variants "$V4" -out "$OUT/4x8-b2b-$tag"
