@@ -204,7 +204,7 @@ func buildHydraEmulated(o Options, mpiexec string) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	hosts, hostArg, cpus, perNode, over, n := f.hosts, f.hostArg, f.cpus, f.perNode, f.over, f.ranks
+	hostArg, over, n := f.hostArg, f.over, f.ranks
 	user := userHydra(o.Extra)
 	a := []string{mpiexec}
 	// Hydra starts one proxy per host through the "ssh" launcher, which is
@@ -233,15 +233,7 @@ func buildHydraEmulated(o Options, mpiexec string) (*Plan, error) {
 	a = appendHydraEnv(a, o, len(o.PPN), FormatPPN(o.PPN), over)
 	a = append(a, o.Extra...)
 	a = append(a, o.Prog...)
-	return &Plan{
-		Argv:           a,
-		Env:            []string{EnvCPUMap + "=" + EncodeCPUMap(hosts, cpus)},
-		Hosts:          hosts,
-		CPUs:           cpus,
-		CoresPerNode:   perNode,
-		Oversubscribed: over,
-		Ranks:          n,
-	}, nil
+	return f.plan(a), nil
 }
 
 func buildHydraHostfile(o Options, mpiexec string) (*Plan, error) {

@@ -133,7 +133,7 @@ func buildEmulated(o Options, mpirun string) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	hosts, hostArg, cpus, perNode, over, n := f.hosts, f.hostArg, f.cpus, f.perNode, f.over, f.ranks
+	hostArg, over, n := f.hostArg, f.over, f.ranks
 	a := []string{mpirun}
 	if o.Root {
 		a = append(a, "--allow-run-as-root")
@@ -171,15 +171,7 @@ func buildEmulated(o Options, mpirun string) (*Plan, error) {
 	a = appendEnv(a, o, len(o.PPN), FormatPPN(o.PPN))
 	a = append(a, o.Extra...)
 	a = append(a, o.Prog...)
-	return &Plan{
-		Argv:           a,
-		Env:            []string{EnvCPUMap + "=" + EncodeCPUMap(hosts, cpus)},
-		Hosts:          hosts,
-		CPUs:           cpus,
-		CoresPerNode:   perNode,
-		Oversubscribed: over,
-		Ranks:          n,
-	}, nil
+	return f.plan(a), nil
 }
 
 func buildHostfile(o Options, mpirun string) (*Plan, error) {
@@ -333,4 +325,18 @@ func hostfileRanks(o Options) (ppn string, ranks int, err error) {
 		ranks = o.Nodes * o.PPN[0]
 	}
 	return strconv.Itoa(o.PPN[0]), ranks, nil
+}
+
+// plan is the launch plan of argv on these fake nodes: the CPU map the
+// agent reads, and the layout the launcher reports.
+func (f fakeNodes) plan(argv []string) *Plan {
+	return &Plan{
+		Argv:           argv,
+		Env:            []string{EnvCPUMap + "=" + EncodeCPUMap(f.hosts, f.cpus)},
+		Hosts:          f.hosts,
+		CPUs:           f.cpus,
+		CoresPerNode:   f.perNode,
+		Oversubscribed: f.over,
+		Ranks:          f.ranks,
+	}
 }
