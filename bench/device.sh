@@ -17,10 +17,15 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 { lscpu; free -g; mpirun --version; } >"$OUTDIR/machine.txt" 2>&1
 SIZES=${SIZES:-8:64M:x2}
 TIME=${TIME:-200ms}
-ONE="mpirun --allow-run-as-root -np 32 --bind-to core --map-by core --mca btl self,vader --mca btl_vader_single_copy_mechanism cma"
+# NP, FAKE_NODES and FAKE_PPN set the layouts (default 1x32 and 4x8, the
+# 32-core kind); on a 16-core kind: NP=16 FAKE_NODES=4 FAKE_PPN=4. Output
+# names carry the real layout (client-1x16-b2b, ...); step names stay.
+NP=${NP:-32} FN=${FAKE_NODES:-4} FP=${FAKE_PPN:-8}
+L1=1x$NP L4=${FN}x$FP
+ONE="mpirun --allow-run-as-root -np $NP --bind-to core --map-by core --mca btl self,vader --mca btl_vader_single_copy_mechanism cma"
 # Nodes by host name: MPI_Comm_split_type(SHARED) hung the emulated nodes on
 # the device's Open MPI 4.1.6 (bench/results/2026-11-21-h200x2/README.md).
-FAKE="bin/dpmlrun -nodes 4 -ppn 8 -cores-per-node 8 -- --mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=${DPML_NODE_SPLIT:-host} --"
+FAKE="bin/dpmlrun -nodes $FN -ppn $FP -cores-per-node $FP -- --mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=${DPML_NODE_SPLIT:-host} --"
 # The C client (bin/dpmlbench-c) preloads CLIENT_LIB; with CLIENT_LIB_ALT
 # set (another build of libdpml.so, e.g. main's) every client run is repeated
 # with it into *-alt directories, so old and new compare in one device call
@@ -128,13 +133,13 @@ client|client1x32|client4x8)
     if [ ! -f "$lib" ]; then echo "== client: $lib: no such library" | tee -a "$OUTDIR/commands.txt"; continue; fi
     for pat in $CLIENT_PATTERNS; do
       if [ "$s" != client4x8 ]; then
-        run "client-1x32-$pat$sfx" 240 $ONE -x LD_PRELOAD="$lib" bin/dpmlbench-c -pattern "$pat" $cargs \
-          -variants "$CLIENT_VARIANTS_1x32" -out "$OUTDIR/client-1x32-$pat$sfx"
+        run "client-$L1-$pat$sfx" 240 $ONE -x LD_PRELOAD="$lib" bin/dpmlbench-c -pattern "$pat" $cargs \
+          -variants "$CLIENT_VARIANTS_1x32" -out "$OUTDIR/client-$L1-$pat$sfx"
       fi
       if [ "$s" != client1x32 ]; then
-        fake "client-4x8-$pat$sfx" 300 bin/dpmlrun -nodes 4 -ppn 8 -cores-per-node 8 -preload "$lib" -- \
+        fake "client-$L4-$pat$sfx" 300 bin/dpmlrun -nodes $FN -ppn $FP -cores-per-node $FP -preload "$lib" -- \
           --mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=${DPML_NODE_SPLIT:-host} -- bin/dpmlbench-c -pattern "$pat" $cargs \
-          -variants "$CLIENT_VARIANTS_4x8" -out "$OUTDIR/client-4x8-$pat$sfx"
+          -variants "$CLIENT_VARIANTS_4x8" -out "$OUTDIR/client-$L4-$pat$sfx"
       fi
     done
   done ;;

@@ -97,9 +97,10 @@ type armSet struct {
 	nbr    [][]uint8 // neighbours of each arm
 }
 
-// maxNeighbours: the four grid directions, plus the tree line's link at
-// the (l = 1, DPML, copies) cell.
-const maxNeighbours = 5
+// maxNeighbours: the four grid directions, a twin (cross-memory attach or
+// offload), and a tree line's link (a tree arm: its two radix neighbours,
+// the (l = 1) and the (l = max) DPML cells, a twin).
+const maxNeighbours = 6
 
 // maxTreeRadix is the largest radix of a tree arm (the engine's bound).
 const maxTreeRadix = 64
@@ -241,6 +242,14 @@ func newArmSet(k Key, cfg *Config) *armSet {
 			}
 		}
 		if g := at(0, 0); g >= 0 {
+			link(int(s.tree[hook]), g)
+		}
+		// And to the most leaders: a search that starts on the tree
+		// (the model's pick for small sizes) must reach the partitioned
+		// plans without crossing l = 1, which is the slowest of them from
+		// a few KiB on; the device (1 x 16) saw the learner stay on a
+		// tree 2.5x slower than l = 16 at 16 KiB for want of this path.
+		if g := at(len(s.grid)-1, 0); g >= 0 && g != at(0, 0) {
 			link(int(s.tree[hook]), g)
 		}
 	}

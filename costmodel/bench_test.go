@@ -10,7 +10,7 @@ func settled(b *testing.B, k Key) *Tuner {
 	for i := 0; i < 2000; i++ {
 		a := tu.Choose(k)
 		if tu.Record(k, a, cost(i, a)) {
-			if err := tu.Commit(tu.Pending()); err != nil {
+			if err := commitLocal(tu); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -64,7 +64,7 @@ func BenchmarkCallFrozen(b *testing.B) {
 		kk := MakeKey(ElemFloat32, OpArith, 1<<20, lay)
 		a := tu.Choose(kk)
 		if tu.Record(kk, a, 1e-4) {
-			_ = tu.Commit(tu.Pending())
+			_ = commitLocal(tu)
 		}
 	}
 }

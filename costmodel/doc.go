@@ -9,7 +9,7 @@
 //
 //	Model        parameters; Predict / Breakdown price a plan.Shape
 //	Key, Arm     tuning keys and the plans the learner chooses among
-//	Tuner        per-Key learner: Choose, Record, Pending, Commit
+//	Tuner        per-Key learner: Choose, RecordSpan, Pending, Commit
 //	Table        versioned JSON tuning table: Save, Load, DefaultTable
 //
 // The offline tools live in package costmodel/offline (used by dpmlbench
@@ -99,19 +99,27 @@
 //
 // # What a call costs: arrival skew
 //
-// Every rank times its call from its own entry to its own exit. In a real
-// program the ranks arrive at different times, and a rank that arrives
-// early spends most of its call waiting for the last one: that wait says
-// nothing about the plan. The commit exchanges, in one max-allreduce, each
-// sample's largest time and its negation's (the smallest); the cost of a
-// call (Config.Cost = CostLastArrival) is the smallest: the rank that
-// arrived last waited for no peer, so its time runs from the last arrival
-// to its own exit. The difference is the arrival skew, kept apart (a
-// running mean per key: Info.Skew, printed by DPML_VERBOSE and recorded by
-// the benchmarks). CostSlowest, the largest time, is the rule before
-// issue 16; TestLearnerIgnoresSkew shows what it does with skew up to
-// three times the cost (the no-skew arm in 30 of 74 simulated runs,
-// against 74 of 74).
+// Every rank stamps its call's entry and exit on a clock common to the
+// ranks (RecordSpan). In a real program the ranks arrive at different
+// times, and a rank that arrives early spends most of its call waiting for
+// the last one: that wait says nothing about the plan. The commit step
+// exchanges, in one max-allreduce, each sample's last entry, first entry
+// (negated) and longest duration, then, in one sum-allreduce, each rank's
+// exit after that last entry; the cost of a call (Config.Cost =
+// CostLastArrival) is the ranks' mean exit after the last entry: the time
+// the plan kept its ranks once it could start. The last entry minus the
+// first is the arrival skew, kept apart (a running mean per key:
+// Info.Skew, printed by DPML_VERBOSE and recorded by the benchmarks).
+// CostSlowest, the longest duration, is the rule before issue 16;
+// TestLearnerIgnoresSkew shows what it does with skew up to three times
+// the cost.
+//
+// An earlier rule took the shortest duration over the ranks (the last
+// arrival's own time). It needs no common clock, but the rank that leaves
+// first, a tree's root, does not wait for the release to reach the others:
+// on the device (1 x 16, back to back and with 20 us of skew) that rule
+// settled on radix-2 trees that ran 1.3 to 2.4 times slower than the best
+// fixed plan (bench/results/2026-11-23-h100x1-16core).
 //
 // # Decisions that stay
 //
@@ -179,7 +187,7 @@
 //     number of calls of k recorded since the last Commit. It never looks
 //     at local times.
 //
-//  2. Record(k, arm, localSeconds) stores the local time in a fixed-size
+//  2. RecordSpan(k, arm, entry, exit) stores the times in a fixed-size
 //     batch (Config.Batch) and advances that count. Which calls are stored
 //     (all while exploring, one in FrozenStride when frozen), and its
 //     result, depend only on the state and the call sequence, never on the
@@ -189,12 +197,15 @@
 //     every call its schedule asked for), every rank, before its next call
 //     on this communicator, runs the commit step:
 //
-//     buf := t.Pending()                         // local times and their negations, same length everywhere
-//     mpi.AllreduceInPlace(comm, buf, mpi.OpMax) // elementwise max over ranks: largest and -smallest
-//     t.Commit(buf)                              // the only call that changes decisions
+//     buf := t.Pending()                         // entries, -entries, durations; same length everywhere
+//     mpi.AllreduceInPlace(comm, buf, mpi.OpMax) // elementwise max over ranks
+//     sum := t.Exits(buf)                        // exits after each last entry (int64 ns), and a 1
+//     mpi.AllreduceInPlace(comm, sum, mpi.OpSum) // sums over ranks, and the rank count
+//     t.Commit(buf, sum)                         // the only call that changes decisions
 //
-//     MAX is exact and order-free, so every rank commits bit-identical
-//     values, applies them in the same order, and reaches the same state.
+//     MAX, and SUM over Exits' integer nanoseconds, are exact and
+//     order-free, so every rank commits bit-identical values, applies them
+//     in the same order, and reaches the same state.
 //
 //  4. Therefore the inputs must be the same on every rank: the same Config
 //     (SegmentBytes included), the same Model and the same loaded Table
@@ -266,11 +277,13 @@
 //	arm := t.Choose(key) // a plan.Shape: variant, l, k, transport
 //	o := Override(arm)   // dpml.Override: a defined type over plan.Shape
 //	timed := t.Timed(key) // read the clock only for the calls Record keeps
-//	t0 := time.Now(); err := execute(plan(o)); d := time.Since(t0)
-//	if err == nil && t.Record(key, arm, d.Seconds()) {
+//	t0 := clock(); err := execute(plan(o)); t1 := clock() // common clock
+//	if err == nil && t.RecordSpan(key, arm, t0, t1) {
 //		buf := t.Pending()
 //		mpi.AllreduceInPlace(c.world, buf, mpi.OpMax) // not inside the timed region
-//		t.Commit(buf)
+//		sum := t.Exits(buf)
+//		mpi.AllreduceInPlace(c.world, sum, mpi.OpSum)
+//		t.Commit(buf, sum)
 //	}
 //
 // (Pipelined with k = 1 is a valid arm: segment overlap without

@@ -277,7 +277,7 @@ func tuned(t *testing.T) (*costmodel.Tuner, []costmodel.Key) {
 	k := costmodel.MakeKey(costmodel.ElemFloat64, costmodel.OpMinMax, 1<<20, costmodel.Layout{4, 8})
 	keys = append(keys, k)
 	tu.Record(k, tu.Choose(k), 1e-3)
-	if err := tu.Commit(tu.Pending()); err != nil {
+	if err := commit1(tu); err != nil {
 		t.Fatal(err)
 	}
 	return tu, keys
@@ -420,4 +420,10 @@ func TestLearnerIgnoresSkew(t *testing.T) {
 	if slowSame > runs*3/4 {
 		t.Errorf("timed from each rank's entry, the learner still found the no-skew arm in %d of %d runs: the skew injected is too weak to tell the cost rules apart", slowSame, runs)
 	}
+}
+
+// commit1 is the commit step of a single-rank communicator.
+func commit1(tu *costmodel.Tuner) error {
+	b := tu.Pending()
+	return tu.Commit(b, tu.Exits(b))
 }

@@ -35,19 +35,27 @@ const (
 	StatMedian
 )
 
-// Cost says how one call's cost is read from the ranks' local times (each
-// rank times its call from its own entry to its own exit).
+// Cost says how one call's cost is read from the ranks' entry and exit
+// times (RecordSpan: both on a clock common to the ranks).
 type Cost uint8
 
 const (
-	// CostLastArrival (default): the smallest local time over the ranks.
-	// The rank that arrived last waited for no peer, so its time is the
-	// plan's own from the last arrival to that rank's exit; the others'
-	// times also hold how late the last one was (arrival skew), which
-	// says nothing about the plan. The skew is kept apart (Info.Skew).
+	// CostLastArrival (default): the ranks' mean time from the last
+	// rank's entry to their own exit. Before the last arrival no plan can
+	// finish, so what came before it (arrival skew) says nothing about the
+	// plan; after it, each rank's wait for its result is the plan's,
+	// including the release reaching the deepest ranks of a tree. The mean,
+	// not the last exit, because one rank descheduled on its way out
+	// (a shared machine does that often) would otherwise set the cost. The
+	// skew (last entry minus first) is kept apart (Info.Skew). A rank's own time, even the
+	// shortest, is no substitute: the rank that leaves first (a tree's
+	// root) hides the rest of the plan, and the device measured the
+	// learner preferring deep trees for it (bench/results/
+	// 2026-11-23-h100x1-16core).
 	CostLastArrival Cost = iota
-	// CostSlowest: the largest local time, skew included (the tuner's rule
-	// before issue 16; kept to show what skew does to the learner).
+	// CostSlowest: the largest local time (exit minus entry), skew
+	// included (the tuner's rule before issue 16; kept to show what skew
+	// does to the learner).
 	CostSlowest
 )
 
@@ -286,8 +294,8 @@ type entry struct {
 	// the key's previous call (probes of later explorations included).
 	switches, changes uint64
 	// cost and skew: running means (1/16 weight) of the committed calls'
-	// cost (Config.Cost) and arrival skew (largest minus smallest local
-	// time), for reports only.
+	// cost (Config.Cost) and arrival skew (last entry minus first), for
+	// reports only.
 	cost, skew float64
 }
 
@@ -307,8 +315,9 @@ type Tuner struct {
 
 	pk      []*entry
 	pa      []uint8
-	ps      []float64
-	ex      []float64 // Pending's exchange buffer: 2 x Batch
+	pe, px  []float64 // buffered entry and exit times
+	ex      []float64 // Pending's exchange buffer: 3 x Batch
+	sx      []int64   // Exits' exchange buffer: Batch + 1
 	np      int
 	touched []*entry
 	commits uint64
@@ -327,7 +336,7 @@ func NewTuner(cfg Config, m Model) (*Tuner, error) {
 	return &Tuner{
 		cfg: c, model: m,
 		keys: map[uint64]*entry{}, sets: map[uint64]*armSet{},
-		pk: make([]*entry, c.Batch), pa: make([]uint8, c.Batch), ps: make([]float64, c.Batch), ex: make([]float64, 2*c.Batch),
+		pk: make([]*entry, c.Batch), pa: make([]uint8, c.Batch), pe: make([]float64, c.Batch), px: make([]float64, c.Batch), ex: make([]float64, 3*c.Batch), sx: make([]int64, c.Batch+1),
 		touched: make([]*entry, 0, c.Batch),
 	}, nil
 }
@@ -425,15 +434,26 @@ func (e *entry) next() uint8 {
 	return e.cur
 }
 
-// Record notes that a call of key k ran arm a and took localSeconds on this
-// rank. It buffers the time when the learner wants it (every call while
-// exploring, one in FrozenStride when frozen) and reports whether the engine
-// must now run the commit step (Pending, max-allreduce, Commit) before the
-// next call: when the batch is full, or when an exploring key has been
-// given all the calls its schedule asked for. Arms that are not in k's arm
-// set, and calls recorded while the batch is full, are ignored. O(1); no
-// allocation.
+// Record is RecordSpan with every rank entering at time 0: the call's
+// local duration on this rank. With all ranks recording this way the cost
+// is the largest duration (ranks that entered together); for a single
+// process, and for tests of the learner alone.
 func (t *Tuner) Record(k Key, a Arm, localSeconds float64) (commit bool) {
+	return t.RecordSpan(k, a, 0, localSeconds)
+}
+
+// RecordSpan notes that a call of key k ran arm a, entered at entry and
+// left at exit on this rank (seconds on a clock common to the ranks: the
+// engine reads CLOCK_MONOTONIC, shared by the processes of one host, and
+// corrects it by each node's estimated offset when hosts differ). It
+// buffers the times when the learner wants them (every call while
+// exploring, one in the key's stride when frozen: see Timed) and reports
+// whether the engine must now run the commit step (Pending, max-allreduce,
+// Commit) before the next call: when the batch is full, or when an
+// exploring key has been given all the calls its schedule asked for. Arms
+// that are not in k's arm set, and calls recorded while the batch is full,
+// are ignored. O(1); no allocation.
+func (t *Tuner) RecordSpan(k Key, a Arm, entry, exit float64) (commit bool) {
 	e := t.entry(k)
 	e.calls++
 	if t.cfg.Mode == ModeModel {
@@ -449,37 +469,69 @@ func (t *Tuner) Record(k Key, a Arm, localSeconds float64) (commit bool) {
 			return false
 		}
 	}
-	if t.np == len(t.ps) {
+	if t.np == len(t.pe) {
 		return true
 	}
-	t.pk[t.np], t.pa[t.np], t.ps[t.np] = e, uint8(idx), localSeconds
+	t.pk[t.np], t.pa[t.np], t.pe[t.np], t.px[t.np] = e, uint8(idx), entry, exit
 	t.np++
 	e.pend++
-	return t.np == len(t.ps) || (e.state == Exploring && e.pend >= e.total)
+	return t.np == len(t.pe) || (e.state == Exploring && e.pend >= e.total)
 }
 
-// Pending returns the exchange buffer of the buffered local times: for n
-// samples in recording order, the n times followed by their n negations,
-// as a slice of the tuner's own buffer. The engine max-allreduces it in
-// place (one collective gives the largest and the smallest time of every
-// sample) and passes it to Commit. Its length is the same on every rank.
+// Pending returns the first exchange buffer of the buffered samples: for
+// n samples in recording order, three blocks of n: the entry times, the
+// negated entry times and the local durations (exit - entry), as a slice
+// of the tuner's own buffer. The engine max-allreduces it in place (one
+// collective gives every sample's last entry, first entry and longest
+// duration) and passes the result to Exits. Its length is the same on
+// every rank.
 func (t *Tuner) Pending() []float64 {
 	n := t.np
 	for i := 0; i < n; i++ {
-		t.ex[i], t.ex[n+i] = t.ps[i], -t.ps[i]
+		t.ex[i], t.ex[n+i], t.ex[2*n+i] = t.pe[i], -t.pe[i], t.px[i]-t.pe[i]
 	}
-	return t.ex[:2*n]
+	return t.ex[:3*n]
 }
 
-// Commit applies the buffered samples with the elementwise max over ranks
-// of every rank's Pending: each sample's cost (Config.Cost: by default the
-// smallest local time, see CostLastArrival) and skew (largest minus
-// smallest), in order, then advances every key that got samples. Only
-// Commit changes decisions. maxed may be the slice Pending returned.
-func (t *Tuner) Commit(maxed []float64) error {
+// Exits returns the second exchange buffer, given Pending's buffer after
+// its max-allreduce: each sample's exit on this rank after the sample's
+// last entry, in whole nanoseconds, then a 1 (the rank count, once
+// summed), as a slice of the tuner's own buffer. The engine sum-allreduces
+// it in place and passes both buffers to Commit. Integers because an
+// integer sum is exact in any order: a floating-point sum may round
+// differently on different ranks (an allreduce's ranks can add in
+// different orders), and then the ranks' decisions would part.
+func (t *Tuner) Exits(maxed []float64) []int64 {
 	n := t.np
-	if len(maxed) != 2*n {
-		return fmt.Errorf("costmodel: commit of %d values for %d pending samples (want %d)", len(maxed), n, 2*n)
+	out := t.sx[:n+1]
+	if len(maxed) != 3*n {
+		return out[:0] // Commit reports the length error
+	}
+	for i := 0; i < n; i++ {
+		d := (t.px[i] - maxed[i]) * 1e9
+		// Bounded so that any number of ranks sums without overflow:
+		// 2^40 ns is 18 minutes.
+		d = max(min(d, 1<<40), -(1 << 40))
+		out[i] = int64(math.Round(d))
+	}
+	out[n] = 1
+	return out
+}
+
+// Commit applies the buffered samples, given Pending's buffer after its
+// max-allreduce and Exits' buffer after its sum-allreduce: each sample's
+// cost (Config.Cost: by default the ranks' mean exit after the last entry,
+// see CostLastArrival) and skew (last entry minus first), in order, then
+// advances every key that got samples. Only Commit changes decisions.
+// maxed and summed may be the slices Pending and Exits returned.
+func (t *Tuner) Commit(maxed []float64, summed []int64) error {
+	n := t.np
+	if len(maxed) != 3*n || len(summed) != n+1 {
+		return fmt.Errorf("costmodel: commit of %d and %d values for %d pending samples (want %d and %d)", len(maxed), len(summed), n, 3*n, n+1)
+	}
+	ranks := summed[n]
+	if ranks < 1 {
+		return fmt.Errorf("costmodel: commit with a rank count of %d", ranks)
 	}
 	for i := 0; i < n; i++ {
 		e := t.pk[i]
@@ -488,12 +540,12 @@ func (t *Tuner) Commit(maxed []float64) error {
 			e.touched = true
 			t.touched = append(t.touched, e)
 		}
-		hi, lo := maxed[i], -maxed[n+i]
-		cost := lo
+		lastEntry, firstEntry := maxed[i], -maxed[n+i]
+		cost := float64(summed[i]) / float64(ranks) * 1e-9
 		if t.cfg.Cost == CostSlowest {
-			cost = hi
+			cost = maxed[2*n+i]
 		}
-		e.note(cost, hi-lo)
+		e.note(cost, lastEntry-firstEntry)
 		e.observe(t.pa[i], cost, &t.cfg)
 	}
 	for i, e := range t.touched {
@@ -764,8 +816,8 @@ type Info struct {
 	// the key's previous call (later explorations' probes included).
 	Switches, Changes uint64
 	// Cost and Skew are running means of the committed calls' cost (see
-	// Config.Cost) and arrival skew (largest minus smallest local time),
-	// in seconds; 0 before the first commit.
+	// Config.Cost) and arrival skew (last entry minus first), in seconds;
+	// 0 before the first commit.
 	Cost, Skew float64
 	Stride     int // a settled key records one call in Stride
 	Measured   []ArmSample

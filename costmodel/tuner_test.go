@@ -89,7 +89,8 @@ func TestDeterminismFourRanks(t *testing.T) {
 		rngs[r] = rand.New(rand.NewPCG(100+uint64(r), 1))
 	}
 	commits := 0
-	maxed := make([]float64, 0, cfg.Batch)
+	maxed := make([]float64, 0, 3*cfg.Batch)
+	summed := make([]int64, 0, cfg.Batch+1)
 	for call := 0; call < 5000; call++ {
 		k := keys[seq.IntN(len(keys))]
 		if call >= 2000 && call < 2600 {
@@ -122,10 +123,22 @@ func TestDeterminismFourRanks(t *testing.T) {
 				maxed[i] = math.Max(maxed[i], v)
 			}
 		}
+		summed = summed[:0]
+		for r, tu := range ts {
+			for i, v := range tu.Exits(maxed) {
+				if r == 0 {
+					summed = append(summed, v)
+				} else {
+					summed[i] += v
+				}
+			}
+		}
 		for _, tu := range ts {
 			p := tu.Pending()
 			copy(p, maxed) // the in-place max-allreduce
-			if err := tu.Commit(p); err != nil {
+			x := tu.Exits(maxed)
+			copy(x, summed) // the in-place sum-allreduce
+			if err := tu.Commit(p, x); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -154,10 +167,10 @@ func TestCommitLengthMismatch(t *testing.T) {
 	tu := newTuners(t, 1, Config{}, DefaultModel())[0]
 	k := MakeKey(ElemFloat32, OpArith, 4096, Layout{2, 4})
 	tu.Record(k, tu.Choose(k), 1e-5)
-	if err := tu.Commit(nil); err == nil {
+	if err := tu.Commit(nil, nil); err == nil {
 		t.Error("Commit with the wrong length: no error")
 	}
-	if err := tu.Commit(tu.Pending()); err != nil {
+	if err := commitLocal(tu); err != nil {
 		t.Error(err)
 	}
 }
@@ -270,6 +283,19 @@ func TestArmSets(t *testing.T) {
 		if s.index(Arm{Variant: plan.DPML, Leaders: 3, Pipeline: 1}) != -1 {
 			t.Errorf("%v: l=3 found", c.key)
 		}
+		// A tree line reaches both ends of the leader axis in one move.
+		if len(s.tree) > 0 && len(s.grid) > 1 {
+			lo, hi := s.grid[0][0], s.grid[len(s.grid)-1][0]
+			for _, g := range []int16{lo, hi} {
+				linked := false
+				for _, ti := range s.tree {
+					linked = linked || containsU8(s.nbr[ti], uint8(g))
+				}
+				if !linked {
+					t.Errorf("%v: no tree arm is a neighbour of %v", c.key, s.arms[g])
+				}
+			}
+		}
 	}
 }
 
@@ -280,7 +306,7 @@ func TestSteadyStateAllocations(t *testing.T) {
 	for i := 0; i < 2000; i++ { // settle
 		a := tu.Choose(k)
 		if tu.Record(k, a, cost(i, a)) {
-			_ = tu.Commit(tu.Pending())
+			_ = commitLocal(tu)
 		}
 	}
 	if in, _ := tu.Info(k); in.State != Frozen {
@@ -296,7 +322,7 @@ func TestSteadyStateAllocations(t *testing.T) {
 		}
 		a := tu.Choose(kk)
 		if tu.Record(kk, a, cost(i, a)) {
-			_ = tu.Commit(tu.Pending())
+			_ = commitLocal(tu)
 		}
 		i++
 	})
@@ -322,7 +348,7 @@ func TestColdFirstCalls(t *testing.T) {
 			v *= 50
 		}
 		if tu.Record(k, a, v) {
-			if err := tu.Commit(append([]float64(nil), tu.Pending()...)); err != nil {
+			if err := commitLocal(tu); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -399,4 +425,11 @@ func TestOffloadArms(t *testing.T) {
 	if a, b := m.Predict(off, 8, lay), m.Predict(tr, 8, lay); !(a < b) {
 		t.Errorf("32 nodes, 8 B: offloaded tree %g s, host tree %g s: want the offload cheaper (no rounds over nodes)", a, b)
 	}
+}
+
+// commitLocal is the commit step of a single-rank communicator: the
+// allreduces over one rank leave both buffers as they are.
+func commitLocal(tu *Tuner) error {
+	b := tu.Pending()
+	return tu.Commit(b, tu.Exits(b))
 }

@@ -100,10 +100,10 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		c.report(p)
 	}
 	c.last = p
-	var t0 time.Time
+	var t0 int64
 	timed := tuned && c.tuner.Timed(key) // the clock only when the tuner keeps the time
 	if timed {
-		t0 = time.Now()
+		t0 = c.now()
 	}
 	// The plan lives in the Comm (c.last): a pointer to a local would move
 	// it to the heap on every call.
@@ -112,11 +112,13 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		time.Sleep(testHookPlanCost(&c.last))
 	}
 	if err == nil && tuned {
-		var d time.Duration
+		var t1 int64
 		if timed {
-			d = time.Since(t0)
+			t1 = c.now()
+		} else {
+			t0 = 0
 		}
-		err = c.observe(key, arm, d)
+		err = c.observe(key, arm, t0, t1)
 	}
 	if err != nil {
 		// Wake local peers blocked on this rank, and refuse further calls:
@@ -156,8 +158,10 @@ func overlaps[T any](a, b []T) bool {
 	return a0 < b0+uintptr(len(b))*sz && b0 < a0+uintptr(len(a))*sz
 }
 
-// report prints plan choices on rank 0 (DPML_VERBOSE): each new choice per
-// power-of-two size class at level 1, every call at level 2.
+// report prints plan choices on rank 0 (DPML_VERBOSE): at level 1 each
+// plan once per power-of-two size class (a learner that alternates plans,
+// or a benchmark that interleaves them, would otherwise print one on every
+// call), up to maxReported; at level 2 every call.
 func (c *Comm) report(p Plan) {
 	if c.rank != 0 {
 		return
@@ -166,19 +170,30 @@ func (c *Comm) report(p Plan) {
 	for b := p.Count * p.ElemSize; b > 1; b >>= 1 {
 		class++
 	}
-	key := fmt.Sprintf("%v/%d/%d/%v/%d/%d/%v", p.Variant, p.Leaders, p.Pipeline, p.Intra, p.Radix, p.Segments, p.Offload)
-	if c.verbose < 2 && c.reported[class] == key {
-		return
+	key := fmt.Sprintf("%d/%v/%d/%d/%v/%d/%d/%v", class, p.Variant, p.Leaders, p.Pipeline, p.Intra, p.Radix, p.Segments, p.Offload)
+	if c.verbose < 2 {
+		if c.reported[key] {
+			return
+		}
+		if c.reported == nil {
+			c.reported = map[string]bool{}
+		}
+		if len(c.reported) == maxReported {
+			fmt.Fprintf(os.Stderr, "dpml: %d plans printed; DPML_VERBOSE=2 prints every call's\n", maxReported)
+		}
+		c.reported[key] = true
+		if len(c.reported) > maxReported {
+			return
+		}
 	}
-	if c.reported == nil {
-		c.reported = map[int]string{}
-	}
-	c.reported[class] = key
 	fmt.Fprintf(os.Stderr, "dpml: %d B: %s", p.Count*p.ElemSize, p.String())
 	if p.Intra == IntraTree {
 		fmt.Fprintf(os.Stderr, "reduction tree of node 0 (local ranks, children indented):\n%s", c.treeFor(p.Radix).tree.String())
 	}
 }
+
+// maxReported bounds DPML_VERBOSE=1's plan printing.
+const maxReported = 256
 
 // checkCall is DPML_CHECK: one allreduce compares what MPI requires to be
 // equal on every rank but leaves undefined when it is not (count, element

@@ -79,6 +79,7 @@ type policy struct {
 	check       bool     // DPML_CHECK: compare every call's arguments across ranks
 	verbose     int
 	tuner       *costmodel.Tuner
+	clockOffset int64 // ns: this host's CLOCK_MONOTONIC minus rank 0's (clock.go)
 	tuningFile  string
 	warnings    []string // what New clamped (printed on rank 0)
 	off         *offload // in-network reduction offload (offload.go); nil: none
@@ -102,7 +103,7 @@ type inFlight struct {
 	lastTuned    bool
 	timing       bool
 	times        PhaseTimes
-	reported     map[int]string // DPML_VERBOSE: last plan printed per size class
+	reported     map[string]bool // DPML_VERBOSE: plans printed, per size class
 	// watch marks the blocking MPI step in progress for the watchdog
 	// (watchdog.go), which aborts the job when one outlasts watchTimeout.
 	watch        watch

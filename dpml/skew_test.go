@@ -1,6 +1,7 @@
 package dpml
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -42,11 +43,17 @@ func TestTunerIgnoresSkew(t *testing.T) {
 			return 6 * time.Millisecond
 		}
 		defer func() { testHookPlanCost = nil }()
-		for _, skew := range []bool{false, true} {
-			settled := learnUnderSkew(t, w, skew)
+		for _, tc := range []struct {
+			skew, hosts bool // hosts: each node counts as its own host (clock offsets estimated)
+		}{{false, false}, {true, false}, {true, true}} {
+			if tc.hosts {
+				testHookBootID = func(rank int) string { return fmt.Sprint("host ", rank/2) }
+			}
+			settled := learnUnderSkew(t, w, tc.skew)
+			testHookBootID = nil
 			for n, a := range settled {
 				if a.Intra != plan.IntraTree {
-					t.Errorf("skew %v, %d floats: settled on %v, want the tree (2 ms against 6 and 10)", skew, n, a)
+					t.Errorf("skew %v, hosts %v, %d floats: settled on %v, want the tree (2 ms against 6 and 10)", tc.skew, tc.hosts, n, a)
 				}
 			}
 		}
@@ -65,6 +72,12 @@ func learnUnderSkew(t *testing.T, w *mpi.Comm, skew bool) map[int]costmodel.Arm 
 	defer c.Close()
 	if c.Tuner() == nil {
 		t.Fatal("no tuner with DPML_TUNER=auto")
+	}
+	// One host really: an estimated offset must be near zero (a sanity
+	// bound, far above any barrier's release skew), and none is estimated
+	// when the boot ids agree.
+	if off := time.Duration(c.clockOffset); off > time.Second || off < -time.Second || (testHookBootID == nil && off != 0) {
+		t.Errorf("clock offset %v (boot ids differ: %v)", off, testHookBootID != nil)
 	}
 	rng := rand.New(rand.NewPCG(7, uint64(c.Rank())))
 	sizes := []int{2, 4, 8, 16} // float32: 8 to 64 bytes, four buckets

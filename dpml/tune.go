@@ -22,10 +22,11 @@ import (
 
 // The tuner (package costmodel) picks the variant, l and k of every call
 // that forces nothing. It is a deterministic state machine fed, every few
-// calls, with the largest and smallest time over ranks of the calls (one
-// small allreduce per batch; the smallest is the call's cost, their
-// difference the arrival skew), so every rank takes the same decision on
-// every call without a broadcast per call. DPML_TUNER=static turns it off (the built-in
+// calls, with the calls' entry and exit times on a clock common to the
+// ranks (two small allreduces per batch: the cost of a call is the ranks'
+// mean exit after the last entry, the arrival skew kept apart), so every
+// rank takes the same decision on every call without a broadcast per
+// call. DPML_TUNER=static turns it off (the built-in
 // default policy then decides); DPML_TUNING_FILE names a table to start from
 // and to save to at Close.
 
@@ -112,12 +113,14 @@ func (c *Comm) setupTuner() error {
 			lerr = fmt.Errorf("%w: tuner: %w", ErrSetup, lerr)
 		}
 	}
-	// Every rank, failed or not, takes the fingerprint exchange.
+	// Every rank, failed or not, takes the fingerprint exchange; the
+	// hosts' boot ids ride along (do all ranks read one clock?).
 	var fp uint64
 	if c.tuner != nil {
 		fp = c.tuner.Fingerprint()
 	}
-	buf := []uint64{fp, ^fp}
+	boot := bootHash(c.rank)
+	buf := []uint64{fp, ^fp, boot, ^boot}
 	if err := mpi.AllreduceInPlace(c.world, buf, mpi.OpMax); err != nil {
 		return errors.Join(lerr, fmt.Errorf("%w: tuner fingerprint: %w", ErrSetup, err))
 	}
@@ -128,6 +131,13 @@ func (c *Comm) setupTuner() error {
 	if buf[0] != ^buf[1] {
 		c.tuner = nil
 		return fmt.Errorf("%w: the tuner's starting state differs between ranks (its segment size follows each node's last-level cache: set %s to the same value everywhere)", ErrMismatch, config.SegmentBytes)
+	}
+	if buf[2] != ^buf[3] && cfg.Mode == costmodel.ModeLearn {
+		// Several hosts: the same decision on every rank (buf is).
+		if err := c.estimateClockOffset(); err != nil {
+			c.tuner = nil
+			return err
+		}
 	}
 	return nil
 }
@@ -249,24 +259,30 @@ func (c *Comm) tunerKey(kind mpi.Kind, op mpi.Op, count int) costmodel.Key {
 		costmodel.Layout{Nodes: c.nodes, PPN: c.minPPN})
 }
 
-// observe feeds one call's duration (from this rank's entry to its exit;
-// 0 when the tuner did not ask for it, see Tuner.Timed) to the tuner;
-// every batch it exchanges the batch's largest and smallest time over the
-// ranks (one max-allreduce, collective, at the same call on every rank):
-// the smallest is the rank that arrived last, whose time is the plan's
-// own, the difference the arrival skew.
-func (c *Comm) observe(key costmodel.Key, arm costmodel.Arm, d time.Duration) error {
-	if !c.tuner.Record(key, arm, d.Seconds()) {
+// observe feeds one call's entry and exit (on the tuner's clock, now; 0
+// and 0 when the tuner did not ask for them, see Tuner.Timed) to the
+// tuner; every batch it runs the commit step (collective, at the same call
+// on every rank): one max-allreduce (each sample's last and first entry,
+// longest duration) and one sum-allreduce (the ranks' exits after the last
+// entry, in integer nanoseconds): the call's cost is their mean, the
+// arrival skew the entries' spread.
+func (c *Comm) observe(key costmodel.Key, arm costmodel.Arm, entry, exit int64) error {
+	if !c.tuner.RecordSpan(key, arm, float64(entry)*1e-9, float64(exit)*1e-9) {
 		return nil
 	}
 	buf := c.tuner.Pending()
 	c.watch.enter(stepTuner)
 	err := mpi.AllreduceInPlace(c.world, buf, mpi.OpMax)
+	var sum []int64
+	if err == nil {
+		sum = c.tuner.Exits(buf)
+		err = mpi.AllreduceInPlace(c.world, sum, mpi.OpSum)
+	}
 	c.watch.leave()
 	if err != nil {
 		return fmt.Errorf("dpml: tuner exchange: %w", err)
 	}
-	return c.tuner.Commit(buf)
+	return c.tuner.Commit(buf, sum)
 }
 
 // saveTuning writes the tuning table (rank 0, at Close), as the user set

@@ -14,7 +14,11 @@ OUT=${1:?outdir}; shift
 LIBS=${*:-$PWD/bin/libdpml.so}
 mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-ONE="mpirun --allow-run-as-root -np 32 --bind-to core --map-by core --mca btl self,vader --mca btl_vader_single_copy_mechanism cma"
+# NP, FAKE_NODES, FAKE_PPN: the layouts (default 1x32 and 4x8; a 16-core
+# kind: NP=16 FAKE_NODES=4 FAKE_PPN=4); output names carry them.
+NP=${NP:-32} FN=${FAKE_NODES:-4} FP=${FAKE_PPN:-8}
+L1=1x$NP L4=${FN}x$FP
+ONE="mpirun --allow-run-as-root -np $NP --bind-to core --map-by core --mca btl self,vader --mca btl_vader_single_copy_mechanism cma"
 SIZES=${SMALL_SIZES:-4,8,16,32,64,128,256,512,1K,2K,4K,8K,16K}
 CARGS="-sizes $SIZES -time ${SMALL_TIME:-150ms} -min-iters 5 -max-iters ${SMALL_MAXITERS:-20000} -tune-calls 50 -check -quiet"
 V1=${SMALL_V1:-native,auto,dpml:intra=tree,r=2,dpml:intra=tree,r=4,dpml:intra=tree,r=8,dpml:intra=tree,r=16,dpml:intra=tree,r=32,dpml:l=8,intra=shm,dpml:l=max,intra=shm}
@@ -28,18 +32,18 @@ run() { # name timeout cmd...
 }
 for lib in $LIBS; do
   tag=$(basename "$(dirname "$lib")")
-  run "1x32-b2b-$tag" 120 $ONE -x LD_PRELOAD="$lib" bin/dpmlbench-c -pattern b2b $CARGS -variants "$V1" -out "$OUT/1x32-b2b-$tag"
-  run "1x32-b2b-nopreempt-$tag" 90 $ONE -x LD_PRELOAD="$lib" -x GODEBUG=asyncpreemptoff=1 bin/dpmlbench-c -pattern b2b $CARGS \
-    -variants native,auto,dpml:intra=tree,r=8,dpml:l=max,intra=shm -out "$OUT/1x32-b2b-nopreempt-$tag"
+  run "$L1-b2b-$tag" 120 $ONE -x LD_PRELOAD="$lib" bin/dpmlbench-c -pattern b2b $CARGS -variants "$V1" -out "$OUT/$L1-b2b-$tag"
+  run "$L1-b2b-nopreempt-$tag" 90 $ONE -x LD_PRELOAD="$lib" -x GODEBUG=asyncpreemptoff=1 bin/dpmlbench-c -pattern b2b $CARGS \
+    -variants native,auto,dpml:intra=tree,r=8,dpml:l=max,intra=shm -out "$OUT/$L1-b2b-nopreempt-$tag"
   # The drop-in's Go scheduler switch (DPML_GOSCHED, unset by default in
   # libdpml.so): a second P / pacing for the C thread that calls into Go.
   for gs in procs pace; do
-    run "1x32-b2b-gosched-$gs-$tag" 90 $ONE -x LD_PRELOAD="$lib" -x DPML_GOSCHED=$gs bin/dpmlbench-c -pattern b2b $CARGS \
-      -variants native,auto,dpml:intra=tree,r=8,dpml:l=max,intra=shm -out "$OUT/1x32-b2b-gosched-$gs-$tag"
+    run "$L1-b2b-gosched-$gs-$tag" 90 $ONE -x LD_PRELOAD="$lib" -x DPML_GOSCHED=$gs bin/dpmlbench-c -pattern b2b $CARGS \
+      -variants native,auto,dpml:intra=tree,r=8,dpml:l=max,intra=shm -out "$OUT/$L1-b2b-gosched-$gs-$tag"
   done
-  run "4x8-b2b-$tag" 150 bin/dpmlrun -nodes 4 -ppn 8 -cores-per-node 8 -preload "$lib" -- \
+  run "$L4-b2b-$tag" 150 bin/dpmlrun -nodes $FN -ppn $FP -cores-per-node $FP -preload "$lib" -- \
     --mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=host -- bin/dpmlbench-c -pattern b2b $CARGS \
-    -variants "$V4" -out "$OUT/4x8-b2b-$tag"
+    -variants "$V4" -out "$OUT/$L4-b2b-$tag"
 done
 # A profile of rank 1 (a tree child) for 4 B and 1 KiB tree calls.
 lib=${LIBS%% *}

@@ -44,6 +44,42 @@ type SimResult struct {
 	Episodes       int // explorations (1 + re-explorations on drift)
 }
 
+// commitAll runs the commit step of the engine on simulated ranks: the
+// max-allreduce of every rank's Pending, the sum-allreduce of every rank's
+// Exits, and Commit on every rank with both results.
+func commitAll(ranks []*costmodel.Tuner, maxed *[]float64, summed *[]int64) error {
+	*maxed = append((*maxed)[:0], ranks[0].Pending()...)
+	for _, t := range ranks[1:] {
+		p := t.Pending()
+		if len(p) != len(*maxed) {
+			return fmt.Errorf("pending batches differ in length")
+		}
+		for i, v := range p {
+			(*maxed)[i] = math.Max((*maxed)[i], v)
+		}
+	}
+	*summed = (*summed)[:0]
+	for r, t := range ranks {
+		x := t.Exits(*maxed)
+		if r == 0 {
+			*summed = append(*summed, x...)
+			continue
+		}
+		if len(x) != len(*summed) {
+			return fmt.Errorf("exit batches differ in length")
+		}
+		for i, v := range x {
+			(*summed)[i] += v
+		}
+	}
+	for _, t := range ranks {
+		if err := t.Commit(append([]float64(nil), *maxed...), append([]int64(nil), *summed...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Simulate runs the tuners of len(ranks) simulated ranks on one key against
 // a synthetic cost surface: cost(call, arm) is the true time of arm at call
 // number `call` (a surface may change over time to test drift). Each rank
@@ -66,6 +102,7 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 	seen := map[costmodel.Arm]bool{}
 	var cum float64
 	var maxed []float64
+	var summed []int64
 	for call := 0; call < o.Calls; call++ {
 		a := ranks[0].Choose(key)
 		for r := 1; r < len(ranks); r++ {
@@ -98,8 +135,9 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 			if o.Outliers > 0 && rngs[r].Float64() < o.Outliers {
 				v *= 2 + 3*rngs[r].Float64()
 			}
-			v += last - lags[r] // waited for the last arrival
-			cm := t.Record(key, a, v)
+			// Enters at its lag; leaves once the last rank has
+			// arrived and the plan has run (its own noise).
+			cm := t.RecordSpan(key, a, lags[r], last+v)
 			if r == 0 {
 				commit = cm
 			} else if cm != commit {
@@ -109,20 +147,8 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 		if !commit {
 			continue
 		}
-		maxed = append(maxed[:0], ranks[0].Pending()...)
-		for _, t := range ranks[1:] {
-			p := t.Pending()
-			if len(p) != len(maxed) {
-				return res, fmt.Errorf("offline: call %d: pending batches differ in length", call)
-			}
-			for i, v := range p {
-				maxed[i] = math.Max(maxed[i], v)
-			}
-		}
-		for _, t := range ranks {
-			if err := t.Commit(append([]float64(nil), maxed...)); err != nil {
-				return res, err
-			}
+		if err := commitAll(ranks, &maxed, &summed); err != nil {
+			return res, fmt.Errorf("offline: call %d: %w", call, err)
 		}
 		res.Commits++
 	}
