@@ -112,11 +112,9 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		time.Sleep(testHookPlanCost(&c.last))
 	}
 	if err == nil && tuned {
-		var t1 int64
+		var t1 int64 // 0 and 0 when untimed: the tuner keeps no time
 		if timed {
 			t1 = c.now()
-		} else {
-			t0 = 0
 		}
 		err = c.observe(key, arm, t0, t1)
 	}
