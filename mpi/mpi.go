@@ -68,8 +68,8 @@ const (
 )
 
 func init() {
-	// Under MPI_THREAD_FUNNELED (the default) every MPI call must come from
-	// the thread that called MPI_Init. Package init runs on the main
+	// Under MPI_THREAD_SINGLE or FUNNELED (Init's levels) every MPI call
+	// must come from the thread that called MPI_Init. Package init runs on the main
 	// goroutine, so locking here keeps main on the main OS thread for the
 	// program's life, which is where a normal program calls Init and MPI.
 	runtime.LockOSThread()
@@ -90,8 +90,23 @@ var (
 	self     atomic.Pointer[Comm]
 )
 
-// Init initializes MPI with ThreadFunneled; see InitThread.
-func Init() (ThreadLevel, error) { return InitThread(ThreadFunneled) }
+// Init initializes MPI for a program whose MPI calls all come from the
+// goroutine that calls Init (main, normally: this package locks it to its
+// OS thread). It asks the library for InitLevel, the cheapest level sound
+// for such a program (see the package doc, "Thread level"): ThreadSingle on
+// Open MPI, ThreadFunneled on MPICH. It returns the level provided. Use
+// InitThread to ask for another level.
+func Init() (ThreadLevel, error) { return InitThread(InitLevel) }
+
+// QueryThread returns the thread level the MPI library provides
+// (MPI_Query_thread), whoever initialized it.
+func QueryThread() (ThreadLevel, error) {
+	var p C.int
+	if rc := C.MPI_Query_thread(&p); rc != C.MPI_SUCCESS {
+		return 0, mpiError("MPI_Query_thread", rc)
+	}
+	return threadLevelFromC(p), nil
+}
 
 // InitThread initializes MPI, requesting thread level required, and returns
 // the level the library provides (which may be lower). It sets
@@ -124,11 +139,11 @@ func InitThread(required ThreadLevel) (ThreadLevel, error) {
 	}
 	C.MPI_Initialized(&flag)
 	if flag != 0 {
-		var p C.int
-		if rc := C.MPI_Query_thread(&p); rc != C.MPI_SUCCESS {
-			return 0, mpiError("MPI_Query_thread", rc)
+		p, err := QueryThread()
+		if err != nil {
+			return 0, err
 		}
-		provided = threadLevelFromC(p)
+		provided = p
 		if err := adoptBuiltins(false); err != nil {
 			return 0, err
 		}
