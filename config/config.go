@@ -115,6 +115,8 @@ const (
 	Verbose      = "DPML_VERBOSE"
 	TuningFile   = "DPML_TUNING_FILE"
 	Tuner        = "DPML_TUNER"
+	TunerStat    = "DPML_TUNER_STAT"
+	TunerSamples = "DPML_TUNER_SAMPLES"
 	ShmDir       = "DPML_SHM_DIR"
 	Job          = "DPML_JOB"
 	Disable      = "DPML_DISABLE"
@@ -218,6 +220,10 @@ var Vars = []Var{
 
 	{Name: Tuner, Kind: KindEnum, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto", "model", "static"}, Agreed: AtNew,
 		Doc: "Plan selection: `auto` (cost model + online learner), `model` (cost model only), `static` (built-in table only)."},
+	{Name: TunerSamples, Kind: KindInt, Default: "3", Scope: AllRanks, Users: "engine", Min: 1, Max: 8, Agreed: AtNew,
+		Doc: "Samples the online learner takes of an arm before comparing it with others (1..8): more samples resist noise and cost more exploration calls."},
+	{Name: TunerStat, Kind: KindEnum, Default: "min", Scope: AllRanks, Users: "engine", Values: []string{"min", "median", "trimmed"}, Agreed: AtNew,
+		Doc: "How the online learner summarises an arm's samples: `min` (the fastest), `median`, `trimmed` (the mean without the slowest quarter: what a program calling back to back pays, minus the machine's rare stalls)."},
 	{Name: TuningFile, Kind: KindString, Default: "", Scope: AllRanks, Users: "engine, dpmlbench", Agreed: AtNew,
 		Doc: "JSON tuning table to start from (and to save to at Close when writable). It must be a regular file (or a symbolic link to one, which is written through) holding exactly one JSON table; saving keeps its mode and owner."},
 	{Name: Verbose, Kind: KindInt, Default: "0", Scope: PerRank, Users: "all", Min: 0, Max: 2,

@@ -33,7 +33,17 @@ const (
 	StatMin Stat = iota
 	// StatMedian: the median of the arm's recent samples.
 	StatMedian
+	// StatTrimmed: the mean of the arm's recent samples without the
+	// largest quarter of them. What a program calling back to back pays
+	// is the mean; the minimum ranks arms by their best case, which
+	// favours an arm whose typical call is slower but whose spread is
+	// wider (a deep tree, where any rank's hiccup delays its subtree).
+	// Dropping the top quarter keeps the machine's rare long stalls out.
+	StatTrimmed
 )
+
+// Stats names the Stat values (DPML_TUNER_STAT), in order.
+var Stats = []string{"min", "median", "trimmed"}
 
 // Cost says how one call's cost is read from the ranks' entry and exit
 // times (RecordSpan: both on a clock common to the ranks).
@@ -159,6 +169,9 @@ func (c Config) normalize() (Config, error) {
 	c.MaxStride = max(c.MaxStride, c.FrozenStride)
 	c.OffloadBytes = max(c.OffloadBytes, 0)
 	c.OffloadLeaders = max(c.OffloadLeaders, 1)
+	if int(c.Stat) >= len(Stats) {
+		return c, fmt.Errorf("costmodel: Stat = %d: unknown", c.Stat)
+	}
 	if c.Cost > CostSlowest {
 		return c, fmt.Errorf("costmodel: Cost = %d: unknown", c.Cost)
 	}
@@ -246,11 +259,19 @@ func (a *armStat) add(v float64, st Stat) {
 	var tmp [maxSamples]float64
 	copy(tmp[:], a.ring[:m])
 	sortSmall(tmp[:m])
-	if st == StatMin {
+	switch {
+	case st == StatMin:
 		a.est = tmp[0]
-	} else if m%2 == 1 {
+	case st == StatTrimmed:
+		keep := m - m/4
+		sum := 0.0
+		for _, v := range tmp[:keep] {
+			sum += v
+		}
+		a.est = sum / float64(keep)
+	case m%2 == 1:
 		a.est = tmp[m/2]
-	} else {
+	default:
 		a.est = (tmp[m/2-1] + tmp[m/2]) / 2
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -78,6 +79,14 @@ func (c *Comm) setupTuner() error {
 		cfg.Mode = costmodel.ModeModel
 	default:
 		cfg.Mode = costmodel.ModeLearn
+	}
+	stat, err := config.Enum(config.TunerStat)
+	if err != nil {
+		return err
+	}
+	cfg.Stat = costmodel.Stat(slices.Index(costmodel.Stats, stat))
+	if cfg.SamplesPerArm, err = config.Int(config.TunerSamples); err != nil {
+		return err
 	}
 	_, defSeg := c.defaultPlan(0)
 	cfg.SegmentBytes = min(c.segBudget, defSeg)
