@@ -104,15 +104,23 @@
 // times, and a rank that arrives early spends most of its call waiting for
 // the last one: that wait says nothing about the plan. The commit step
 // exchanges, in one max-allreduce, each sample's last entry, first entry
-// (negated) and longest duration, then, in one sum-allreduce, each rank's
-// exit after that last entry; the cost of a call (Config.Cost =
-// CostLastArrival) is the ranks' mean exit after the last entry: the time
-// the plan kept its ranks once it could start. The last entry minus the
-// first is the arrival skew, kept apart (a running mean per key:
+// (negated), longest duration and last exit; the cost of a call
+// (Config.Cost = CostLastExit) is the last exit after the last entry: the
+// time the plan kept the program once it could start, since whatever the
+// ranks do next together waits for the last one to leave. The last entry
+// minus the first is the arrival skew, kept apart (a running mean per key:
 // Info.Skew, printed by DPML_VERBOSE and recorded by the benchmarks).
 // CostSlowest, the longest duration, is the rule before issue 16;
 // TestLearnerIgnoresSkew shows what it does with skew up to three times
-// the cost.
+// the cost. CostMeanExit, the ranks' mean exit after the last entry (a
+// second, integer sum-allreduce: Exits), was the rule of session 5: it
+// underprices a plan whose ranks leave at different times, and on the
+// device (1 x 16, C client, back to back) the learner then settled on
+// trees 1.3-1.6x slower than the best copies plan at 4 B to 1 KiB
+// (bench/results/2026-11-23-h100x1-16core/s6; TestLearnerCountsLastExit
+// shows it on a simulated spread). One rank stalled on its way out sets
+// its call's cost under the last exit, so early rejection looks at two
+// samples, not one, and the statistic over samples absorbs the rest.
 //
 // An earlier rule took the shortest duration over the ranks (the last
 // arrival's own time). It needs no common clock, but the rank that leaves
@@ -197,9 +205,9 @@
 //     every call its schedule asked for), every rank, before its next call
 //     on this communicator, runs the commit step:
 //
-//     buf := t.Pending()                         // entries, -entries, durations; same length everywhere
+//     buf := t.Pending()                         // entries, -entries, durations, exits; same length everywhere
 //     mpi.AllreduceInPlace(comm, buf, mpi.OpMax) // elementwise max over ranks
-//     sum := t.Exits(buf)                        // exits after each last entry (int64 ns), and a 1
+//     sum := t.Exits(buf)                        // only if t.NeedsSum() (CostMeanExit): exits after each last entry (int64 ns), and a 1
 //     mpi.AllreduceInPlace(comm, sum, mpi.OpSum) // sums over ranks, and the rank count
 //     t.Commit(buf, sum)                         // the only call that changes decisions
 //
@@ -281,7 +289,7 @@
 //	if err == nil && t.RecordSpan(key, arm, t0, t1) {
 //		buf := t.Pending()
 //		mpi.AllreduceInPlace(c.world, buf, mpi.OpMax) // not inside the timed region
-//		sum := t.Exits(buf)
+//		sum := t.Exits(buf) // nil unless t.NeedsSum()
 //		mpi.AllreduceInPlace(c.world, sum, mpi.OpSum)
 //		t.Commit(buf, sum)
 //	}

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -426,4 +427,52 @@ func TestLearnerIgnoresSkew(t *testing.T) {
 func commit1(tu *costmodel.Tuner) error {
 	b := tu.Pending()
 	return tu.Commit(b, tu.Exits(b))
+}
+
+// TestLearnerCountsLastExit: tree arms whose ranks leave over a spread of
+// their call (the root first) against copies arms whose ranks leave
+// together and whose last exit is sooner. The program pays the last exit,
+// so the learner must settle on a copies arm; averaging the exits
+// (CostMeanExit) prefers the trees.
+func TestLearnerCountsLastExit(t *testing.T) {
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 64, costmodel.Layout{Nodes: 1, PPN: 16})
+	cost := func(_ int, a costmodel.Arm) float64 {
+		switch {
+		case a.Variant == plan.Native:
+			return 3e-6
+		case a.Intra == plan.IntraTree:
+			return 2e-6
+		}
+		return 1.7e-6
+	}
+	spread := func(a costmodel.Arm) float64 {
+		if a.Intra == plan.IntraTree {
+			return 0.6 // mean exit 1.4 us, below the copies' 1.7
+		}
+		return 0
+	}
+	run := func(c costmodel.Cost, seed uint64) costmodel.Arm {
+		t.Helper()
+		ts := costmodel.NewTestTuners(t, 8, costmodel.Config{Cost: c}, costmodel.DefaultModel())
+		if !slices.ContainsFunc(ts[0].Arms(k), func(a costmodel.Arm) bool { return a.Intra == plan.IntraTree }) {
+			t.Fatalf("key %v has no tree arm", k)
+		}
+		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: 600, Noise: 0.02, Spread: spread, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Final
+	}
+	var meanTrees int
+	for seed := uint64(1); seed <= 4; seed++ {
+		if a := run(costmodel.CostLastExit, seed); a.Intra == plan.IntraTree || a.Variant == plan.Native {
+			t.Errorf("seed %d: last exit: settled on %v, want a copies arm", seed, a)
+		}
+		if a := run(costmodel.CostMeanExit, seed); a.Intra == plan.IntraTree {
+			meanTrees++
+		}
+	}
+	if meanTrees == 0 {
+		t.Error("the mean exit never settled on a tree: the spread injected is too weak to tell the cost rules apart")
+	}
 }

@@ -50,24 +50,31 @@ var Stats = []string{"min", "median", "trimmed"}
 type Cost uint8
 
 const (
-	// CostLastArrival (default): the ranks' mean time from the last
-	// rank's entry to their own exit. Before the last arrival no plan can
-	// finish, so what came before it (arrival skew) says nothing about the
-	// plan; after it, each rank's wait for its result is the plan's,
-	// including the release reaching the deepest ranks of a tree. The mean,
-	// not the last exit, because one rank descheduled on its way out
-	// (a shared machine does that often) would otherwise set the cost. The
-	// skew (last entry minus first) is kept apart (Info.Skew). A rank's own time, even the
-	// shortest, is no substitute: the rank that leaves first (a tree's
-	// root) hides the rest of the plan, and the device measured the
-	// learner preferring deep trees for it (bench/results/
-	// 2026-11-23-h100x1-16core).
-	CostLastArrival Cost = iota
+	// CostLastExit (default): the last rank's exit minus the last rank's
+	// entry. Before the last arrival no plan can finish, so what came
+	// before it (arrival skew) says nothing about the plan; the call is
+	// over for the program when its last rank leaves, since whatever the
+	// ranks do next together waits for that one. The arrival skew (last
+	// entry minus first) is kept apart (Info.Skew). A plan whose ranks
+	// leave at different times, a tree whose root leaves first and whose
+	// deepest leaves last, costs a program back to back its last exit:
+	// the device measured the learner preferring trees 1.3-1.6x slower
+	// than the best copies plan while it averaged the exits
+	// (CostMeanExit; bench/results/2026-11-23-h100x1-16core/s6). One rank
+	// descheduled on its way out sets the cost of its call: the arm's
+	// statistic over samples (Stat) is what absorbs that.
+	CostLastExit Cost = iota
+	// CostMeanExit: the ranks' mean time from the last rank's entry to
+	// their own exit (the rule of session 5, kept to show what it does).
+	CostMeanExit
 	// CostSlowest: the largest local time (exit minus entry), skew
 	// included (the tuner's rule before issue 16; kept to show what skew
 	// does to the learner).
 	CostSlowest
 )
+
+// Costs names the Cost values (DPML_TUNER_COST), in order.
+var Costs = []string{"last", "mean", "slowest"}
 
 // Config tunes the learner. Zero numeric fields take the defaults shown.
 // Every rank of a communicator must use the same Config.
@@ -89,7 +96,7 @@ type Config struct {
 	CMA       bool
 	Pipelines []int // Pipelined k values to try on several nodes ({1, 2, 4, 8})
 	Stat      Stat  // StatMin
-	Cost      Cost  // CostLastArrival
+	Cost      Cost  // CostLastExit
 	// TreeBytes: size buckets whose smallest size is at most this get the
 	// reduction tree's arms (0: 16 KiB; negative: none).
 	TreeBytes int
@@ -172,7 +179,7 @@ func (c Config) normalize() (Config, error) {
 	if int(c.Stat) >= len(Stats) {
 		return c, fmt.Errorf("costmodel: Stat = %d: unknown", c.Stat)
 	}
-	if c.Cost > CostSlowest {
+	if int(c.Cost) >= len(Costs) {
 		return c, fmt.Errorf("costmodel: Cost = %d: unknown", c.Cost)
 	}
 	switch {
@@ -238,8 +245,12 @@ type armStat struct {
 	n        int // samples this episode
 	ring     [maxSamples]float64
 	est      float64
-	rejected bool // one sample was enough: far slower than the episode's best
+	rejected bool // its first samples were enough: far slower than the episode's best
 }
+
+// rejectAfter is the number of samples early rejection looks at: two
+// (one where an arm needs only one).
+func rejectAfter(c *Config) int { return min(2, c.SamplesPerArm) }
 
 // measured reports whether the arm has the samples it needs to be compared.
 func (a *armStat) measured(r int) bool { return a.n >= r || a.rejected }
@@ -337,7 +348,7 @@ type Tuner struct {
 	pk      []*entry
 	pa      []uint8
 	pe, px  []float64 // buffered entry and exit times
-	ex      []float64 // Pending's exchange buffer: 3 x Batch
+	ex      []float64 // Pending's exchange buffer: pendingWidth x Batch
 	sx      []int64   // Exits' exchange buffer: Batch + 1
 	np      int
 	touched []*entry
@@ -357,7 +368,7 @@ func NewTuner(cfg Config, m Model) (*Tuner, error) {
 	return &Tuner{
 		cfg: c, model: m,
 		keys: map[uint64]*entry{}, sets: map[uint64]*armSet{},
-		pk: make([]*entry, c.Batch), pa: make([]uint8, c.Batch), pe: make([]float64, c.Batch), px: make([]float64, c.Batch), ex: make([]float64, 3*c.Batch), sx: make([]int64, c.Batch+1),
+		pk: make([]*entry, c.Batch), pa: make([]uint8, c.Batch), pe: make([]float64, c.Batch), px: make([]float64, c.Batch), ex: make([]float64, pendingWidth*c.Batch), sx: make([]int64, c.Batch+1),
 		touched: make([]*entry, 0, c.Batch),
 	}, nil
 }
@@ -500,19 +511,26 @@ func (t *Tuner) RecordSpan(k Key, a Arm, entry, exit float64) (commit bool) {
 }
 
 // Pending returns the first exchange buffer of the buffered samples: for
-// n samples in recording order, three blocks of n: the entry times, the
-// negated entry times and the local durations (exit - entry), as a slice
-// of the tuner's own buffer. The engine max-allreduces it in place (one
-// collective gives every sample's last entry, first entry and longest
-// duration) and passes the result to Exits. Its length is the same on
-// every rank.
+// n samples in recording order, four blocks of n: the entry times, the
+// negated entry times, the local durations (exit - entry) and the exit
+// times, as a slice of the tuner's own buffer. The engine max-allreduces
+// it in place (one collective gives every sample's last entry, first
+// entry, longest duration and last exit) and passes the result to Commit,
+// and to Exits first when NeedsSum. Its length is the same on every rank.
 func (t *Tuner) Pending() []float64 {
 	n := t.np
 	for i := 0; i < n; i++ {
-		t.ex[i], t.ex[n+i], t.ex[2*n+i] = t.pe[i], -t.pe[i], t.px[i]-t.pe[i]
+		t.ex[i], t.ex[n+i], t.ex[2*n+i], t.ex[3*n+i] = t.pe[i], -t.pe[i], t.px[i]-t.pe[i], t.px[i]
 	}
-	return t.ex[:3*n]
+	return t.ex[:pendingWidth*n]
 }
+
+// pendingWidth is the number of values per sample in Pending's buffer.
+const pendingWidth = 4
+
+// NeedsSum reports whether Commit needs Exits' sum-allreduce: only the
+// mean exit (CostMeanExit) does; otherwise the engine passes nil.
+func (t *Tuner) NeedsSum() bool { return t.cfg.Cost == CostMeanExit }
 
 // Exits returns the second exchange buffer, given Pending's buffer after
 // its max-allreduce: each sample's exit on this rank after the sample's
@@ -525,7 +543,7 @@ func (t *Tuner) Pending() []float64 {
 func (t *Tuner) Exits(maxed []float64) []int64 {
 	n := t.np
 	out := t.sx[:n+1]
-	if len(maxed) != 3*n {
+	if len(maxed) != pendingWidth*n {
 		return out[:0] // Commit reports the length error
 	}
 	for i := 0; i < n; i++ {
@@ -540,19 +558,23 @@ func (t *Tuner) Exits(maxed []float64) []int64 {
 }
 
 // Commit applies the buffered samples, given Pending's buffer after its
-// max-allreduce and Exits' buffer after its sum-allreduce: each sample's
-// cost (Config.Cost: by default the ranks' mean exit after the last entry,
-// see CostLastArrival) and skew (last entry minus first), in order, then
-// advances every key that got samples. Only Commit changes decisions.
-// maxed and summed may be the slices Pending and Exits returned.
+// max-allreduce and, when NeedsSum, Exits' buffer after its sum-allreduce
+// (nil otherwise): each sample's cost (Config.Cost: by default the last
+// exit after the last entry, see CostLastExit) and skew (last entry minus
+// first), in order, then advances every key that got samples. Only Commit
+// changes decisions. maxed and summed may be the slices Pending and Exits
+// returned.
 func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 	n := t.np
-	if len(maxed) != 3*n || len(summed) != n+1 {
-		return fmt.Errorf("costmodel: commit of %d and %d values for %d pending samples (want %d and %d)", len(maxed), len(summed), n, 3*n, n+1)
+	sum := t.NeedsSum()
+	if len(maxed) != pendingWidth*n || (sum && len(summed) != n+1) {
+		return fmt.Errorf("costmodel: commit of %d and %d values for %d pending samples (want %d and %d)", len(maxed), len(summed), n, pendingWidth*n, n+1)
 	}
-	ranks := summed[n]
-	if ranks < 1 {
-		return fmt.Errorf("costmodel: commit with a rank count of %d", ranks)
+	var ranks int64 = 1
+	if sum {
+		if ranks = summed[n]; ranks < 1 {
+			return fmt.Errorf("costmodel: commit with a rank count of %d", ranks)
+		}
 	}
 	for i := 0; i < n; i++ {
 		e := t.pk[i]
@@ -562,8 +584,13 @@ func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 			t.touched = append(t.touched, e)
 		}
 		lastEntry, firstEntry := maxed[i], -maxed[n+i]
-		cost := float64(summed[i]) / float64(ranks) * 1e-9
-		if t.cfg.Cost == CostSlowest {
+		var cost float64
+		switch t.cfg.Cost {
+		case CostLastExit:
+			cost = maxed[3*n+i] - lastEntry
+		case CostMeanExit:
+			cost = float64(summed[i]) / float64(ranks) * 1e-9
+		case CostSlowest:
 			cost = maxed[2*n+i]
 		}
 		e.note(cost, lastEntry-firstEntry)
@@ -603,16 +630,23 @@ func (e *entry) observe(a uint8, v float64, c *Config) {
 	case e.state == Exploring:
 		s := &e.st[a]
 		s.add(v, c.Stat)
-		if s.n == 1 && a != e.cur {
-			// Early rejection: one sample far above the best so far
-			// is verdict enough (the arm would lose the comparison).
+		if k := rejectAfter(c); s.n == k && a != e.cur {
+			// Early rejection: the arm's first samples all far above
+			// the best so far are verdict enough (the arm would lose
+			// the comparison). Two, not one: a call's cost is its last
+			// rank's exit, so one rank's stall anywhere makes one
+			// sample look several times slower.
 			best := math.Inf(1)
 			for i := range e.st {
 				if i != int(a) && e.st[i].n > 0 && !e.st[i].rejected {
 					best = min(best, e.st[i].est)
 				}
 			}
-			if v > c.Reject*best {
+			lo := s.ring[0]
+			for _, x := range s.ring[1:k] {
+				lo = min(lo, x)
+			}
+			if lo > c.Reject*best {
 				s.rejected = true
 			}
 		}
@@ -763,9 +797,9 @@ func (e *entry) schedule(c *Config) {
 		}
 		need := r - s.n
 		if s.n == 0 && a != e.cur && e.prior[a] > c.Reject*e.prior[e.cur] {
-			// An arm the model expects to lose by far gets one call
-			// first: early rejection may spare the rest.
-			need = 1
+			// An arm the model expects to lose by far gets the calls
+			// early rejection looks at first: it may spare the rest.
+			need = rejectAfter(c)
 		}
 		e.probe[e.nprobe], e.need[e.nprobe] = a, uint8(need)
 		e.nprobe++

@@ -24,8 +24,8 @@ import (
 // The tuner (package costmodel) picks the variant, l and k of every call
 // that forces nothing. It is a deterministic state machine fed, every few
 // calls, with the calls' entry and exit times on a clock common to the
-// ranks (two small allreduces per batch: the cost of a call is the ranks'
-// mean exit after the last entry, the arrival skew kept apart), so every
+// ranks (one small max-allreduce per batch: the cost of a call is the last
+// exit after the last entry, the arrival skew kept apart), so every
 // rank takes the same decision on every call without a broadcast per
 // call. DPML_TUNER=static turns it off (the built-in
 // default policy then decides); DPML_TUNING_FILE names a table to start from
@@ -85,6 +85,11 @@ func (c *Comm) setupTuner() error {
 		return err
 	}
 	cfg.Stat = costmodel.Stat(slices.Index(costmodel.Stats, stat))
+	cost, err := config.Enum(config.TunerCost)
+	if err != nil {
+		return err
+	}
+	cfg.Cost = costmodel.Cost(slices.Index(costmodel.Costs, cost))
 	if cfg.SamplesPerArm, err = config.Int(config.TunerSamples); err != nil {
 		return err
 	}
@@ -272,9 +277,10 @@ func (c *Comm) tunerKey(kind mpi.Kind, op mpi.Op, count int) costmodel.Key {
 // and 0 when the tuner did not ask for them, see Tuner.Timed) to the
 // tuner; every batch it runs the commit step (collective, at the same call
 // on every rank): one max-allreduce (each sample's last and first entry,
-// longest duration) and one sum-allreduce (the ranks' exits after the last
-// entry, in integer nanoseconds): the call's cost is their mean, the
-// arrival skew the entries' spread.
+// longest duration, last exit: the call's cost is the last exit after the
+// last entry, the arrival skew the entries' spread), and, only for
+// DPML_TUNER_COST=mean, one sum-allreduce (the ranks' exits after the last
+// entry, in integer nanoseconds).
 func (c *Comm) observe(key costmodel.Key, arm costmodel.Arm, entry, exit int64) error {
 	if !c.tuner.RecordSpan(key, arm, float64(entry)*1e-9, float64(exit)*1e-9) {
 		return nil
@@ -283,7 +289,7 @@ func (c *Comm) observe(key costmodel.Key, arm costmodel.Arm, entry, exit int64) 
 	c.watch.enter(stepTuner)
 	err := mpi.AllreduceInPlace(c.world, buf, mpi.OpMax)
 	var sum []int64
-	if err == nil {
+	if err == nil && c.tuner.NeedsSum() {
 		sum = c.tuner.Exits(buf)
 		err = mpi.AllreduceInPlace(c.world, sum, mpi.OpSum)
 	}

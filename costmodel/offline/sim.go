@@ -24,7 +24,13 @@ type SimOptions struct {
 	// also holds its wait for the last one (the time the engine sees
 	// when it times a call from each rank's own entry).
 	Skew float64
-	Seed uint64
+	// Spread, if set, makes an arm's ranks leave at different times, as a
+	// tree's do (its root first, its deepest leaves last): rank r of n
+	// leaves Spread(arm) x (n-1-r)/(n-1) of the call's time early, so
+	// rank n-1 leaves at the call's true cost and rank 0 soonest. The
+	// true cost (what the regret counts) is the last exit.
+	Spread func(costmodel.Arm) float64
+	Seed   uint64
 }
 
 // SimResult is the outcome of a simulated run.
@@ -60,6 +66,9 @@ func commitAll(ranks []*costmodel.Tuner, maxed *[]float64, summed *[]int64) erro
 	}
 	*summed = (*summed)[:0]
 	for r, t := range ranks {
+		if !t.NeedsSum() {
+			break
+		}
 		x := t.Exits(*maxed)
 		if r == 0 {
 			*summed = append(*summed, x...)
@@ -73,7 +82,11 @@ func commitAll(ranks []*costmodel.Tuner, maxed *[]float64, summed *[]int64) erro
 		}
 	}
 	for _, t := range ranks {
-		if err := t.Commit(append([]float64(nil), *maxed...), append([]int64(nil), *summed...)); err != nil {
+		var sum []int64
+		if t.NeedsSum() {
+			sum = append(sum, *summed...)
+		}
+		if err := t.Commit(append([]float64(nil), *maxed...), sum); err != nil {
 			return err
 		}
 	}
@@ -132,6 +145,9 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 		}
 		for r, t := range ranks {
 			v := c * math.Exp(o.Noise*math.Abs(rngs[r].NormFloat64()))
+			if o.Spread != nil && len(ranks) > 1 {
+				v *= 1 - o.Spread(a)*float64(len(ranks)-1-r)/float64(len(ranks)-1)
+			}
 			if o.Outliers > 0 && rngs[r].Float64() < o.Outliers {
 				v *= 2 + 3*rngs[r].Float64()
 			}
