@@ -417,14 +417,18 @@ func TestSettings(t *testing.T) {
 		}
 	})
 	t.Run("gosched", func(t *testing.T) {
-		// DPML_GOSCHED is applied in the drop-in only when set (an
-		// experiment switch: see mpi.ApplyGoschedForeign); rank 0's
-		// banner says which. Mutation: dpmlGoInit not calling
-		// ApplyGoschedForeign makes the "set" case fail.
+		// DPML_GOSCHED is applied in the drop-in (auto unless set:
+		// see mpi.ApplyGoschedForeign); rank 0's banner says which.
+		// Mutation: dpmlGoInit not calling ApplyGoschedForeign makes
+		// every case fail.
 		for _, c := range []struct {
 			env  []string
 			want string
-		}{{nil, "gosched: not applied"}, {[]string{"DPML_GOSCHED=procs"}, "gosched procs: pace false"}} {
+		}{
+			{nil, "gosched auto: pace true"},
+			{[]string{"DPML_GOSCHED=procs"}, "gosched procs: pace false"},
+			{[]string{"DPML_GOSCHED=off"}, "gosched off: pace false, GOMAXPROCS raised false"},
+		} {
 			r := dpmlrun(t, true, c.env, prog, "-o", outDir, "special", "loop=2")
 			if r.code != 0 || !strings.Contains(r.stderr+r.stdout, c.want) {
 				t.Errorf("%v: exit %d, output lacks %q:\n%s", c.env, r.code, c.want, r.stderr)

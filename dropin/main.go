@@ -52,10 +52,12 @@ func dpmlGoInit(s *C.dpml_settings) C.int {
 		warnf("cannot adopt the application's MPI: %v; every MPI_Allreduce passes through", err)
 		return 1
 	}
+	// DPML_GOSCHED (auto by default): the drop-in's Go code runs in
+	// callbacks from the application's thread, and between them the
+	// runtime sees that thread in a long system call: the same sysmon
+	// storms as a Go caller's (mpi package doc, "The Go scheduler").
 	var bad []error
-	if _, set := os.LookupEnv(config.GoSched); set {
-		bad = appendErr(bad, mpi.ApplyGoschedForeign())
-	}
+	bad = appendErr(bad, mpi.ApplyGoschedForeign())
 	s.world_rank = -1
 	if w := mpi.World(); w != nil {
 		s.world_rank = C.int(w.Rank())

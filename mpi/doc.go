@@ -89,8 +89,10 @@
 // table: GODEBUG=asyncpreemptoff and GOGC=off do not touch it; GOMAXPROCS
 // 4 only delays each storm (step 2's exemption); the whole loop in one C
 // call ends in a P that stays idle, and sysmon then sleeps deeply; with two
-// cores per rank the wake-ups land on the other core; a C program, and
-// the drop-in library inside one, has no such goroutine.
+// cores per rank the wake-ups land on the other core; a C program has no
+// such goroutine, but the drop-in library inside one does: the C thread's
+// callbacks into Go run on one extra M that the runtime sees in a system
+// call between them.
 //
 // Evidence, on the 2-core development machine (Debian 12, Go 1.26.8, Open
 // MPI 4.1.4; 2 ranks, mpirun -np 2 --bind-to core --map-by core, under
@@ -118,9 +120,15 @@
 //     The device measurement (bench/diag/gocall.sh: 1x32 and 4x8, 4 B to
 //     4 KiB, before and after in the same run) is the decisive one.
 //
-// The fix, applied when this package initializes MPI (not in the drop-in
-// library), set by DPML_GOSCHED (auto, the default: both; pace; procs;
-// off: neither, as before):
+// The fix, applied when this package initializes MPI and by the drop-in
+// library (ApplyGoschedForeign), set by DPML_GOSCHED (auto, the default:
+// both; pace; procs; off: neither, as before). In the drop-in it was
+// measured on the device (nvidia-h100-x1, 1x16, bench/diag/gocall's C loop
+// with libdpml.so preloaded and static plans, 3 rounds, medians, session
+// 6): 8 B 3.18 us unset against 2.67 with auto (C without the library:
+// 3.81); 4 KiB 14.99 against 13.08; the first size measured after start
+// (4 B) 5.16 against 2.61, with 0.068 against 0.002 context switches per
+// call. Pace alone did most of it; procs alone little.
 //
 //   - pace: every MPI call that can wait (collectives, point-to-point,
 //     Wait, Test, Waitall, Barrier, communicator creation, Wtime) first

@@ -96,9 +96,8 @@ func goschedMode() (mode string, pace, procs bool, err error) {
 }
 
 // applyGosched applies the parsed mode; InitThread calls it once it has
-// initialized MPI itself (not when it adopts a foreign initialization: the
-// drop-in library runs inside a C program whose threads the Go scheduler
-// does not own).
+// initialized MPI itself, ApplyGoschedForeign when MPI was initialized by
+// a C program (the drop-in library).
 func applyGosched(mode string, pace, procs bool) {
 	if procs && os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) == 1 {
 		runtime.GOMAXPROCS(2)
@@ -111,12 +110,12 @@ func applyGosched(mode string, pace, procs bool) {
 
 // ApplyGoschedForeign applies DPML_GOSCHED in a process whose MPI was
 // initialized by other code (a C program with libdpml.so), where InitThread
-// adopts MPI and leaves the Go scheduler alone by default: the program's
-// threads are not the runtime's, and whether pacing or a second P helps a
-// C thread that calls into Go has not been measured yet. The drop-in calls
-// it only when the user set DPML_GOSCHED, so the setting is an experiment
-// switch there (an A/B on the device without a rebuild). It returns the
-// parse error of a bad value and applies nothing then.
+// adopts MPI and does not touch the Go scheduler itself. The drop-in calls
+// it at its initialization: a C thread that calls into Go looks to the
+// runtime, between calls, like a goroutine in a long system call that is
+// never rescheduled, which is what draws sysmon's storms (package doc, "The
+// Go scheduler"; the device measurement is there). It returns the parse
+// error of a bad value and applies nothing then.
 func ApplyGoschedForeign() error {
 	mode, pace, procs, err := goschedMode()
 	if err != nil {
