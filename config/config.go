@@ -221,9 +221,9 @@ var Vars = []Var{
 
 	{Name: Tuner, Kind: KindEnum, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto", "model", "static"}, Agreed: AtNew,
 		Doc: "Plan selection: `auto` (cost model + online learner), `model` (cost model only), `static` (built-in table only)."},
-	{Name: TunerCost, Kind: KindEnum, Default: "last", Scope: AllRanks, Users: "engine", Values: []string{"last", "mean", "slowest"}, Agreed: AtNew,
-		Doc: "What the online learner counts as a call's cost, on a clock common to the ranks: `last` (the last rank's exit after the last rank's entry: when the call is over for the program), `mean` (the ranks' mean exit after the last entry: favours plans whose ranks leave at different times, such as trees), `slowest` (the longest time of a rank from its own entry: arrival skew included). Kept selectable to compare rules on a machine."},
-	{Name: TunerSamples, Kind: KindInt, Default: "3", Scope: AllRanks, Users: "engine", Min: 1, Max: 8, Agreed: AtNew,
+	{Name: TunerCost, Kind: KindEnum, Default: "second", Scope: AllRanks, Users: "engine", Values: []string{"second", "last", "mean", "slowest"}, Agreed: AtNew,
+		Doc: "What the online learner counts as a call's cost, on a clock common to the ranks: `second` (the second-to-last rank's exit after the last rank's entry: when the call is over for the program, without the one rank a shared machine stalls now and then), `last` (the last rank's exit), `mean` (the ranks' mean exit after the last entry: favours plans whose ranks leave at different times, such as trees), `slowest` (the longest time of a rank from its own entry: arrival skew included). Kept selectable to compare rules on a machine."},
+	{Name: TunerSamples, Kind: KindInt, Default: "5", Scope: AllRanks, Users: "engine", Min: 1, Max: 8, Agreed: AtNew,
 		Doc: "Samples the online learner takes of an arm before comparing it with others (1..8): more samples resist noise and cost more exploration calls."},
 	{Name: TunerStat, Kind: KindEnum, Default: "min", Scope: AllRanks, Users: "engine", Values: []string{"min", "median", "trimmed"}, Agreed: AtNew,
 		Doc: "How the online learner summarises an arm's samples: `min` (the fastest), `median`, `trimmed` (the mean without the slowest quarter: what a program calling back to back pays, minus the machine's rare stalls)."},

@@ -54,6 +54,9 @@ func surfaceCases() []surfaceCase {
 // close to the best within a bounded number of calls.
 func TestLearnerFindsBest(t *testing.T) {
 	cfg := costmodel.Config{SegmentBytes: 256 << 10}
+	// The bounds on exploration scale with the samples an arm needs (R):
+	// about R calls per arm tried, and settling within some 27 R calls.
+	r := float64(costmodel.DefaultConfig().SamplesPerArm)
 	noises := []struct {
 		name         string
 		sigma, pOut  float64
@@ -62,9 +65,9 @@ func TestLearnerFindsBest(t *testing.T) {
 		maxPerArm    float64 // calls before settling / arms tried
 		maxSettleCal int
 	}{
-		{"clean", 0, 0, 1, 0.03, 3.5, 80},
-		{"noise3%x4ranks", 0.03, 0, 4, 0.05, 3.5, 100},
-		{"noise5%+outliers5%x4ranks", 0.05, 0.05, 4, 0.10, 4, 120},
+		{"clean", 0, 0, 1, 0.03, r + 0.5, int(27 * r)},
+		{"noise3%x4ranks", 0.03, 0, 4, 0.05, r + 0.5, int(34 * r)},
+		{"noise5%+outliers5%x4ranks", 0.05, 0.05, 4, 0.10, r + 1, int(40 * r)},
 	}
 	for _, nz := range noises {
 		var perArm, gaps, settle, regrets []float64
@@ -431,9 +434,10 @@ func commit1(tu *costmodel.Tuner) error {
 
 // TestLearnerCountsLastExit: tree arms whose ranks leave over a spread of
 // their call (the root first) against copies arms whose ranks leave
-// together and whose last exit is sooner. The program pays the last exit,
-// so the learner must settle on a copies arm; averaging the exits
-// (CostMeanExit) prefers the trees.
+// together and whose last exit is sooner. The program pays the last exits,
+// so the learner must settle on a copies arm under the second-to-last exit
+// (the default) and the last; averaging the exits (CostMeanExit) prefers
+// the trees.
 func TestLearnerCountsLastExit(t *testing.T) {
 	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 64, costmodel.Layout{Nodes: 1, PPN: 16})
 	cost := func(_ int, a costmodel.Arm) float64 {
@@ -465,8 +469,10 @@ func TestLearnerCountsLastExit(t *testing.T) {
 	}
 	var meanTrees int
 	for seed := uint64(1); seed <= 4; seed++ {
-		if a := run(costmodel.CostLastExit, seed); a.Intra == plan.IntraTree || a.Variant == plan.Native {
-			t.Errorf("seed %d: last exit: settled on %v, want a copies arm", seed, a)
+		for _, c := range []costmodel.Cost{costmodel.CostSecondExit, costmodel.CostLastExit} {
+			if a := run(c, seed); a.Intra == plan.IntraTree || a.Variant == plan.Native {
+				t.Errorf("seed %d: %s exit: settled on %v, want a copies arm", seed, costmodel.Costs[c], a)
+			}
 		}
 		if a := run(costmodel.CostMeanExit, seed); a.Intra == plan.IntraTree {
 			meanTrees++
@@ -474,5 +480,36 @@ func TestLearnerCountsLastExit(t *testing.T) {
 	}
 	if meanTrees == 0 {
 		t.Error("the mean exit never settled on a tree: the spread injected is too weak to tell the cost rules apart")
+	}
+}
+
+// TestLearnerSecondExitIgnoresStalls: 16 ranks, each stalling (2-5x) on
+// 15% of its calls, so most calls have a rank that leaves late. The
+// second-to-last exit (the default) must still find the best arm far more
+// often than the last exit, which every single stall sets.
+func TestLearnerSecondExitIgnoresStalls(t *testing.T) {
+	atBest := func(c costmodel.Cost) float64 {
+		t.Helper()
+		cfg := costmodel.Config{SegmentBytes: 256 << 10, Cost: c}
+		n, best := 0, 0
+		for _, sc := range surfaceCases() {
+			for seed := uint64(1); seed <= 2; seed++ {
+				ts := costmodel.NewTestTuners(t, 16, cfg, costmodel.DefaultModel())
+				res, err := offline.Simulate(ts, sc.key, sc.cost, offline.SimOptions{Calls: 1000, Noise: 0.05, Outliers: 0.15, Seed: seed})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n++
+				if res.FinalCost <= 1.03*res.BestCost {
+					best++
+				}
+			}
+		}
+		return float64(best) / float64(n)
+	}
+	second, last := atBest(costmodel.CostSecondExit), atBest(costmodel.CostLastExit)
+	t.Logf("at the best arm: %.0f%% of runs with the second exit, %.0f%% with the last", 100*second, 100*last)
+	if second < 0.6 || second < last+0.15 {
+		t.Errorf("second exit at the best in %.0f%% of runs, last exit in %.0f%%: want at least 60%% and 15 points more", 100*second, 100*last)
 	}
 }

@@ -24,8 +24,9 @@ import (
 // The tuner (package costmodel) picks the variant, l and k of every call
 // that forces nothing. It is a deterministic state machine fed, every few
 // calls, with the calls' entry and exit times on a clock common to the
-// ranks (one small max-allreduce per batch: the cost of a call is the last
-// exit after the last entry, the arrival skew kept apart), so every
+// ranks (two small max-allreduces per batch: the cost of a call is the
+// second-to-last exit after the last entry, the arrival skew kept apart),
+// so every
 // rank takes the same decision on every call without a broadcast per
 // call. DPML_TUNER=static turns it off (the built-in
 // default policy then decides); DPML_TUNING_FILE names a table to start from
@@ -277,10 +278,11 @@ func (c *Comm) tunerKey(kind mpi.Kind, op mpi.Op, count int) costmodel.Key {
 // and 0 when the tuner did not ask for them, see Tuner.Timed) to the
 // tuner; every batch it runs the commit step (collective, at the same call
 // on every rank): one max-allreduce (each sample's last and first entry,
-// longest duration, last exit: the call's cost is the last exit after the
-// last entry, the arrival skew the entries' spread), and, only for
-// DPML_TUNER_COST=mean, one sum-allreduce (the ranks' exits after the last
-// entry, in integer nanoseconds).
+// longest duration, last exit), then, unless DPML_TUNER_COST=last, a
+// second one on the ranks' exits after the last entry in integer
+// nanoseconds: a max with the last rank excluded (the default: the call's
+// cost is the second-to-last exit) or a sum (mean); the arrival skew is
+// the entries' spread.
 func (c *Comm) observe(key costmodel.Key, arm costmodel.Arm, entry, exit int64) error {
 	if !c.tuner.RecordSpan(key, arm, float64(entry)*1e-9, float64(exit)*1e-9) {
 		return nil
@@ -289,9 +291,13 @@ func (c *Comm) observe(key costmodel.Key, arm costmodel.Arm, entry, exit int64) 
 	c.watch.enter(stepTuner)
 	err := mpi.AllreduceInPlace(c.world, buf, mpi.OpMax)
 	var sum []int64
-	if err == nil && c.tuner.NeedsSum() {
+	if second := c.tuner.Second(); err == nil && second != costmodel.SecondNone {
+		op := mpi.OpSum
+		if second == costmodel.SecondMax {
+			op = mpi.OpMax
+		}
 		sum = c.tuner.Exits(buf)
-		err = mpi.AllreduceInPlace(c.world, sum, mpi.OpSum)
+		err = mpi.AllreduceInPlace(c.world, sum, op)
 	}
 	c.watch.leave()
 	if err != nil {

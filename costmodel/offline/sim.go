@@ -66,7 +66,7 @@ func commitAll(ranks []*costmodel.Tuner, maxed *[]float64, summed *[]int64) erro
 	}
 	*summed = (*summed)[:0]
 	for r, t := range ranks {
-		if !t.NeedsSum() {
+		if t.Second() == costmodel.SecondNone {
 			break
 		}
 		x := t.Exits(*maxed)
@@ -78,12 +78,16 @@ func commitAll(ranks []*costmodel.Tuner, maxed *[]float64, summed *[]int64) erro
 			return fmt.Errorf("exit batches differ in length")
 		}
 		for i, v := range x {
-			(*summed)[i] += v
+			if t.Second() == costmodel.SecondMax {
+				(*summed)[i] = max((*summed)[i], v)
+			} else {
+				(*summed)[i] += v
+			}
 		}
 	}
 	for _, t := range ranks {
 		var sum []int64
-		if t.NeedsSum() {
+		if t.Second() != costmodel.SecondNone {
 			sum = append(sum, *summed...)
 		}
 		if err := t.Commit(append([]float64(nil), *maxed...), sum); err != nil {
