@@ -513,3 +513,53 @@ func TestLearnerSecondExitIgnoresStalls(t *testing.T) {
 		t.Errorf("second exit at the best in %.0f%% of runs, last exit in %.0f%%: want at least 60%% and 15 points more", 100*second, 100*last)
 	}
 }
+
+// TestLearnerKeepsSettledArm: two grid arms 2% apart, every other arm far
+// slower, and the whole machine 30% slower for 1500 calls in every 3000,
+// so drift windows keep re-exploring. Within Leave (5%) the settled arm
+// stays: at most one switch over 30,000 calls; with a tiny Leave (no
+// hysteresis) the two trade places.
+func TestLearnerKeepsSettledArm(t *testing.T) {
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, costmodel.Layout{Nodes: 4, PPN: 8})
+	a := costmodel.Arm{Variant: plan.DPML, Leaders: 2, Pipeline: 1, Intra: plan.IntraShm}
+	b := costmodel.Arm{Variant: plan.DPML, Leaders: 4, Pipeline: 1, Intra: plan.IntraShm}
+	cost := func(call int, x costmodel.Arm) float64 {
+		v := 1.5e-3
+		switch {
+		case x.Variant == a.Variant && x.Leaders == a.Leaders && x.Pipeline == 1 && x.Intra == a.Intra:
+			v = 1e-3
+		case x.Variant == b.Variant && x.Leaders == b.Leaders && x.Pipeline == 1 && x.Intra == b.Intra:
+			v = 1.02e-3
+		}
+		if call/1500%2 == 1 {
+			v *= 1.3
+		}
+		return v
+	}
+	switches := func(leave float64) (uint64, int) {
+		t.Helper()
+		var sw uint64
+		var ep int
+		for seed := uint64(1); seed <= 3; seed++ {
+			ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10, Leave: leave}, costmodel.DefaultModel())
+			if _, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: 30000, Noise: 0.05, Outliers: 0.05, Seed: seed}); err != nil {
+				t.Fatal(err)
+			}
+			in, _ := ts[0].Info(k)
+			sw = max(sw, in.Switches)
+			ep += in.Episodes
+		}
+		return sw, ep
+	}
+	sw, ep := switches(0)
+	t.Logf("Leave 5%%: at most %d switches per run, %d episodes in 3 runs", sw, ep)
+	if ep < 6 {
+		t.Fatalf("only %d episodes in 3 runs: the level shifts do not make the learner re-explore", ep)
+	}
+	if sw > 1 {
+		t.Errorf("%d switches in a run of 30,000 calls, want at most 1", sw)
+	}
+	if low, _ := switches(0.001); low <= sw {
+		t.Errorf("with Leave 0.1%% at most %d switches, with 5%% %d: the test cannot tell the margins apart", low, sw)
+	}
+}

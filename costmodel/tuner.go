@@ -102,9 +102,15 @@ type Config struct {
 	Batch         int     // B, samples buffered between commits (16; 1..256)
 	SamplesPerArm int     // R, samples an arm needs before it is compared (5; 1..8)
 	Improve       float64 // move to a neighbour faster by more than this fraction (0.02)
-	Drift         float64 // re-explore when a frozen arm is slower or faster by more than this (0.15)
-	DriftWindow   int     // W, samples per drift check (8; 1..32)
-	FrozenStride  int     // a frozen key samples one call in this many (4)
+	// Leave is Improve for the settled arm in a re-exploration: a key
+	// that settled leaves its arm only for one faster by more than this
+	// fraction (0.05: an arm within 5% of the best counts as the best,
+	// issue 16's bar). Drift windows fire on a shared machine's noise,
+	// and near-equal arms would otherwise trade places at every episode.
+	Leave        float64
+	Drift        float64 // re-explore when a frozen arm is slower or faster by more than this (0.15)
+	DriftWindow  int     // W, samples per drift check (8; 1..32)
+	FrozenStride int     // a frozen key samples one call in this many (4)
 	// SegmentBytes is the engine's segment size for this communicator (the
 	// model prices segments with it; Pipelined k = 1 is only an arm for
 	// buckets larger than one segment). 0: whole message in one segment.
@@ -183,6 +189,9 @@ func (c Config) normalize() (Config, error) {
 	if c.Improve == 0 {
 		c.Improve = 0.02
 	}
+	if c.Leave == 0 {
+		c.Leave = 0.05
+	}
 	if c.Drift == 0 {
 		c.Drift = 0.15
 	}
@@ -221,6 +230,9 @@ func (c Config) normalize() (Config, error) {
 	}
 	sort.Ints(rs)
 	c.TreeRadixes = rs
+	if !(c.Leave > 0 && c.Leave < 1) {
+		return c, fmt.Errorf("costmodel: Leave = %g: want 0 < Leave < 1", c.Leave)
+	}
 	if !(c.Improve > 0 && c.Improve < 1) || !(c.Drift > 0) {
 		return c, fmt.Errorf("costmodel: Improve = %g, Drift = %g: want 0 < Improve < 1, Drift > 0", c.Improve, c.Drift)
 	}
@@ -741,7 +753,13 @@ func (e *entry) advance(c *Config) {
 			e.schedule(c)
 			return
 		}
-		bar := e.st[cur].est * (1 - c.Improve)
+		margin, stay := c.Improve, 0.0
+		if e.firstSettled >= 0 && cur == int(e.settled) {
+			// Evidence to leave the arm the key settled on.
+			margin = max(margin, c.Leave)
+			stay = margin
+		}
+		bar := e.st[cur].est * (1 - margin)
 		best, done := -1, true
 		for _, nb := range e.set.nbr[cur] {
 			s := &e.st[nb]
@@ -764,7 +782,7 @@ func (e *entry) advance(c *Config) {
 		if best >= 0 {
 			// Out of moves (a noisy surface): the best measured arm.
 			for i := range e.st {
-				if e.st[i].n >= r && !e.st[i].rejected && e.st[i].est < e.st[e.cur].est {
+				if e.st[i].n >= r && !e.st[i].rejected && e.st[i].est < e.st[e.cur].est*(1-stay) {
 					e.cur = uint8(i)
 				}
 			}
