@@ -251,7 +251,13 @@ func TestSignalForwarded(t *testing.T) {
 func TestKilledLauncherSweptAtNextStart(t *testing.T) {
 	probe(t)
 	exe, _ := os.Executable()
+	// A private TMPDIR: every dpmlrun start sweeps the stale session
+	// directories of its TMPDIR, and go test runs other packages' tests
+	// (cmd/dpmlbench's start dpmlrun) beside this one, which swept the
+	// killed launcher's directory before this test could see it.
+	tmp := t.TempDir()
 	cmd := exec.Command(exe, launch.MainArg, "-mpi", string(flavor), "-nodes", "2", "-ppn", "1", "--", "sh", "-c", `echo job=$DPML_JOB; exec sleep 60`)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 60 * time.Second
@@ -270,17 +276,20 @@ func TestKilledLauncherSweptAtNextStart(t *testing.T) {
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait() // returns once mpirun (told by Pdeathsig) and the ranks closed the output
-	left, _ := filepath.Glob(filepath.Join(os.TempDir(), "dpmlrun-"+job+"-*"))
+	left, _ := filepath.Glob(filepath.Join(tmp, "dpmlrun-"+job+"-*"))
 	shm, _ := filepath.Glob("/dev/shm/dpml-" + job + "*")
 	t.Logf("left behind by the killed dpmlrun: %v %v", left, shm)
 	if len(left) == 0 {
 		t.Errorf("no session directory left: the documented behaviour changed (update docs/RELIABILITY.md)")
 	}
 	// The next start sweeps them.
-	if _, stderr, code := dpmlrun(t, nil, "-nodes", "1", "-ppn", "1", "--", "true"); code != 0 {
+	if _, stderr, code := dpmlrun(t, []string{"TMPDIR=" + tmp}, "-nodes", "1", "-ppn", "1", "--", "true"); code != 0 {
 		t.Fatalf("next run: exit %d\n%s", code, stderr)
 	}
 	checkNoLeftovers(t, job)
+	if m, _ := filepath.Glob(filepath.Join(tmp, "dpmlrun-"+job+"-*")); len(m) > 0 {
+		t.Errorf("left behind: %v", m)
+	}
 }
 
 func TestPrintLayout(t *testing.T) {
