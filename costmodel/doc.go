@@ -110,8 +110,8 @@
 // is that exit after the last entry: the time the plan kept the program
 // once it could start, since whatever the ranks do next together waits for
 // them to leave, without the one rank that a shared machine stalls on its
-// way out now and then (CostLastExit keeps it: one max-allreduce). The last entry
-// minus the first is the arrival skew, kept apart (a running mean per key:
+// way out now and then (CostLastExit keeps it: one max-allreduce). The
+// last entry minus the first is the arrival skew, kept apart (a running mean per key:
 // Info.Skew, printed by DPML_VERBOSE and recorded by the benchmarks).
 // CostSlowest, the longest duration, is the rule before issue 16;
 // TestLearnerIgnoresSkew shows what it does with skew up to three times
@@ -120,7 +120,7 @@
 // underprices a plan whose ranks leave at different times, and on the
 // device (1 x 16, C client, back to back) the learner then settled on
 // trees 1.3-1.6x slower than the best copies plan at 4 B to 1 KiB
-// (bench/results/2026-11-23-h100x1-16core/s6; TestLearnerCountsLastExit
+// (bench/results/2026-11-23-h100x1-16core-s6/s6; TestLearnerCountsLastExit
 // shows it on a simulated spread). One rank stalled on its way out sets
 // its call's cost under the last exit: in the simulator with 16 ranks and
 // 15% stalls per rank the learner ends at the best arm in 47% of runs with

@@ -84,12 +84,14 @@
 // call's key (element class, op class, size bucket, layout; the reduction
 // tree's radixes are arms up to 16 KiB), and an online hill-climber
 // explores around the best, freezes once no neighbour is faster, and
-// re-explores only after repeated drift. A call's cost is the smallest of
-// the ranks' times (the last rank to arrive waited for nobody, so arrival
-// skew does not read as a slow plan; the skew is kept apart). All ranks
-// feed it the same numbers — the largest and smallest time over ranks,
-// exchanged in one small allreduce per batch of calls — so all take the
-// same decision on every call with no broadcast per call. DPML_TUNING_FILE loads a table at New and saves what
+// re-explores only after repeated drift (and leaves a settled arm only
+// for one more than 5% faster). A call's cost is the second-to-last rank's
+// exit after the last rank's entry, on a clock common to the ranks: arrival
+// skew does not read as a slow plan (the skew is kept apart), a plan pays
+// until its ranks have left, and one rank stalled on its way out does not
+// set the sample. All ranks feed it the same numbers, exchanged in two
+// small max-allreduces per batch of calls, so all take the same decision
+// on every call with no broadcast per call. DPML_TUNING_FILE loads a table at New and saves what
 // was learned at Close; DPML_TUNER=static uses the built-in rule instead.
 // Where the kernel permits cross-memory attach, every arm of 16 KiB and
 // more has a twin that moves the intra-node data that way, so the tuner
