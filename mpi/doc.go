@@ -149,6 +149,18 @@
 //     The second P runs nothing unless the program has other goroutines
 //     (a garbage collection's idle mark worker may use it).
 //
+// What remains (nvidia-h100-x1, 1x16, bench/diag/gocall against its C
+// twin, with Init at thread level single and DPML_GOSCHED=auto; session 6,
+// bench/results/2026-11-23-h100x1-16core-s6, s6 and s13):
+//   - Go/C is 1.01-1.32x at 4 B to 4 KiB, most sizes 1.1-1.2x. A Go rank
+//     still sees 0.0035-0.006 context switches per call, against none for
+//     C: the pace yields and sysmon's 10 ms ticks.
+//   - Whichever size a process measures first pays 1.25-1.35x, with 2-3
+//     times the later context switches. Reordering the sizes moves this
+//     transient with them. Its cause is not found. It is not the
+//     background scavenger: debug.FreeOSMemory after Init made it no
+//     smaller.
+//
 // Alternatives weighed and rejected: waiting in Go code (Iallreduce, then
 // Test in a loop) runs Open MPI's non-blocking collectives (libnbc), slower
 // than the blocking ones even from C (2 ranks here: 2.1x at 8 B, 3.6x at
