@@ -91,6 +91,16 @@ const (
 	SecondMax         // max-allreduce (CostSecondExit)
 )
 
+// Combine reduces two ranks' values of Exits' buffer as the second
+// exchange does (sum or max): for simulations and tests that stand in for
+// the engine's allreduce.
+func (s Second) Combine(a, b int64) int64 {
+	if s == SecondMax {
+		return max(a, b)
+	}
+	return a + b
+}
+
 // excluded marks, in Exits' buffer for CostSecondExit, the rank that left
 // last: below any real exit, so the max over the others is the second.
 const excluded = -(1 << 62)

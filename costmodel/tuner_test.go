@@ -126,13 +126,10 @@ func TestDeterminismFourRanks(t *testing.T) {
 		summed = summed[:0]
 		for r, tu := range ts {
 			for i, v := range tu.Exits(maxed) {
-				switch {
-				case r == 0:
+				if r == 0 {
 					summed = append(summed, v)
-				case tu.Second() == SecondMax:
-					summed[i] = max(summed[i], v)
-				default:
-					summed[i] += v
+				} else {
+					summed[i] = tu.Second().Combine(summed[i], v)
 				}
 			}
 		}

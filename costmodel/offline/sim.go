@@ -78,11 +78,7 @@ func commitAll(ranks []*costmodel.Tuner, maxed *[]float64, summed *[]int64) erro
 			return fmt.Errorf("exit batches differ in length")
 		}
 		for i, v := range x {
-			if t.Second() == costmodel.SecondMax {
-				(*summed)[i] = max((*summed)[i], v)
-			} else {
-				(*summed)[i] += v
-			}
+			(*summed)[i] = t.Second().Combine((*summed)[i], v)
 		}
 	}
 	for _, t := range ranks {
