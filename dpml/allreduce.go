@@ -92,7 +92,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		o = Override(arm) // an arm is a whole shape: variant, l, k, transport and offload
 	}
 	c.lastKey, c.lastTuned = key, tuned
-	p, err := c.plan(len(send), kind.Size(), o)
+	p, err := c.planFor(len(send), kind.Size(), o)
 	if err != nil {
 		return err
 	}

@@ -43,6 +43,31 @@ func (o Override) or(d Override) Override {
 	return o
 }
 
+// planMemo is one plan() result and the arguments it was made for.
+type planMemo struct {
+	valid     bool
+	count, es int
+	o         Override
+	p         Plan
+}
+
+// planFor is plan with a one-entry memo. A plan depends only on its
+// arguments and on what is fixed when the communicator is made, except the
+// per-communicator override (SetOverride clears the memo); back-to-back
+// calls of one size, where the few hundred nanoseconds of planning show
+// (perf, the tree at 8 B), plan once.
+func (c *Comm) planFor(count, es int, o Override) (Plan, error) {
+	m := &c.memo
+	if m.valid && m.count == count && m.es == es && m.o == o {
+		return m.p, nil
+	}
+	p, err := c.plan(count, es, o)
+	if err == nil {
+		*m = planMemo{valid: true, count: count, es: es, o: o, p: p}
+	}
+	return p, err
+}
+
 // plan resolves an override into a complete plan. Precedence: the per-call
 // override, then the communicator's (SetOverride), then DPML_LEADERS /
 // DPML_PIPELINE, then the default policy.

@@ -99,6 +99,7 @@ type inFlight struct {
 	err          error // sticky: a failed call leaves the communicator unusable
 	closed       bool
 	last         Plan          // the plan of the last call
+	memo         planMemo      // the last plan() made, for planFor
 	lastKey      costmodel.Key // the tuning key of the last call, when lastTuned
 	lastTuned    bool
 	timing       bool
@@ -549,7 +550,7 @@ func (c *Comm) SegmentBytes() int { return c.segBudget }
 // communicator (fields a call's own Override leaves zero). Like a per-call
 // Override it must be the same on all ranks; the zero Override restores the
 // engine's choice.
-func (c *Comm) SetOverride(o Override) { c.fixed = o }
+func (c *Comm) SetOverride(o Override) { c.fixed, c.memo = o, planMemo{} }
 
 // PhaseTimes returns the accumulated phase times of this rank.
 func (c *Comm) PhaseTimes() PhaseTimes { return c.times }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/plan"
+	"github.com/dpmlgo/dpml/shm"
 )
 
 // execute runs plan p: the one executor behind every variant and transport.
@@ -154,7 +155,7 @@ func (e *run[T]) contribute(s int, g uint64) error {
 	if err := e.tr.contribute(e.x, s, g); err != nil {
 		return err
 	}
-	c.seg.in[c.local].seq.Store(g)
+	shm.StoreRelease(c.seg.inSeq[c.local], g)
 	if testHookCopiedIn != nil {
 		testHookCopiedIn(c, s)
 	}
@@ -273,7 +274,7 @@ func (e *run[T]) post(s int, g uint64) error {
 		return err
 	}
 	e.tock(&c.times.CopyOut, t)
-	c.seg.out[c.pos].seq.Store(g)
+	shm.StoreRelease(c.seg.outSeq[c.pos], g)
 	return nil
 }
 
@@ -287,7 +288,7 @@ func (e *run[T]) collect(s int, g uint64) error {
 		w = &c.waitPoll
 	}
 	for j := 0; j < active; j++ {
-		if err := w.UntilAtLeast(&c.seg.out[j].seq, g); err != nil {
+		if err := w.UntilAtLeast(c.seg.outSeq[j], g); err != nil {
 			return fmt.Errorf("dpml: rank %d waits for leader %d's result of segment %d: %w", c.local, j, s, err)
 		}
 	}

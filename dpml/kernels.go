@@ -78,39 +78,38 @@ func blocked[E number](two func(d, a, b []E), three func(d, a, b, c []E), four f
 			return
 		}
 		var z E
-		blk := blockBytes / int(unsafe.Sizeof(z))
-		dst := unsafe.Slice((*E)(dstp), n)
-		var buf [64][]E
-		ss := buf[:0]
-		for _, p := range srcs {
-			ss = append(ss, unsafe.Slice((*E)(p), n))
-		}
+		es := int(unsafe.Sizeof(z))
+		blk := blockBytes / es
+		// Sources are sliced where they are used: a local array of
+		// slices (one per source) would be zeroed on every call, which
+		// at one or two elements costs more than the fold (perf, the
+		// tree at 8 B).
 		for lo := 0; lo < n; lo += blk {
-			hi := min(lo+blk, n)
-			d := dst[lo:hi]
-			first, rest := ss[0][lo:hi], ss[1:]
-			switch {
-			case len(rest) == 0:
+			m := min(blk, n-lo)
+			at := func(i int) []E { return unsafe.Slice((*E)(unsafe.Add(srcs[i], lo*es)), m) }
+			d := unsafe.Slice((*E)(unsafe.Add(dstp, lo*es)), m)
+			first, i := at(0), 1
+			switch len(srcs) - i {
+			case 0:
 				copy(d, first)
-			case len(rest) == 1:
-				two(d, first, rest[0][lo:hi])
-				rest = rest[1:]
-			case len(rest) == 2:
-				three(d, first, rest[0][lo:hi], rest[1][lo:hi])
-				rest = rest[2:]
-			default:
-				four(d, first, rest[0][lo:hi], rest[1][lo:hi], rest[2][lo:hi])
-				rest = rest[3:]
-			}
-			for len(rest) >= 3 {
-				four(d, d, rest[0][lo:hi], rest[1][lo:hi], rest[2][lo:hi])
-				rest = rest[3:]
-			}
-			switch len(rest) {
-			case 2:
-				three(d, d, rest[0][lo:hi], rest[1][lo:hi])
 			case 1:
-				two(d, d, rest[0][lo:hi])
+				two(d, first, at(i))
+				i++
+			case 2:
+				three(d, first, at(i), at(i+1))
+				i += 2
+			default:
+				four(d, first, at(i), at(i+1), at(i+2))
+				i += 3
+			}
+			for ; len(srcs)-i >= 3; i += 3 {
+				four(d, d, at(i), at(i+1), at(i+2))
+			}
+			switch len(srcs) - i {
+			case 2:
+				three(d, d, at(i), at(i+1))
+			case 1:
+				two(d, d, at(i))
 			}
 		}
 	}

@@ -153,3 +153,45 @@ func TestElemClassByKind(t *testing.T) {
 		t.Errorf("%d kinds, elemClass has %d entries", n, len(elemClass))
 	}
 }
+
+// TestPlanMemo: the one-entry memo of planFor gives what plan gives for the
+// same arguments, across calls that change the count, element size,
+// override or the communicator's override (SetOverride) one at a time.
+func TestPlanMemo(t *testing.T) {
+	c := &Comm{topology: topology{nodes: 2, size: 8, minPPN: 4, ppn: 4, llcBytes: 32 << 20, cma: true}, nodeView: nodeView{segBudget: 512 << 10}}
+	steps := []struct {
+		count, es int
+		o, fixed  Override
+	}{
+		{100000, 8, Override{}, Override{}},
+		{100000, 8, Override{}, Override{}}, // a hit
+		{100001, 8, Override{}, Override{}},
+		{100001, 4, Override{}, Override{}},
+		{100001, 4, Override{Leaders: 2}, Override{}},
+		{100001, 4, Override{Leaders: 4}, Override{}},
+		{100001, 4, Override{Leaders: 4, Intra: IntraCMA}, Override{}},
+		{100001, 4, Override{}, Override{Pipeline: 2}},
+		{100001, 4, Override{}, Override{Variant: Native}},
+		{100001, 4, Override{}, Override{}},
+		{1, 4, Override{}, Override{}},
+	}
+	for i, s := range steps {
+		if s.fixed != c.fixed {
+			c.SetOverride(s.fixed)
+		}
+		got, err := c.planFor(s.count, s.es, s.o)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		want, err := c.plan(s.count, s.es, s.o)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("step %d (%d x %d B, %+v, fixed %+v): memo gave %+v, plan %+v", i, s.count, s.es, s.o, s.fixed, got, want)
+		}
+	}
+	if _, err := c.planFor(-1, 8, Override{}); err == nil {
+		t.Error("planFor(-1) gave no error")
+	}
+}
