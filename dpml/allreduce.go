@@ -77,7 +77,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	// offload's (offloadArms); without a tuner the offload's dispatch rule
 	// decides (offload.go).
 	tuned := c.tuned(o, len(send), kind.Size())
-	if !tuned {
+	if !tuned && c.off != nil {
 		o = c.routeOffload(kind, op, len(send), o)
 	}
 	if tuned {
@@ -92,24 +92,23 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		o = Override(arm) // an arm is a whole shape: variant, l, k, transport and offload
 	}
 	c.lastKey, c.lastTuned = key, tuned
-	p, err := c.planFor(len(send), kind.Size(), o)
+	pp, err := c.planFor(len(send), kind.Size(), o)
 	if err != nil {
 		return err
 	}
 	if c.verbose > 0 {
-		c.report(p)
+		c.report(pp.p)
 	}
-	c.last = p
 	var t0 int64
 	timed := tuned && c.tuner.Timed(key) // the clock only when the tuner keeps the time
 	if timed {
 		t0 = c.now()
 	}
-	// The plan lives in the Comm (c.last): a pointer to a local would move
-	// it to the heap on every call.
-	err = execute(c, &c.last, send, recv, op, kern)
+	// The plan lives in the Comm (c.memo): a pointer to a local would
+	// move it to the heap on every call.
+	err = execute(c, pp, send, recv, op, kern)
 	if testHookPlanCost != nil && err == nil {
-		time.Sleep(testHookPlanCost(&c.last))
+		time.Sleep(testHookPlanCost(&pp.p))
 	}
 	if err == nil && tuned {
 		var t1 int64 // 0 and 0 when untimed: the tuner keeps no time

@@ -43,29 +43,66 @@ func (o Override) or(d Override) Override {
 	return o
 }
 
-// planMemo is one plan() result and the arguments it was made for.
+// prepared is a plan with what the executor derives from it for this rank
+// on every call: the partition arithmetic (a few integer divisions per
+// segment) done once per plan instead.
+type prepared struct {
+	p          Plan
+	full, last segPart // a segment of SegElems elements, and the last segment
+}
+
+// segPart is what the size of a segment fixes for this rank: the segment's
+// length, this rank's partition [plo, phi) of it, and how many leaders hold
+// a non-empty partition.
+type segPart struct{ n, plo, phi, active int }
+
+func (c *Comm) prepare(p Plan) prepared {
+	pp := prepared{p: p}
+	if p.Segments == 0 {
+		return pp
+	}
+	part := func(s int) segPart {
+		lo, hi := p.segment(s)
+		plo, phi := p.partition(hi-lo, c.pos)
+		return segPart{n: hi - lo, plo: plo, phi: phi, active: p.activeLeaders(hi - lo)}
+	}
+	pp.full, pp.last = part(0), part(p.Segments-1)
+	return pp
+}
+
+// part returns segment s's segPart.
+func (pp *prepared) part(s int) *segPart {
+	if s == pp.p.Segments-1 {
+		return &pp.last
+	}
+	return &pp.full
+}
+
+// planMemo is one prepared plan and the arguments it was made for.
 type planMemo struct {
 	valid     bool
 	count, es int
 	o         Override
-	p         Plan
+	pp        prepared
 }
 
-// planFor is plan with a one-entry memo. A plan depends only on its
-// arguments and on what is fixed when the communicator is made, except the
-// per-communicator override (SetOverride clears the memo); back-to-back
-// calls of one size, where the few hundred nanoseconds of planning show
-// (perf, the tree at 8 B), plan once.
-func (c *Comm) planFor(count, es int, o Override) (Plan, error) {
+// planFor is plan with a one-entry memo, prepared. A plan depends only on
+// its arguments and on what is fixed when the communicator is made, except
+// the per-communicator override (SetOverride invalidates the memo);
+// back-to-back calls of one size, where the few hundred nanoseconds of
+// planning show (perf, the tree at 8 B), plan once. The result points into
+// the memo: it stays valid until the next call on c (LastPlan reads it).
+func (c *Comm) planFor(count, es int, o Override) (*prepared, error) {
 	m := &c.memo
 	if m.valid && m.count == count && m.es == es && m.o == o {
-		return m.p, nil
+		return &m.pp, nil
 	}
 	p, err := c.plan(count, es, o)
-	if err == nil {
-		*m = planMemo{valid: true, count: count, es: es, o: o, p: p}
+	if err != nil {
+		return nil, err
 	}
-	return p, err
+	*m = planMemo{valid: true, count: count, es: es, o: o, pp: c.prepare(p)}
+	return &m.pp, nil
 }
 
 // plan resolves an override into a complete plan. Precedence: the per-call

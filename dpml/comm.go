@@ -98,8 +98,7 @@ type inFlight struct {
 	pendingRange [2]flagPost
 	err          error // sticky: a failed call leaves the communicator unusable
 	closed       bool
-	last         Plan          // the plan of the last call
-	memo         planMemo      // the last plan() made, for planFor
+	memo         planMemo      // the last call's plan (planFor, LastPlan)
 	lastKey      costmodel.Key // the tuning key of the last call, when lastTuned
 	lastTuned    bool
 	timing       bool
@@ -550,7 +549,7 @@ func (c *Comm) SegmentBytes() int { return c.segBudget }
 // communicator (fields a call's own Override leaves zero). Like a per-call
 // Override it must be the same on all ranks; the zero Override restores the
 // engine's choice.
-func (c *Comm) SetOverride(o Override) { c.fixed, c.memo = o, planMemo{} }
+func (c *Comm) SetOverride(o Override) { c.fixed, c.memo.valid = o, false }
 
 // PhaseTimes returns the accumulated phase times of this rank.
 func (c *Comm) PhaseTimes() PhaseTimes { return c.times }
@@ -574,7 +573,7 @@ func (c *Comm) Close() error {
 }
 
 // LastPlan is the plan the last call on this communicator ran.
-func (c *Comm) LastPlan() Plan { return c.last }
+func (c *Comm) LastPlan() Plan { return c.memo.pp.p }
 
 // LastTunerInfo is the tuner's state of the last call's key (its plan,
 // state, switch and change counters, cost and skew); false when the tuner

@@ -33,13 +33,23 @@ import (
 // of s. Which transport moves the data (shared-memory copies, cross-memory
 // attach, the reduction tree) is the plan's Intra; the executor does not
 // look at it.
-func execute[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op, kern kernel) error {
-	var t0 time.Time
-	if c.timing {
-		t0 = time.Now()
-		c.times.Calls++
-		defer func() { c.times.Total += time.Since(t0) }()
+func execute[T mpi.Number](c *Comm, pp *prepared, send, recv []T, op mpi.Op, kern kernel) error {
+	if !c.timing {
+		return executePlan(c, pp, send, recv, op, kern, time.Time{})
 	}
+	t0 := time.Now()
+	c.times.Calls++
+	err := executePlan(c, pp, send, recv, op, kern, t0)
+	c.times.Total += time.Since(t0)
+	return err
+}
+
+// executePlan is execute without the call's phase timing. It has no defer:
+// a function with defers and as many returns as this one gets them the
+// slow way (runtime.deferreturn on every call), which showed in the
+// small-message path's profile.
+func executePlan[T mpi.Number](c *Comm, pp *prepared, send, recv []T, op mpi.Op, kern kernel, t0 time.Time) error {
+	p := &pp.p
 	if p.Count == 0 {
 		return nil
 	}
@@ -61,23 +71,31 @@ func execute[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op, kern ker
 		return nil
 	}
 	tr := c.transports[p.Intra]
-	if tr.pinsBuffers() {
-		// Peers will read and write these buffers by address: pinning
-		// keeps them on the heap (a stack buffer could move if this
-		// goroutine's stack grew during the call).
-		var pin runtime.Pinner
-		pin.Pin(unsafe.SliceData(send))
-		pin.Pin(unsafe.SliceData(recv))
-		defer pin.Unpin()
-	}
 	c.call = call{c: c, p: p, send: unsafe.Pointer(unsafe.SliceData(send)),
 		recv: unsafe.Pointer(unsafe.SliceData(recv)), es: p.ElemSize, kern: kern}
-	e := run[T]{c: c, x: &c.call, tr: tr, p: p, send: send, recv: recv, op: op}
+	e := run[T]{c: c, x: &c.call, tr: tr, p: p, pp: pp, send: send, recv: recv, op: op}
 	e.lead = c.pos < p.Leaders
 	e.inter = p.Has(PhaseInter)
 	if e.inter && p.Overlap {
 		e.lag = 1
 	}
+	if !tr.pinsBuffers() {
+		return e.segments()
+	}
+	// Peers will read and write these buffers by address: pinning keeps
+	// them on the heap (a stack buffer could move if this goroutine's
+	// stack grew during the call).
+	var pin runtime.Pinner
+	pin.Pin(unsafe.SliceData(send))
+	pin.Pin(unsafe.SliceData(recv))
+	err := e.segments()
+	pin.Unpin()
+	return err
+}
+
+// segments runs the plan's segments (see execute).
+func (e *run[T]) segments() error {
+	c, p := e.c, e.p
 	base := c.gen
 	e.base = base
 	for s := 0; s < p.Segments; s++ {
@@ -128,6 +146,7 @@ type run[T mpi.Number] struct {
 	x          *call
 	tr         transport
 	p          *Plan
+	pp         *prepared // p with this rank's partitions
 	send, recv []T
 	op         mpi.Op
 	lead       bool // this rank leads partition c.pos
@@ -167,8 +186,8 @@ func (e *run[T]) contribute(s int, g uint64) error {
 // its inter-node step.
 func (e *run[T]) reduce(s int, g uint64) error {
 	c, p := e.c, e.p
-	lo, hi := p.segment(s)
-	plo, phi := p.partition(hi-lo, c.pos)
+	sp := e.pp.part(s)
+	plo, phi := sp.plo, sp.phi
 	if plo == phi {
 		return nil
 	}
@@ -187,8 +206,9 @@ func (e *run[T]) reduce(s int, g uint64) error {
 	// fold reduces elements [q, q+n) of the segment's partition into res.
 	fold := func(q, n int) error {
 		t := e.tick()
-		defer e.tock(&c.times.Reduce, t)
-		return e.tr.fold(e.x, s, g, unsafe.Add(res, (q-plo)*es), q, n)
+		err := e.tr.fold(e.x, s, g, unsafe.Add(res, (q-plo)*es), q, n)
+		e.tock(&c.times.Reduce, t)
+		return err
 	}
 	switch {
 	case !e.inter:
@@ -279,10 +299,9 @@ func (e *run[T]) post(s int, g uint64) error {
 }
 
 func (e *run[T]) collect(s int, g uint64) error {
-	c, p := e.c, e.p
-	lo, hi := p.segment(s)
+	c := e.c
 	t := e.tick()
-	active := p.activeLeaders(hi - lo)
+	active := e.pp.part(s).active
 	w := &c.wait
 	if e.lag == 1 && e.lead {
 		w = &c.waitPoll

@@ -158,7 +158,7 @@ func TestElemClassByKind(t *testing.T) {
 // same arguments, across calls that change the count, element size,
 // override or the communicator's override (SetOverride) one at a time.
 func TestPlanMemo(t *testing.T) {
-	c := &Comm{topology: topology{nodes: 2, size: 8, minPPN: 4, ppn: 4, llcBytes: 32 << 20, cma: true}, nodeView: nodeView{segBudget: 512 << 10}}
+	c := &Comm{topology: topology{nodes: 2, size: 8, minPPN: 4, ppn: 4, pos: 1, llcBytes: 32 << 20, cma: true}, nodeView: nodeView{segBudget: 512 << 10}}
 	steps := []struct {
 		count, es int
 		o, fixed  Override
@@ -187,8 +187,24 @@ func TestPlanMemo(t *testing.T) {
 		if err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("step %d (%d x %d B, %+v, fixed %+v): memo gave %+v, plan %+v", i, s.count, s.es, s.o, s.fixed, got, want)
+		if !reflect.DeepEqual(got.p, want) {
+			t.Errorf("step %d (%d x %d B, %+v, fixed %+v): memo gave %+v, plan %+v", i, s.count, s.es, s.o, s.fixed, got.p, want)
+		}
+		// The prepared partitions, worked out here from the plan's
+		// fields alone.
+		for _, seg := range []int{0, want.Segments - 1} {
+			if want.Segments == 0 {
+				break
+			}
+			lo := seg * want.SegElems
+			n := min(lo+want.SegElems, want.Count) - lo
+			per := min((n+want.Leaders-1)/want.Leaders, n)
+			per = min((per+want.Align-1)/want.Align*want.Align, n)
+			plo := min(c.pos*per, n)
+			w := segPart{n: n, plo: plo, phi: min(plo+per, n), active: (n + per - 1) / per}
+			if sp := got.part(seg); *sp != w {
+				t.Errorf("step %d: segment %d of %+v: prepared %+v, want %+v", i, seg, want, *sp, w)
+			}
 		}
 	}
 	if _, err := c.planFor(-1, 8, Override{}); err == nil {

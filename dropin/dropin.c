@@ -226,7 +226,27 @@ typedef struct {
 	int plan;
 } comm_state;
 
+static comm_state *get_state_slow(MPI_Comm comm);
+
+// get_state's memo, per thread, of the last communicator it resolved: a
+// program calling MPI_Allreduce back to back on one communicator skips the
+// attribute lookup. It is valid while state_epoch is unchanged; delete_state
+// raises the epoch before it frees a state, so a handle the MPI library
+// reuses for a new communicator never finds the freed one.
+static uint64_t state_epoch;
+static __thread MPI_Comm memo_comm;
+static __thread comm_state *memo_state;
+static __thread uint64_t memo_epoch;
+
 static comm_state *get_state(MPI_Comm comm) {
+	uint64_t epoch = __atomic_load_n(&state_epoch, __ATOMIC_ACQUIRE);
+	if (memo_state != NULL && memo_comm == comm && memo_epoch == epoch) return memo_state;
+	comm_state *found = get_state_slow(comm);
+	if (found != NULL) memo_comm = comm, memo_state = found, memo_epoch = epoch;
+	return found;
+}
+
+static comm_state *get_state_slow(MPI_Comm comm) {
 	void *v = NULL;
 	int flag = 0;
 	if (PMPI_Comm_get_attr(comm, keyval, &v, &flag) == MPI_SUCCESS && flag) return v;
@@ -260,6 +280,7 @@ static int delete_state(MPI_Comm comm, int kv, void *val, void *extra) {
 	comm_state *s = val;
 	(void)comm, (void)kv, (void)extra;
 	if (s == NULL) return MPI_SUCCESS;
+	__atomic_add_fetch(&state_epoch, 1, __ATOMIC_RELEASE); // every thread's memo of s is stale
 	pthread_mutex_lock(&s->mu);
 	if (s->id != 0) {
 		dpml_depth++;

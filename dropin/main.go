@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/dpmlgo/dpml/config"
@@ -32,6 +33,10 @@ var gitCommit = "unknown"
 var (
 	mu      sync.Mutex
 	engines = map[uintptr]*dpml.Comm{}
+	// view is a copy of engines, replaced (under mu) whenever engines
+	// changes: every MPI_Allreduce looks its engine up, and reading
+	// view takes no lock.
+	view    atomic.Pointer[map[uintptr]*dpml.Comm]
 	nextID  uintptr
 	verbose int
 	rank0   bool
@@ -115,6 +120,7 @@ func dpmlGoNew(h C.uintptr_t) C.uintptr_t {
 	}
 	nextID++
 	engines[nextID] = d
+	publish()
 	if verbose >= 2 {
 		fmt.Fprintf(os.Stderr, "libdpml: rank %d: DPML set up on comm %#x (%d ranks, %d nodes, ppn %d): id %d\n",
 			worldRank(), uintptr(h), d.Size(), d.Nodes(), d.PPN(), nextID)
@@ -149,10 +155,18 @@ func dpmlGoAgree(h C.uintptr_t) C.int {
 	return 1
 }
 
+// lookup returns engine id, or nil; it takes no lock (view).
 func lookup(id C.uintptr_t) *dpml.Comm {
-	mu.Lock()
-	defer mu.Unlock()
-	return engines[uintptr(id)]
+	if m := view.Load(); m != nil {
+		return (*m)[uintptr(id)]
+	}
+	return nil
+}
+
+// publish replaces view with a copy of engines; the caller holds mu.
+func publish() {
+	m := maps.Clone(engines)
+	view.Store(&m)
 }
 
 // dpmlGoAllreduce runs one allreduce on engine id. send is nil for
@@ -221,6 +235,7 @@ func dpmlGoRelease(id C.uintptr_t) {
 	mu.Lock()
 	d := engines[uintptr(id)]
 	delete(engines, uintptr(id))
+	publish()
 	mu.Unlock()
 	if d == nil {
 		return

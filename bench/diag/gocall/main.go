@@ -217,12 +217,14 @@ func (b *bufs) check(size int) error {
 type loop func(w *mpi.Comm, b *bufs, bytes, iters int) error
 
 var loops = map[string]loop{
-	"go":       loopGo,
-	"go-cwrap": loopCwrap,
-	"go-cloop": loopCloop,
-	"go-iall":  loopIall,
-	"go-dpml":  loopDpml,
-	"go-spin":  loopSpin,
+	"go":         loopGo,
+	"go-cwrap":   loopCwrap,
+	"go-cloop":   loopCloop,
+	"go-iall":    loopIall,
+	"go-dpml":    loopDpml,
+	"go-spin":    loopSpin,
+	"go-floor":   loopFloor,
+	"go-floor-w": loopFloorW,
 }
 
 // spinNs is the busy wait of one go-spin call (-spin-ns).

@@ -1,0 +1,94 @@
+package dpml
+
+import (
+	"fmt"
+	"testing"
+	"unsafe"
+
+	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/leaders"
+	"github.com/dpmlgo/dpml/mpi"
+	"github.com/dpmlgo/dpml/shm"
+)
+
+// BenchmarkSmallPath is the engine's own per-call work on the small-message
+// path, without MPI and without waiting: one process plays the root of a
+// 2-rank node tree whose other rank's partial is always ready (its flag is
+// raised before each call), so the call runs planning, the executor, the
+// fold, the release and the copy-out, and never waits. What it measures
+// lies on the critical path of every small call (go test -bench SmallPath
+// -cpuprofile).
+func BenchmarkSmallPath(b *testing.B) {
+	for _, n := range []int{1, 7} {
+		b.Run(fmt.Sprintf("%dxfloat64", n), func(b *testing.B) {
+			c, done := stubNodeComm(b, 2)
+			defer done()
+			send, recv := make([]float64, n), make([]float64, n)
+			for i := 0; i < b.N; i++ {
+				g := c.gen + 1
+				c.seg.inSeq[1].Store(g) // the other rank's partial of g is "ready"
+				if err := AllreduceWith(c, send, recv, mpi.OpSum, Override{Variant: DPML, Intra: IntraTree, Radix: 4}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// stubNodeComm is a Comm of one node of ppn ranks, this process local rank
+// 0, with a real node segment and no MPI: enough for single-node plans
+// whose waits are satisfied by hand.
+func stubNodeComm(tb testing.TB, ppn int) (*Comm, func()) {
+	tb.Helper()
+	const slot = 64 << 10
+	size, _ := segmentLayout(ppn, slot)
+	name, err := shm.Name("dpmlbench")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	mem, err := shm.Create(name, size)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	seg, err := viewSegment(mem, ppn, slot)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	places := make([]leaders.Place, ppn)
+	for i := range places {
+		places[i] = leaders.Place{CPUs: []int{i}, Primary: i, Core: i, Socket: 0, NUMA: 0}
+	}
+	c := &Comm{topology: topology{nodes: 1, size: ppn, ppn: ppn, minPPN: ppn, places: places, llcBytes: 32 << 20, leaderOrder: []int{0, 1}},
+		nodeView: nodeView{seg: seg, abort: seg.abort, segBudget: slot}}
+	c.transports = [numIntra]transport{IntraShm: shmCopies{}, IntraCMA: cmaAttach{}, IntraTree: treeReduce{}}
+	c.wait.Abort = c.abort
+	c.wait.NoSleep = true
+	c.waitPoll = c.wait
+	c.scratchSrcs = make([]unsafe.Pointer, ppn)
+	c.treeRadix, c.treeBytes = 4, 16<<10
+	return c, func() { _ = mem.Close() }
+}
+
+// BenchmarkSmallPathTuned is BenchmarkSmallPath through the tuner (model
+// mode: it chooses every call's arm, records nothing), for the cost of the
+// tuned path's bookkeeping.
+func BenchmarkSmallPathTuned(b *testing.B) {
+	c, done := stubNodeComm(b, 2)
+	defer done()
+	cfg := costmodel.DefaultConfig()
+	cfg.Mode = costmodel.ModeModel
+	tu, err := costmodel.NewTunerFromTable(cfg, costmodel.DefaultTable())
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.tuner = tu
+	send, recv := make([]float64, 1), make([]float64, 1)
+	for i := 0; i < b.N; i++ {
+		g := c.gen + 1
+		c.seg.inSeq[1].Store(g)
+		if err := Allreduce(c, send, recv, mpi.OpSum); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Logf("plan: %v", c.LastPlan().Shape)
+}
