@@ -104,6 +104,7 @@ type Var struct {
 // Names of the variables, as constants so a typo is a compile error.
 const (
 	GoSched      = "DPML_GOSCHED"
+	CPUProfile   = "DPML_CPUPROFILE"
 	Check        = "DPML_CHECK"
 	Intra        = "DPML_INTRA"
 	Leaders      = "DPML_LEADERS"
@@ -156,6 +157,8 @@ const (
 var Vars = []Var{
 	{Name: Check, Kind: KindBool, Default: "false", Scope: AllRanks, Users: "engine", Agreed: AtNew,
 		Doc: "Debug check: every allreduce first compares its element count, type, op, in-place use and forced plan across the ranks (one small extra allreduce per call) and fails with the same error on every rank when they differ, instead of computing garbage or hanging. Calls that libdpml.so passes through to the MPI library are not checked."},
+	{Name: CPUProfile, Kind: KindString, Default: "", Scope: PerRank, Users: "libdpml.so",
+		Doc: "Diagnostics: write a Go CPU profile (runtime/pprof) of the library's Go code in each process to this path, `%r` replaced by the rank in MPI_COMM_WORLD, from the library's start to MPI_Finalize. Samples outside Go (the application, the MPI library) show as one external-code entry. Empty: none."},
 	{Name: Demote, Kind: KindBool, Default: "false", Scope: PerRank, Users: "engine",
 		Doc: "Experimental: after writing its slot (copy-in) or its reduced partition, a rank issues CLDEMOTE for those cache lines, a hint that moves them towards the shared last-level cache where the cores that read them next find them without a snoop. A no-op on CPUs without CLDEMOTE; results are unchanged. Not measured yet: off by default."},
 	{Name: Disable, Kind: KindBool, Default: "false", Scope: AllRanks, Users: "libdpml.so", Agreed: AtDropin,

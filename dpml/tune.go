@@ -470,9 +470,9 @@ func (c *Comm) printTuner(w io.Writer) {
 			used = append(used, in)
 		}
 	}
-	fmt.Fprintf(w, "dpml: tuner, %d key(s) called: key | plan | state | calls | switches | changes | cost us | skew us\n", len(used))
+	fmt.Fprintf(w, "dpml: tuner, %d key(s) called: key | plan | state | calls | switches | changes | cost us | skew us | episodes | samples | stride\n", len(used))
 	for _, in := range used {
-		fmt.Fprintf(w, "dpml:   %v | %v | %v | %d | %d | %d | %.2f | %.2f\n", in.Key, in.Arm, in.State, in.Calls,
-			in.Switches, in.Changes, in.Cost*1e6, in.Skew*1e6)
+		fmt.Fprintf(w, "dpml:   %v | %v | %v | %d | %d | %d | %.2f | %.2f | %d | %d | %d\n", in.Key, in.Arm, in.State, in.Calls,
+			in.Switches, in.Changes, in.Cost*1e6, in.Skew*1e6, in.Episodes, in.Samples, in.Stride)
 	}
 }

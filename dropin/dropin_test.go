@@ -435,6 +435,22 @@ func TestSettings(t *testing.T) {
 			}
 		}
 	})
+	t.Run("cpuprofile", func(t *testing.T) {
+		// DPML_CPUPROFILE: every rank writes its profile (%r is its
+		// rank), a gzipped pprof protobuf. Mutation: no startProfile
+		// call in dpmlGoInit fails it.
+		dir := t.TempDir()
+		r := dpmlrun(t, true, []string{"DPML_CPUPROFILE=" + filepath.Join(dir, "p-%r.pprof")}, prog, "-o", outDir, "special", "loop=2")
+		if r.code != 0 {
+			t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+		}
+		for rank := range 4 {
+			b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("p-%d.pprof", rank)))
+			if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+				t.Errorf("rank %d's profile: %d bytes, %v", rank, len(b), err)
+			}
+		}
+	})
 	t.Run("bad", func(t *testing.T) {
 		// Bad everywhere: every communicator passes through, on every rank.
 		m := compare(t, []string{"DPML_MIN_BYTES=lots"}, 0, prog, "-o", outDir, "special", "loop=2")

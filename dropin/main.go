@@ -10,7 +10,9 @@ import (
 	"maps"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,6 +70,7 @@ func dpmlGoInit(s *C.dpml_settings) C.int {
 		s.world_rank = C.int(w.Rank())
 		rank0 = w.Rank() == 0
 	}
+	startProfile(int(s.world_rank))
 	// Invalid settings do not disable this rank on their own: that would
 	// send its calls another way than the other ranks'. They make the
 	// agreement at each communicator's first call fail on every rank
@@ -252,6 +255,7 @@ func dpmlGoRelease(id C.uintptr_t) {
 //
 //export dpmlGoFinalize
 func dpmlGoFinalize() {
+	defer stopProfile()
 	mu.Lock()
 	ids := slices.Sorted(maps.Keys(engines)) // creation order
 	mu.Unlock()
@@ -434,3 +438,39 @@ var versionOnce = sync.OnceValue(func() *C.char {
 //
 //export dpmlGoVersion
 func dpmlGoVersion() *C.char { return versionOnce() }
+
+// profile is the DPML_CPUPROFILE file being written, or nil.
+var profile *os.File
+
+// startProfile starts DPML_CPUPROFILE's CPU profile of this process (a
+// diagnostic: a failure is reported and ignored).
+func startProfile(rank int) {
+	path, _ := config.Get(config.CPUProfile)
+	if path == "" {
+		return
+	}
+	path = strings.ReplaceAll(path, "%r", strconv.Itoa(rank))
+	f, err := os.Create(path)
+	if err == nil {
+		if err = pprof.StartCPUProfile(f); err != nil {
+			_ = f.Close()
+		}
+	}
+	if err != nil {
+		warnf("%s: %v", config.CPUProfile, err)
+		return
+	}
+	profile = f
+}
+
+// stopProfile ends the CPU profile, if one is being written.
+func stopProfile() {
+	if profile == nil {
+		return
+	}
+	pprof.StopCPUProfile()
+	if err := profile.Close(); err != nil {
+		warnf("%s: %v", config.CPUProfile, err)
+	}
+	profile = nil
+}
