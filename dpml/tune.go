@@ -474,5 +474,16 @@ func (c *Comm) printTuner(w io.Writer) {
 	for _, in := range used {
 		fmt.Fprintf(w, "dpml:   %v | %v | %v | %d | %d | %d | %.2f | %.2f | %d | %d | %d\n", in.Key, in.Arm, in.State, in.Calls,
 			in.Switches, in.Changes, in.Cost*1e6, in.Skew*1e6, in.Episodes, in.Samples, in.Stride)
+		// What the learner measured: each sampled arm's estimate (us)
+		// and sample count, the evidence behind the plan above.
+		var b strings.Builder
+		for _, m := range in.Measured {
+			if m.Samples > 0 {
+				fmt.Fprintf(&b, " %v=%.2f/%d;", m.Arm, m.Estimate*1e6, m.Samples)
+			}
+		}
+		if b.Len() > 0 {
+			fmt.Fprintf(w, "dpml:     measured:%s\n", b.String())
+		}
 	}
 }
