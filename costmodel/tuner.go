@@ -471,8 +471,9 @@ func (t *Tuner) newEntry(k Key) *entry {
 // Choose returns the arm for the next call of key k. It depends only on the
 // committed state and on how many calls of k were recorded since the last
 // Commit. O(1); no allocation once k has been seen.
-func (t *Tuner) Choose(k Key) Arm {
-	e := t.entry(k)
+func (t *Tuner) Choose(k Key) Arm { return t.choose(t.entry(k)) }
+
+func (t *Tuner) choose(e *entry) Arm {
 	i := e.next()
 	if e.firstSettled >= 0 && e.last >= 0 && int16(i) != e.last {
 		e.changes++
@@ -489,8 +490,35 @@ func (t *Tuner) Timed(k Key) bool {
 	if t.cfg.Mode == ModeModel {
 		return false
 	}
-	e := t.entry(k)
-	return e.state != Frozen || (e.fcount+1)%uint64(e.stride) == 0
+	return t.timed(t.entry(k))
+}
+
+func (t *Tuner) timed(e *entry) bool {
+	return t.cfg.Mode != ModeModel && (e.state != Frozen || (e.fcount+1)%uint64(e.stride) == 0)
+}
+
+// KeyState is one key's learner state, taken once for a run of calls of
+// that key (the engine keeps the last call's): Next and Record are Choose
+// with Timed, and RecordSpan, without the key's lookup on every call. It
+// stays valid as long as its Tuner (a key's state is made once and never
+// replaced), and behaves exactly as the calls by key do.
+type KeyState struct {
+	t *Tuner
+	e *entry
+}
+
+// State returns key k's state, making it as Choose would.
+func (t *Tuner) State(k Key) KeyState { return KeyState{t: t, e: t.entry(k)} }
+
+// Next is Choose then Timed for the state's key.
+func (s KeyState) Next() (a Arm, timed bool) {
+	a = s.t.choose(s.e)
+	return a, s.t.timed(s.e)
+}
+
+// Record is RecordSpan for the state's key.
+func (s KeyState) Record(a Arm, entry, exit float64) (commit bool) {
+	return s.t.recordSpan(s.e, a, entry, exit)
 }
 
 func (e *entry) next() uint8 {
@@ -527,7 +555,10 @@ func (t *Tuner) Record(k Key, a Arm, localSeconds float64) (commit bool) {
 // that are not in k's arm set, and calls recorded while the batch is full,
 // are ignored. O(1); no allocation.
 func (t *Tuner) RecordSpan(k Key, a Arm, entry, exit float64) (commit bool) {
-	e := t.entry(k)
+	return t.recordSpan(t.entry(k), a, entry, exit)
+}
+
+func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit float64) (commit bool) {
 	e.calls++
 	if t.cfg.Mode == ModeModel {
 		return false

@@ -80,9 +80,11 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if !tuned && c.off != nil {
 		o = c.routeOffload(kind, op, len(send), o)
 	}
+	var timed bool // the clock only when the tuner keeps the time
+	var ks costmodel.KeyState
 	if tuned {
-		key = c.tunerKey(kind, op, len(send))
-		arm = c.tuner.Choose(key)
+		key, ks = c.keyState(kind, op, len(send))
+		arm, timed = ks.Next()
 		if arm.Offload == plan.OffloadSharp && (c.off == nil || c.off.caps.Supports(kind, op) != nil) {
 			// A key's element and op classes may hold types the
 			// offload does not take: those calls run (and are
@@ -100,7 +102,6 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		c.report(pp.p)
 	}
 	var t0 int64
-	timed := tuned && c.tuner.Timed(key) // the clock only when the tuner keeps the time
 	if timed {
 		t0 = c.now()
 	}
@@ -115,7 +116,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		if timed {
 			t1 = c.now()
 		}
-		err = c.observe(key, arm, t0, t1)
+		err = c.observe(ks, arm, t0, t1)
 	}
 	if err != nil {
 		// Wake local peers blocked on this rank, and refuse further calls:

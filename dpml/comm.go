@@ -99,6 +99,7 @@ type inFlight struct {
 	err          error // sticky: a failed call leaves the communicator unusable
 	closed       bool
 	memo         planMemo      // the last call's plan (planFor, LastPlan)
+	keyMemo      keyMemo       // the last tuned call's key and learner state (keyState)
 	lastKey      costmodel.Key // the tuning key of the last call, when lastTuned
 	lastTuned    bool
 	timing       bool

@@ -138,6 +138,12 @@ func learnUnderSkew(t *testing.T, w *mpi.Comm, skew bool) map[int]costmodel.Arm 
 		if in.Arm != settled[n] || in.Switches > 0 {
 			t.Errorf("skew %v, %d floats: settled on %v, then ran %v (%d switches, %d changes)", skew, n, settled[n], in.Arm, in.Switches, in.Changes)
 		}
+		// The settled plan's synthetic cost is at least 2 ms (a sleep
+		// inside the timed span), so the learner's measured cost is too:
+		// a learner that never read the clock would record 0.
+		if in.Cost < 2e-3 {
+			t.Errorf("skew %v, %d floats: the learner's cost of %v is %.3f ms, below the 2 ms the plan sleeps", skew, n, in.Arm, in.Cost*1e3)
+		}
 		if c.Rank() == 0 {
 			t.Logf("skew %v, %d floats: %v after %d calls; cost %.2f ms, skew %.2f ms", skew, n, in.Arm, in.Calls, in.Cost*1e3, in.Skew*1e3)
 		}

@@ -268,6 +268,28 @@ func (c *Comm) tuned(o Override, count, es int) bool {
 		o == (Override{}) && c.fixed == (Override{}) && c.env == (Override{})
 }
 
+// keyState returns the tuning key of a call and its learner state, kept
+// for the last (type, op, count) seen: calls back to back of one size, the
+// common case, skip the key's lookup.
+func (c *Comm) keyState(kind mpi.Kind, op mpi.Op, count int) (costmodel.Key, costmodel.KeyState) {
+	m := &c.keyMemo
+	if !m.valid || m.kind != kind || m.op != op || m.count != count {
+		k := c.tunerKey(kind, op, count)
+		*m = keyMemo{valid: true, kind: kind, op: op, count: count, key: k, st: c.tuner.State(k)}
+	}
+	return m.key, m.st
+}
+
+// keyMemo is keyState's memo.
+type keyMemo struct {
+	valid bool
+	kind  mpi.Kind
+	op    mpi.Op
+	count int
+	key   costmodel.Key
+	st    costmodel.KeyState
+}
+
 // tunerKey is the tuning key of a call.
 func (c *Comm) tunerKey(kind mpi.Kind, op mpi.Op, count int) costmodel.Key {
 	return costmodel.MakeKey(elemClass[kind], opClass[op], count*kind.Size(),
@@ -283,8 +305,8 @@ func (c *Comm) tunerKey(kind mpi.Kind, op mpi.Op, count int) costmodel.Key {
 // nanoseconds: a max with the last rank excluded (the default: the call's
 // cost is the second-to-last exit) or a sum (mean); the arrival skew is
 // the entries' spread.
-func (c *Comm) observe(key costmodel.Key, arm costmodel.Arm, entry, exit int64) error {
-	if !c.tuner.RecordSpan(key, arm, float64(entry)*1e-9, float64(exit)*1e-9) {
+func (c *Comm) observe(ks costmodel.KeyState, arm costmodel.Arm, entry, exit int64) error {
+	if !ks.Record(arm, float64(entry)*1e-9, float64(exit)*1e-9) {
 		return nil
 	}
 	buf := c.tuner.Pending()
