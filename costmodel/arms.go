@@ -114,7 +114,7 @@ const maxTreeRadix = 64
 //	       l*k*64 <= the bucket's largest size, and k = 1 only when the
 //	       bucket can span more than one segment
 //	tree   for buckets whose smallest size is at most cfg.TreeBytes: the
-//	       reduction tree (l = 1) with radix 2, 4, 8, ... up to the first
+//	       reduction tree (l = 1) with Config.TreeRadixes (4, 8, 16, ...) up to the first
 //	       that makes the tree flat (>= ppn-1, at most 64), a line of arms
 //	       (neighbours: the next radix either way) linked to the grid at
 //	       (l = 1, DPML, copies) by the radix nearest DefaultTreeRadix

@@ -81,8 +81,8 @@
 // and, on several nodes, Pipelined with k in Config.Pipelines ({1, 2, 4,
 // 8}; k = 1 only when the bucket spans several segments, and l*k*64 <= the
 // largest size); for buckets whose smallest size is at most
-// Config.TreeBytes (16 KiB), the reduction tree (l = 1) with radix 2, 4,
-// 8, ... up to the first that makes the node's tree flat; and Native
+// Config.TreeBytes (16 KiB), the reduction tree (l = 1) with radix 4,
+// 8, 16, ... (Config.TreeRadixes) up to the first that makes the node's tree flat; and Native
 // (unless Config.NoNative; alone when ppn = 1). The grid arms form a graph
 // over (l, pipeline level DPML < k=1 < 2 < 4 < 8) whose edges join
 // adjacent cells; the tree arms form a line by radix, joined to the grid's

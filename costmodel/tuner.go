@@ -135,8 +135,13 @@ type Config struct {
 	// TreeBytes: size buckets whose smallest size is at most this get the
 	// reduction tree's arms (0: 16 KiB; negative: none).
 	TreeBytes int
-	// TreeRadixes are the tree arms' radixes ({2, 4, 8, 16, 32, 64}; a
-	// key's arms stop at the first that makes its tree flat).
+	// TreeRadixes are the tree arms' radixes ({4, 8, 16, 32, 64}; a
+	// key's arms stop at the first that makes its tree flat). Radix 2 is
+	// left out by default: as a fixed plan it was never the fastest at
+	// any size on the devices (1x16: slowest tree from 4 B to 16 KiB;
+	// 1x32: behind radix 4 and 8), yet a deep tree's noisy samples can
+	// win the learner's minimum (1x16, 2-4 KiB: auto settled on it at
+	// 1.7-2.2x the best plan; bench/results/2026-11-23-h100x1-16core-s7).
 	TreeRadixes []int
 	// Reject bounds exploration: an arm whose first sample is more than
 	// Reject times the best estimate of the episode is not sampled again
@@ -227,7 +232,7 @@ func (c Config) normalize() (Config, error) {
 		c.TreeBytes = 0
 	}
 	if c.TreeRadixes == nil {
-		c.TreeRadixes = []int{2, 4, 8, 16, 32, 64}
+		c.TreeRadixes = []int{4, 8, 16, 32, 64}
 	}
 	rs := []int{}
 	for _, r := range c.TreeRadixes {

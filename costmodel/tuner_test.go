@@ -204,22 +204,22 @@ func TestArmSets(t *testing.T) {
 		arms  int
 		check func([]Arm) string
 	}{
-		// 8 B on one node: l = 1 only, the tree with radix 2..32 (32 is
+		// 8 B on one node: l = 1 only, the tree with radix 4..32 (32 is
 		// flat for ppn 32: 64 would build the same tree), native.
-		{MakeKey(ElemFloat32, OpArith, 8, Layout{1, 32}), 7, func(as []Arm) string {
+		{MakeKey(ElemFloat32, OpArith, 8, Layout{1, 32}), 6, func(as []Arm) string {
 			var rs []int
 			for _, a := range as {
 				if a.Intra == plan.IntraTree {
 					rs = append(rs, a.Radix)
 				}
 			}
-			if !slices.Equal(rs, []int{2, 4, 8, 16, 32}) {
-				return fmt.Sprintf("tree radixes %v, want 2 4 8 16 32", rs)
+			if !slices.Equal(rs, []int{4, 8, 16, 32}) {
+				return fmt.Sprintf("tree radixes %v, want 4 8 16 32", rs)
 			}
 			return ""
 		}},
 		// 16 KiB is the tree arms' last bucket; 32 KiB has none.
-		{MakeKey(ElemFloat32, OpArith, 16<<10, Layout{1, 8}), 5 + 3, nil},
+		{MakeKey(ElemFloat32, OpArith, 16<<10, Layout{1, 8}), 5 + 2, nil},
 		{MakeKey(ElemFloat32, OpArith, 32<<10, Layout{1, 8}), 5, nil},
 		// 1 MiB on one node, ppn 24: l in 1..16 and 24, DPML only (+ native).
 		{MakeKey(ElemFloat32, OpArith, 1<<20, Layout{1, 24}), 7, func(as []Arm) string {
@@ -244,8 +244,8 @@ func TestArmSets(t *testing.T) {
 			return ""
 		}},
 		// 256 B on 4x8: l*k*64 <= 511: (1,dpml) (1,p2) (1,p4) (2,dpml) (2,p2) (4,dpml),
-		// the tree with radix 2, 4, 8, native.
-		{MakeKey(ElemFloat32, OpArith, 256, Layout{4, 8}), 10, nil},
+		// the tree with radix 4, 8, native.
+		{MakeKey(ElemFloat32, OpArith, 256, Layout{4, 8}), 9, nil},
 	}
 	for _, c := range cases {
 		s := newArmSet(c.key, &cfg)
@@ -398,8 +398,8 @@ func TestOffloadArms(t *testing.T) {
 	}
 	node := Config{OffloadBytes: 4 << 10}
 	host, _ := twins(node, MakeKey(ElemFloat32, OpArith, 8, Layout{2, 8}))
-	if len(host) != 3 {
-		t.Errorf("2x8, 8 B, node level: twins of %v, want the three tree arms (r=2, 4, 8)", host)
+	if len(host) != 2 {
+		t.Errorf("2x8, 8 B, node level: twins of %v, want the two tree arms (r=4, 8)", host)
 	}
 	for _, a := range host {
 		if a.Intra != plan.IntraTree {
