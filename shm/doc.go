@@ -32,6 +32,13 @@
 // written by different processes should live on separate cache lines
 // (offsets PadTo(x, CacheLine) apart) to avoid false sharing.
 //
+// A single-writer flag ("my data of generation g is ready") is raised with
+// StoreRelease, not Store: release order is all it needs, and on amd64
+// Store is an XCHG that stalls the writer until it owns the line its
+// readers hold. Likewise a writer should not load from its own line just
+// before writing it (Go's nil check on a field address does): the line is
+// in its readers' caches, and the load costs a whole transfer.
+//
 // # Waits
 //
 // Waiter.UntilAtLeast and Waiter.UntilAllAtLeast wait for flags to reach a
