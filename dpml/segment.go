@@ -61,10 +61,10 @@ type nodeSegment struct {
 	mem     *shm.Segment
 	abort   *atomic.Uint64
 	in, out []*ctlLine
-	inSeq   []*atomic.Uint64 // &in[i].seq, for waits over all local ranks
-	outSeq  []*atomic.Uint64 // &out[i].seq
 	// The flag words by pointer, taken once: &in[i].seq on the hot path
 	// would be nil-checked by a load from the line (see data).
+	inSeq      []*atomic.Uint64 // &in[i].seq, for waits over all local ranks
+	outSeq     []*atomic.Uint64 // &out[i].seq
 	data       unsafe.Pointer
 	ppn        int
 	slotStride int // bytes between input slots (= segBudget)
