@@ -788,18 +788,49 @@ static void prepare(point *p) {
 	if (cfg.pattern == PAT_B2B && cfg.percall) p->percall = xmalloc(sizeof(double) * (size_t)n * (size_t)p->m);
 }
 
-// time_all runs the timed calls of one size's points round-robin: round j
-// runs sample j of every point, starting one point later each round, so no
-// variant always follows the same one. Every rank makes the same calls (the
-// counts were broadcast).
+// round_order fills order[0..np) with round j's order of the points: a
+// permutation drawn from splitmix64 seeded by the round alone, so every rank
+// draws the same one without communicating. A rotation (each round starting
+// one point later) keeps the points' cyclic order, and a variant listed
+// after native then follows native's batches in most rounds: whatever a
+// switch from the MPI library's path costs lands on that one variant.
+static void round_order(int *order, int np, int j) {
+	uint64_t st = (uint64_t)(j + 1) * 0xD6E8FEB86659FD93ULL;
+	for (int i = 0; i < np; i++) order[i] = i;
+	for (int i = np - 1; i > 0; i--) {
+		uint64_t z = (st += 0x9E3779B97F4A7C15ULL);
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+		z ^= z >> 31;
+		int k = (int)(z % (uint64_t)(i + 1));
+		int t = order[i];
+		order[i] = order[k], order[k] = t;
+	}
+}
+
+// time_all runs the timed calls of one size's points round by round: round
+// j runs sample j of every point, in round_order's order for j, so no
+// variant always follows the same one and drift of the machine touches all
+// alike. Every rank makes the same calls (the counts were broadcast).
 static void time_all(point *pts, int np) {
 	int most = 0;
 	for (int i = 0; i < np; i++)
 		if (!pts[i].skip && pts[i].n > most) most = pts[i].n;
+	int *order = xmalloc(sizeof(int) * (size_t)np);
 	MPI_Barrier(MPI_COMM_WORLD);
+	// DPMLBENCH_ORDER_TRACE=1: rank 0 prints each round's order to stderr
+	// (for the tests).
+	const char *tr = getenv("DPMLBENCH_ORDER_TRACE");
+	int trace_order = rank == 0 && tr != NULL && strcmp(tr, "1") == 0;
 	for (int j = 0; j < most; j++) {
+		round_order(order, np, j);
+		if (trace_order) {
+			fprintf(stderr, "dpmlbench-c: order %ld %d:", pts[0].count, j);
+			for (int i = 0; i < np; i++) fprintf(stderr, " %d", order[i]);
+			fputc('\n', stderr);
+		}
 		for (int i = 0; i < np; i++) {
-			point *p = &pts[(i + j) % np];
+			point *p = &pts[order[i]];
 			if (p->skip || j >= p->n) continue;
 			use_plan(p->v);
 			if (cfg.check) poison(recvbuf, p->count);
@@ -831,6 +862,7 @@ static void time_all(point *pts, int np) {
 			if (j == p->n - 1) last_plan(p);
 		}
 	}
+	free(order);
 }
 
 // finish reduces a point over ranks and (rank 0) records its result.

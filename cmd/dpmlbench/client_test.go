@@ -381,6 +381,51 @@ func captureStdout(t *testing.T, f func() int) string {
 	return string(b)
 }
 
+// TestClientCOrder: the variants of a size run in an order shuffled per
+// round (the same on every rank), not rotated: a rotation keeps the cyclic
+// order, so the variant listed after native would follow native's batches
+// in most rounds. The client traces rank 0's orders under
+// DPMLBENCH_ORDER_TRACE=1. Mutation: back to the rotation ((i + j) % np)
+// makes native's successor always the same and fails the test.
+func TestClientCOrder(t *testing.T) {
+	setupClient(t)
+	r := runClient(t, withLib(), []string{"DPMLBENCH_ORDER_TRACE=1"}, "-sizes", "8", "-variants", "native,auto,dpml:l=1,dpml:l=max",
+		"-min-iters", "16", "-max-iters", "16", "-batches", "16", "-tune-calls", "4", "-quiet")
+	if r.code != 0 {
+		t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	rounds, orders := 0, map[string]bool{}
+	after := map[string]bool{} // what follows native (point 0) inside a round
+	for _, line := range strings.Split(r.stderr, "\n") {
+		_, rest, ok := strings.Cut(line, "dpmlbench-c: order ")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest) // count, round, then the order
+		if len(f) != 2+4 {
+			t.Fatalf("order line %q", line)
+		}
+		seen := map[string]bool{}
+		for i, p := range f[2:] {
+			seen[p] = true
+			if p == "0" && i < 3 {
+				after[f[2+i+1]] = true
+			}
+		}
+		if len(seen) != 4 || !seen["0"] || !seen["1"] || !seen["2"] || !seen["3"] {
+			t.Errorf("round %s: order %v is not a permutation of the 4 points", f[1], f[2:])
+		}
+		orders[strings.Join(f[2:], " ")] = true
+		rounds++
+	}
+	if rounds != 16 {
+		t.Fatalf("%d traced rounds, want 16:\n%s", rounds, r.stderr)
+	}
+	if len(orders) < 4 || len(after) < 2 {
+		t.Errorf("%d distinct orders in 16 rounds, native followed by %d distinct points: the order is not shuffled", len(orders), len(after))
+	}
+}
+
 // TestClientCNoLibrary: without libdpml.so only native runs, and the
 // output says why the others did not; with the library disabled, or with an
 // interposer that lacks the extension, auto runs too.

@@ -27,10 +27,11 @@
 // Each point runs -warmup calls (auto first runs -tune-calls untimed calls
 // so its tuner settles), which rank 0 times to choose the number of timed
 // iterations (-time / warm-up time, within -min-iters..-max-iters) and
-// broadcasts it. Then the points of a size are timed round-robin, one
-// iteration of each in turn, each round starting one point later
-// (-interleave; -interleave=false times each point in one block): drift of
-// the machine touches every variant alike. -pattern chooses how the timed
+// broadcasts it. Then the points of a size are timed round by round, one
+// iteration of each per round in an order shuffled for the round (the same
+// on every rank; -interleave; -interleave=false times each point in one
+// block): drift of the machine touches every variant alike, and no variant
+// always follows the same other one. -pattern chooses how the timed
 // calls are made: barrier (default; a barrier before every call, a sample
 // is one call), b2b (calls back to back in -batches batches, one barrier
 // before each batch, a sample is a rank's average per call over the batch;

@@ -76,7 +76,7 @@ func parseRunFlags(args []string) (*runConfig, error) {
 	fs.BoolVar(&c.plots, "plots", true, "write PNG plots into -out")
 	fs.BoolVar(&c.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
 	fs.BoolVar(&c.samples, "samples", false, "store every per-iteration sample in results.json")
-	fs.BoolVar(&c.interleave, "interleave", true, "time the variants of a size round-robin, one iteration each in turn (false: one block per variant)")
+	fs.BoolVar(&c.interleave, "interleave", true, "time the variants of a size in rounds, one iteration of each per round, in an order shuffled for each round (false: one block per variant)")
 	fs.BoolVar(&c.quiet, "quiet", false, "print only the closing summary, not the table rows as they come")
 	seg := fs.String("segment-bytes", "0", "DPML shared-memory slot size per rank, and the segment size of the fixed dpml plans (0: engine default)")
 	intra := fs.String("intra", "auto", "intra-node data path of the fixed dpml plans: auto (engine rule), shm (copies through shared memory) or cma (cross-memory attach)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"unsafe"
 
@@ -53,7 +54,7 @@ func sweep[T bench.Real](env *runEnv) ([]bench.Result, error) {
 		}
 		// Every variant is prepared (plan agreed, tuner settled, warmed up,
 		// iteration count fixed) before any is timed; the timed iterations
-		// then run round-robin across variants (with -interleave), so slow
+		// then run in rounds across variants (with -interleave), so slow
 		// drift of the machine or a noisy neighbour touches all variants
 		// alike instead of whichever block it fell on.
 		pts := make([]*pointRun[T], len(env.variants))
@@ -235,8 +236,8 @@ func (s *sweeper[T]) stride() int {
 	return 1
 }
 
-// timeAll runs the timed iterations of a size's points: round-robin over
-// the points with -interleave (each round rotated by one), else each
+// timeAll runs the timed iterations of a size's points: in rounds over
+// the points with -interleave (each round in its own shuffled order), else each
 // point's in one block. Every rank
 // runs the same sequence (the counts were broadcast).
 func (s *sweeper[T]) timeAll(pts []*pointRun[T]) error {
@@ -280,11 +281,16 @@ func (s *sweeper[T]) timeAll(pts []*pointRun[T]) error {
 	if err := s.env.world.Barrier(); err != nil {
 		return fmt.Errorf("barrier: %w", err)
 	}
-	// Round j starts at point j mod len(pts): no variant always runs right
-	// after the same other one (after native's memory traffic, say).
+	// Round j runs the points in an order shuffled for that round (seeded
+	// by j: the same on every rank), so no variant always runs right after
+	// the same other one (after native's memory traffic, say). A rotation
+	// would keep the cyclic order: the variant listed after native would
+	// follow it in most rounds.
+	order := make([]int, len(pts))
 	for j := 0; j < most; j++ {
-		for i := range pts {
-			p := pts[(i+j)%len(pts)]
+		roundOrder(order, j)
+		for _, i := range order {
+			p := pts[i]
 			if p.skip || j >= p.n {
 				continue
 			}
@@ -555,4 +561,13 @@ func (k *skewer) busy() {
 		}
 	}
 	k.sink = x
+}
+
+// roundOrder fills order with round j's order of len(order) points: a
+// permutation seeded by j alone, the same on every rank.
+func roundOrder(order []int, j int) {
+	for i := range order {
+		order[i] = i
+	}
+	rand.New(rand.NewPCG(uint64(j), 0x6f72646572)).Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
 }
