@@ -157,9 +157,31 @@
 //     C: the pace yields and sysmon's 10 ms ticks.
 //   - Whichever size a process measures first pays 1.25-1.35x, with 2-3
 //     times the later context switches. Reordering the sizes moves this
-//     transient with them. Its cause is not found. It is not the
-//     background scavenger: debug.FreeOSMemory after Init made it no
-//     smaller.
+//     transient with them. It is not the background scavenger:
+//     debug.FreeOSMemory after Init made it no smaller. It belongs to the
+//     time since start (session 8, bench/results/2026-11-23-h100x1-16core-s8,
+//     r1; gocall -settle, 3 rounds, medians, 8 B measured first): with
+//     nothing before it the first 8 B took 1.59x the C loop, with 0.0163
+//     context switches per call; after 50 ms of 8-byte allreduces
+//     (-settle calls:50ms) 1.12x with 0.0040, the steady rate; after a
+//     50 ms time.Sleep (-settle sleep:50ms) 1.16x with 0.0101. That fits
+//     the monitor's own rule (step 3 above, and sysmon's deep sleep): a
+//     cgo call of more than 10 ms (MPI_Init, a barrier waiting for ranks
+//     still starting) loses its P, or an idle process's first cgo call
+//     wakes the sleeping monitor; either restarts its 20 us ticks, which
+//     take about 20 ms to back off to 10 ms, and a sleep ends in such a
+//     wake-up. The package applies no start-up delay for it: a program
+//     pays it once, for a few tens of milliseconds, where a settle in
+//     Init would cost every program 50 ms; a benchmark measures after a
+//     settle of its own. It comes back after any single MPI call longer
+//     than 10 ms.
+//   - The steady rate is the pace yields and the monitor's 10 ms ticks:
+//     about 0.004 context switches per call per rank at 4-512 B (about
+//     1000 a second, against 0.0001 for C), each delaying the collective
+//     for every rank. A locked goroutine's yield hands its P to another
+//     thread and back (two thread wake-ups); yielding unlocked would be
+//     one switch fewer but lets another thread take the goroutine, and
+//     with it the MPI calls (not allowed below ThreadMultiple).
 //
 // Alternatives weighed and rejected: waiting in Go code (Iallreduce, then
 // Test in a loop) runs Open MPI's non-blocking collectives (libnbc), slower

@@ -53,6 +53,7 @@ import (
 	"runtime/trace"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/dpmlgo/dpml/dpml"
@@ -85,6 +86,7 @@ func main() {
 	threads := flag.Bool("threads", false, "print rank 0's threads after each measurement (stderr)")
 	flag.IntVar(&spinNs, "spin-ns", 3000, "busy wait of one call of the spin variants, ns")
 	traceOut := flag.String("trace", "", "write rank 0's runtime/trace to this file")
+	settleF := flag.String("settle", "", "before the first measurement: calls:D (8-byte allreduces for D) or sleep:D (time.Sleep(D)); the first-size transient (mpi's package doc)")
 	flag.Parse()
 
 	var sizes []int
@@ -123,6 +125,9 @@ func main() {
 	if w.Rank() == 0 && *header {
 		fmt.Println(csvHeader)
 	}
+	if *settleF != "" {
+		must(settle(w, *settleF))
+	}
 	for rep := 0; rep < *reps; rep++ {
 		for k := range variants {
 			v := variants[(k+rep)%len(variants)]
@@ -146,6 +151,41 @@ func main() {
 			}
 		}
 	}
+}
+
+// settle runs spec (calls:D or sleep:D) between Init and the first
+// measurement. Whichever size gocall measures first paid 1.25-1.35x on the
+// device (session 6); calls:D shows whether a stretch of ordinary MPI calls
+// first removes it (the transient belongs to the time since start), and
+// sleep:D whether idle time does the same.
+func settle(w *mpi.Comm, spec string) error {
+	mode, ds, ok := strings.Cut(spec, ":")
+	d, err := time.ParseDuration(ds)
+	if !ok || err != nil || d < 0 {
+		return fmt.Errorf("-settle %q: want calls:DURATION or sleep:DURATION", spec)
+	}
+	switch mode {
+	case "sleep":
+		time.Sleep(d)
+		return w.Barrier()
+	case "calls":
+		// Rank 0 decides when D has passed: every rank stops at the
+		// same call.
+		t0 := time.Now()
+		done := []int32{0}
+		for {
+			if w.Rank() == 0 && time.Since(t0) >= d {
+				done[0] = 1
+			}
+			if err := mpi.AllreduceInPlace(w, done, mpi.OpMax); err != nil {
+				return err
+			}
+			if done[0] != 0 {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("-settle %q: mode %q: want calls or sleep", spec, mode)
 }
 
 const csvHeader = "prog,label,ranks,rep,variant,gosched,bytes,iters,us_max,us_mean,cs_max,cs_mean,main_cs_max,other_cs_max,other_run_us_max,main_wait_us_max,threads"
