@@ -152,8 +152,12 @@
 //
 // # The cost of exploring
 //
-// An episode samples cur and its neighbours (at most five) and Native, R
-// (3) calls each. An arm the model expects to be more than Reject (2)
+// An episode samples cur and its neighbours and Native, R (3) calls
+// each. In a grid a cell's neighbours are at most six; a set of at most
+// 20 arms (one node's: 9 to 17) is searched whole, every arm a neighbour
+// of every other, since a climb stops on the first stretch where
+// neighbours are within Improve of each other
+// (TestLearnerSearchesSmallSetsWhole). An arm the model expects to be more than Reject (2)
 // times slower than cur first gets one call, and any arm whose first call
 // took more than Reject times the episode's best estimate gets no more:
 // so an arm much slower than the best costs at most one call per episode,
@@ -180,7 +184,7 @@
 //	 R (3) calls each, the model's   cur by > Improve                  samples: median >
 //	 favourites first; when a                                          est*(1+Drift), Drift
 //	 measured neighbour beats cur                                      = 15%: strike; else
-//	 by > Improve: move there                                          est = min(est, median)
+//	 by > Improve: move there                                          est += (median-est)/4
 //	 (first improvement)
 //
 // An arm's estimate is the minimum (Config.Stat; or the median) of its
