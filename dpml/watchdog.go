@@ -70,6 +70,10 @@ var watchdog struct {
 	comms  map[*Comm]*watchSeen
 	period time.Duration
 	run    bool
+	// wake cuts the loop's current sleep short when the period shrinks:
+	// a Comm with a 300 ms timeout created while the loop sleeps a
+	// 60 s timeout's 1 s period is watched at its own period at once.
+	wake chan struct{}
 }
 
 type watchSeen struct {
@@ -95,12 +99,27 @@ func (c *Comm) startWatch() {
 		watchdog.comms = map[*Comm]*watchSeen{}
 	}
 	watchdog.comms[c] = &watchSeen{}
-	if watchdog.period == 0 || period < watchdog.period {
-		watchdog.period = period
-	}
+	shortenWatchPeriodLocked(period)
 	if !watchdog.run {
 		watchdog.run = true
 		go watchLoop()
+	}
+}
+
+// shortenWatchPeriodLocked lowers the watchdog's period to d if that is
+// shorter, waking the loop so that it takes effect now rather than after
+// the sleep in progress. watchdog.mu is held.
+func shortenWatchPeriodLocked(d time.Duration) {
+	if watchdog.wake == nil {
+		watchdog.wake = make(chan struct{}, 1)
+	}
+	if watchdog.period != 0 && d >= watchdog.period {
+		return
+	}
+	watchdog.period = d
+	select {
+	case watchdog.wake <- struct{}{}:
+	default: // a wake is already pending
 	}
 }
 
@@ -118,9 +137,15 @@ var testHookWatchAbort func(c *Comm, msg string)
 func watchLoop() {
 	for {
 		watchdog.mu.Lock()
-		period := watchdog.period
+		period, wake := watchdog.period, watchdog.wake
 		watchdog.mu.Unlock()
-		time.Sleep(period)
+		t := time.NewTimer(period)
+		select {
+		case <-t.C:
+		case <-wake:
+			t.Stop()
+			continue // sleep again at the new period
+		}
 		now := time.Now()
 		watchdog.mu.Lock()
 		var stuck []*Comm

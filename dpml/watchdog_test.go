@@ -1,6 +1,9 @@
 package dpml
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,17 +20,43 @@ import (
 // stalled peer then calls and the job finishes. The shared-memory waits
 // get a long timeout here, so only the watchdog can fire.
 //
+// The stalled peer does not guess how long to stall: each report drops a
+// file in a directory shared by the job (the emulated nodes share one
+// host), and the peer sleeps until every stuck rank has reported, or a
+// minute has passed (then the stuck ranks fail below). So the test holds
+// on an oversubscribed CI machine, where a fixed 1.2 s stall did not: the
+// watchdog loop was still in the 1 s sleep of an earlier Comm's 60 s
+// timeout when the test shortened its period (fixed in watchdog.go by
+// waking the loop).
+//
 // Mutation check: without the c.watch.enter(stepNative) before the
 // native allreduce (engine.go), the native case reports nothing and the
 // test fails; likewise stepInter for the inter-node case.
 func TestWatchdog(t *testing.T) {
 	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
+		token := []int64{time.Now().UnixNano()}
+		if err := mpi.Bcast(w, token, 0); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("dpml-watchdog-test-%d", token[0]))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			_ = w.Barrier()
+			if w.Rank() == 0 {
+				_ = os.RemoveAll(dir)
+			}
+		}()
 		var mu sync.Mutex
 		var got []string
+		var caseName string
 		testHookWatchAbort = func(c *Comm, msg string) {
 			mu.Lock()
 			got = append(got, msg)
+			name := caseName
 			mu.Unlock()
+			_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s.%d", name, c.Rank())), nil, 0o600)
 		}
 		defer func() { testHookWatchAbort = nil }()
 		for _, tc := range []struct {
@@ -36,13 +65,14 @@ func TestWatchdog(t *testing.T) {
 			sleeper func(c *Comm) bool // who stalls
 			stuck   func(c *Comm) bool // who must report
 			step    string
+			nStuck  int
 		}{
 			{"native", Override{Variant: Native}, func(c *Comm) bool { return c.Rank() == 3 },
-				func(c *Comm) bool { return c.Rank() != 3 }, "the MPI library's allreduce"},
+				func(c *Comm) bool { return c.Rank() != 3 }, "the MPI library's allreduce", 3},
 			// Node 2 stalls whole: node 1's leader waits in the inter-node
 			// step, node 1's other rank on shared memory.
 			{"inter-node", Override{Variant: DPML, Leaders: 1, Intra: IntraShm}, func(c *Comm) bool { return c.Rank() >= 2 },
-				func(c *Comm) bool { return c.Rank() < 2 && c.pos == 0 }, "inter-node allreduce"},
+				func(c *Comm) bool { return c.Rank() < 2 && c.pos == 0 }, "inter-node allreduce", 1},
 		} {
 			c, err := New(w)
 			if err != nil {
@@ -51,15 +81,15 @@ func TestWatchdog(t *testing.T) {
 			c.wait.Timeout, c.waitPoll.Timeout = time.Minute, time.Minute
 			watchdog.mu.Lock()
 			c.watchTimeout = 300 * time.Millisecond
-			watchdog.period = 20 * time.Millisecond
+			shortenWatchPeriodLocked(20 * time.Millisecond)
 			watchdog.mu.Unlock()
 			c.SetOverride(tc.o)
 			mu.Lock()
-			got = nil
+			got, caseName = nil, tc.name
 			mu.Unlock()
 			buf := []float64{1}
 			if tc.sleeper(c) {
-				time.Sleep(1200 * time.Millisecond)
+				waitReports(dir, tc.name, tc.nStuck, time.Minute)
 			}
 			if err := AllreduceInPlace(c, buf, mpi.OpSum); err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
@@ -72,7 +102,7 @@ func TestWatchdog(t *testing.T) {
 			mu.Unlock()
 			switch {
 			case tc.stuck(c) && (len(msgs) != 1 || !strings.Contains(msgs[0], tc.step) || !strings.Contains(msgs[0], "DPML_TIMEOUT")):
-				t.Errorf("%s: rank %d waited 1.2 s on a stalled peer with a 300 ms timeout: watchdog reported %q, want one report naming %q", tc.name, c.Rank(), msgs, tc.step)
+				t.Errorf("%s: rank %d waited on a stalled peer with a 300 ms timeout: watchdog reported %q, want one report naming %q", tc.name, c.Rank(), msgs, tc.step)
 			case !tc.stuck(c) && len(msgs) > 0:
 				t.Errorf("%s: rank %d was not stuck in a blocking step, yet the watchdog reported %q", tc.name, c.Rank(), msgs)
 			}
@@ -81,4 +111,14 @@ func TestWatchdog(t *testing.T) {
 			}
 		}
 	})
+}
+
+// waitReports sleeps until n files name.* exist in dir, or for at most
+// limit.
+func waitReports(dir, name string, n int, limit time.Duration) {
+	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(dir, name+".*")); len(m) >= n {
+			return
+		}
+	}
 }
