@@ -93,6 +93,9 @@ type armSet struct {
 	grid   [][]int16 // grid[li][ki]: arm index or -1
 	radix  []int     // the tree arms' radixes, ascending
 	tree   []int16   // tree[i]: the arm index of radix[i]
+	trees  []int     // l of the multi-tree arms (l trees over disjoint partitions), ascending
+	treeL  []int16   // treeL[i]: the arm index of trees[i]
+	hookR  int       // the radix of the multi-tree arms (nearest DefaultTreeRadix)
 	twin   []int16   // twin[i]: the offload twin of arm i, or -1
 	native int       // arm index or -1
 	nbr    [][]uint8 // neighbours of each arm
@@ -119,6 +122,9 @@ const maxTreeRadix = 64
 //	       that makes the tree flat (>= ppn-1, at most 64), a line of arms
 //	       (neighbours: the next radix either way) linked to the grid at
 //	       (l = 1, DPML, copies) by the radix nearest DefaultTreeRadix
+//	trees  in the same buckets, l = 2, 4, ... trees over disjoint
+//	       partitions (at most plan.MaxTrees and ppn, l*64 <= the bucket's
+//	       largest size) at that radix, a line hooked to the tree arm
 //	native unless cfg.NoNative; alone when ppn = 1
 func newArmSet(k Key, cfg *Config) *armSet {
 	s := &armSet{native: -1}
@@ -169,6 +175,19 @@ func newArmSet(k Key, cfg *Config) *armSet {
 			s.arms = append(s.arms, Arm{Variant: plan.DPML, Leaders: 1, Pipeline: 1, Intra: plan.IntraTree, Radix: r})
 			if r >= lay.PPN-1 {
 				break // flat: a larger radix builds the same tree
+			}
+		}
+		if len(s.radix) > 0 {
+			s.hookR = s.radix[0]
+			for _, r := range s.radix {
+				if absInt(r-DefaultTreeRadix) < absInt(s.hookR-DefaultTreeRadix) {
+					s.hookR = r
+				}
+			}
+			for l := 2; l <= min(lay.PPN, plan.MaxTrees) && l*plan.CacheLine <= hi; l *= 2 {
+				s.trees = append(s.trees, l)
+				s.treeL = append(s.treeL, int16(len(s.arms)))
+				s.arms = append(s.arms, Arm{Variant: plan.DPML, Leaders: l, Pipeline: 1, Intra: plan.IntraTree, Radix: s.hookR})
 			}
 		}
 	}
@@ -246,6 +265,12 @@ func newArmSet(k Key, cfg *Config) *armSet {
 		}
 		if g := at(0, 0); g >= 0 {
 			link(int(s.tree[hook]), g)
+		}
+		// The multi-tree arms: a line from the hook's tree (l = 1).
+		prev := int(s.tree[hook])
+		for _, i := range s.treeL {
+			link(prev, int(i))
+			prev = int(i)
 		}
 		// And to the most leaders: a search that starts on the tree
 		// (the model's pick for small sizes) must reach the partitioned
@@ -327,7 +352,18 @@ func (s *armSet) index(a Arm) int {
 		if r <= 0 {
 			r = DefaultTreeRadix
 		}
-		if a.Leaders > 1 || a.Pipeline > 1 || a.Variant != plan.DPML {
+		if a.Pipeline > 1 || a.Variant != plan.DPML {
+			return -1
+		}
+		if a.Leaders > 1 {
+			if r != s.hookR {
+				return -1
+			}
+			for i, l := range s.trees {
+				if l == a.Leaders {
+					return int(s.treeL[i])
+				}
+			}
 			return -1
 		}
 		for i, x := range s.radix {

@@ -407,6 +407,15 @@ const DefaultTreeRadix = 8
 // tree prices the reduction tree: one segment (the engine takes the tree
 // for messages of at most one slot), the levels of its longest path, the
 // release, and the root's inter-node allreduce on several nodes.
+//
+// With l > 1 (l trees over disjoint partitions of the message, tree j
+// rooted at leader j), each tree carries a partition of m bytes (the
+// partitions of plan.Split over cache lines; a message of a line or less
+// has one active tree). A rank works the trees in order, so the trees
+// climb one behind the other: the first tree's path, plus one root level
+// (hop, fan-in and fold of m bytes) for each further active tree. The
+// active roots then run their inter-node steps at once, as the
+// partitioned plans' leaders do.
 func (m *Model) tree(p plan.Shape, n int, lay Layout, e ElemClass) Breakdown {
 	hop, kid, rel := m.TreeHop, m.TreeKid, m.TreeRelease
 	if hop == 0 && kid == 0 && rel == 0 {
@@ -416,23 +425,33 @@ func (m *Model) tree(p plan.Shape, n int, lay Layout, e ElemClass) Breakdown {
 	if r <= 0 {
 		r = DefaultTreeRadix
 	}
-	perKid := float64(n) * m.C.Of(e) // inline: the fold only
-	if n > plan.InlineBytes {
-		perKid += float64(n) * m.Bp // and the partial's lines moved
+	active, part := 1, n
+	if p.Leaders > 1 {
+		active, part = plan.Split(n, min(p.Leaders, plan.MaxTrees), plan.CacheLine)
+		active, part = max(active, 1), max(part, 1)
 	}
-	b := Breakdown{Segments: 1, ActiveLeaders: 1, Bcast: rel}
+	perKid := float64(part) * m.C.Of(e) // inline: the fold only
+	if n > plan.InlineBytes {
+		perKid += float64(part) * m.Bp // and the partial's lines moved
+	}
+	b := Breakdown{Segments: 1, ActiveLeaders: active, Bcast: rel}
 	if n > plan.InlineBytes {
 		b.Bcast += float64(n) * m.Bp
 	}
-	for _, k := range plan.TreeFanIn(lay.PPN, r) {
+	fans := plan.TreeFanIn(lay.PPN, r)
+	for _, k := range fans {
 		b.Sync += hop + float64(k)*kid
 		b.Comp += float64(k) * perKid
 	}
+	if len(fans) > 0 && active > 1 {
+		b.Sync += float64(active-1) * (hop + float64(fans[0])*kid)
+		b.Comp += float64(active-1) * float64(fans[0]) * perKid
+	}
 	switch {
 	case lay.Nodes > 1 && p.Offload == plan.OffloadSharp:
-		b.Comm = m.sharp(n)
+		b.Comm = m.sharp(part)
 	case lay.Nodes > 1:
-		b.Comm = m.InterTime(1, n, lay.Nodes)
+		b.Comm = m.InterTime(active, part, lay.Nodes)
 	}
 	b.Total = b.Copy + b.Comp + b.Comm + b.Bcast + b.Sync
 	return b

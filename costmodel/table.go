@@ -142,8 +142,8 @@ func armOf(v plan.Variant, l, k int, cma bool, intra string, radix int) (Arm, er
 	switch {
 	case v == plan.Native:
 	case intra == "tree":
-		if v != plan.DPML || l > 1 || k > 1 || radix < 0 || radix > maxTreeRadix {
-			return Arm{}, fmt.Errorf("costmodel: tree entry %s l=%d k=%d r=%d: want dpml, l=1, k=1, radix 0..%d", v, l, k, radix, maxTreeRadix)
+		if v != plan.DPML || l < 1 || l > plan.MaxTrees || k > 1 || radix < 0 || radix > maxTreeRadix {
+			return Arm{}, fmt.Errorf("costmodel: tree entry %s l=%d k=%d r=%d: want dpml, l=1..%d, k=1, radix 0..%d", v, l, k, radix, plan.MaxTrees, maxTreeRadix)
 		}
 		a.Intra, a.Radix = plan.IntraTree, radix
 		if a.Radix == 0 {

@@ -16,7 +16,7 @@ func TestTableErrors(t *testing.T) {
 	for _, c := range []struct{ name, json, want string }{
 		{"schema", `{"schema": 3, "provenance": {}, "entries": []}`, "schema 3"},
 		{"tree-in-v1", `{"schema": 1, "provenance": {}, "entries": [{"elem": "float32", "op": "arith", "log2_bytes": 3, "nodes": 1, "ppn": 4, "variant": "dpml", "leaders": 1, "pipeline": 1, "intra": "tree", "radix": 4, "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "schema 1"},
-		{"tree-l2", `{"schema": 2, "provenance": {}, "entries": [{"elem": "float32", "op": "arith", "log2_bytes": 3, "nodes": 1, "ppn": 4, "variant": "dpml", "leaders": 2, "pipeline": 1, "intra": "tree", "radix": 4, "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "l=2"},
+		{"tree-l9", `{"schema": 2, "provenance": {}, "entries": [{"elem": "float32", "op": "arith", "log2_bytes": 3, "nodes": 1, "ppn": 4, "variant": "dpml", "leaders": 9, "pipeline": 1, "intra": "tree", "radix": 4, "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "l=9"},
 		{"intra", `{"schema": 2, "provenance": {}, "entries": [{"elem": "float32", "op": "arith", "log2_bytes": 3, "nodes": 1, "ppn": 4, "variant": "dpml", "leaders": 1, "pipeline": 1, "intra": "ring", "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "intra"},
 		{"no-schema", `{"provenance": {}, "entries": []}`, "schema 0"},
 		{"unknown-field", `{"schema": 1, "provenance": {}, "entries": [], "extra": 1}`, "unknown field"},

@@ -218,8 +218,23 @@ func TestArmSets(t *testing.T) {
 			}
 			return ""
 		}},
-		// 16 KiB is the tree arms' last bucket; 32 KiB has none.
-		{MakeKey(ElemFloat32, OpArith, 16<<10, Layout{1, 8}), 5 + 2, nil},
+		// 16 KiB is the tree arms' last bucket (radix 4 and 8, and l = 2,
+		// 4, 8 trees at radix 8); 32 KiB has none.
+		{MakeKey(ElemFloat32, OpArith, 16<<10, Layout{1, 8}), 5 + 2 + 3, func(as []Arm) string {
+			var ls []int
+			for _, a := range as {
+				if a.Intra == plan.IntraTree && a.Leaders > 1 {
+					ls = append(ls, a.Leaders)
+					if a.Radix != DefaultTreeRadix {
+						return fmt.Sprintf("multi-tree arm %v: want radix %d", a, DefaultTreeRadix)
+					}
+				}
+			}
+			if !slices.Equal(ls, []int{2, 4, 8}) {
+				return fmt.Sprintf("multi-tree arms l = %v, want 2 4 8", ls)
+			}
+			return ""
+		}},
 		{MakeKey(ElemFloat32, OpArith, 32<<10, Layout{1, 8}), 5, nil},
 		// 1 MiB on one node, ppn 24: l in 1..16 and 24, DPML only (+ native).
 		{MakeKey(ElemFloat32, OpArith, 1<<20, Layout{1, 24}), 7, func(as []Arm) string {
@@ -244,8 +259,8 @@ func TestArmSets(t *testing.T) {
 			return ""
 		}},
 		// 256 B on 4x8: l*k*64 <= 511: (1,dpml) (1,p2) (1,p4) (2,dpml) (2,p2) (4,dpml),
-		// the tree with radix 4, 8, native.
-		{MakeKey(ElemFloat32, OpArith, 256, Layout{4, 8}), 9, nil},
+		// the tree with radix 4, 8, l = 2 and 4 trees (l*64 <= 511), native.
+		{MakeKey(ElemFloat32, OpArith, 256, Layout{4, 8}), 11, nil},
 	}
 	for _, c := range cases {
 		s := newArmSet(c.key, &cfg)
@@ -263,8 +278,8 @@ func TestArmSets(t *testing.T) {
 				t.Errorf("%v: native arm with transport %v", c.key, a.Intra)
 			case a.Variant != plan.Native && a.Intra != plan.IntraShm && a.Intra != plan.IntraCMA && a.Intra != plan.IntraTree:
 				t.Errorf("%v: arm %v without an explicit transport", c.key, a)
-			case a.Intra == plan.IntraTree && (a.Leaders != 1 || a.Pipeline != 1 || a.Variant != plan.DPML || a.Radix < 2):
-				t.Errorf("%v: tree arm %+v: want dpml l=1 k=1 with a radix", c.key, a)
+			case a.Intra == plan.IntraTree && (a.Leaders < 1 || a.Leaders > plan.MaxTrees || a.Pipeline != 1 || a.Variant != plan.DPML || a.Radix < 2):
+				t.Errorf("%v: tree arm %+v: want dpml l=1..%d k=1 with a radix", c.key, a, plan.MaxTrees)
 			case a.Overlap != a.Variant.Overlaps() || a.SegmentBytes != 0:
 				t.Errorf("%v: arm %+v: overlap or segment set wrong", c.key, a)
 			}

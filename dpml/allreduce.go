@@ -186,7 +186,9 @@ func (c *Comm) report(p Plan) {
 	}
 	fmt.Fprintf(os.Stderr, "dpml: %d B: %s", p.Count*p.ElemSize, p.String())
 	if p.Intra == IntraTree {
-		fmt.Fprintf(os.Stderr, "reduction tree of node 0 (local ranks, children indented):\n%s", c.treeFor(p.Radix).tree.String())
+		for j := range p.Leaders {
+			fmt.Fprintf(os.Stderr, "reduction tree %d of node 0 (local ranks, children indented):\n%s", j, c.treeFor(p.Radix, j).tree.String())
+		}
 	}
 }
 

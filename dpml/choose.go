@@ -152,12 +152,17 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 		k = def.Pipeline
 	}
 	if intra == IntraTree {
-		l = 1 // one tree, rooted at leader 0
+		// One tree rooted at leader 0, unless l is forced: then l trees
+		// over disjoint partitions (tree.go).
+		l = min(max(o.Leaders, 1), plan.MaxTrees, c.minPPN)
 		if p.Radix = o.Radix; p.Radix <= 0 {
 			p.Radix = c.treeRadix
 		}
 		p.Radix = min(p.Radix, maxRadix)
-		p.Depth = c.treeFor(p.Radix).depth
+		p.Depth = 0
+		for j := range l {
+			p.Depth = max(p.Depth, c.treeFor(p.Radix, j).depth)
+		}
 	}
 	if v == DPML {
 		k = 1

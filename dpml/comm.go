@@ -14,6 +14,7 @@ import (
 	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/leaders"
 	"github.com/dpmlgo/dpml/mpi"
+	"github.com/dpmlgo/dpml/plan"
 	"github.com/dpmlgo/dpml/shm"
 )
 
@@ -61,8 +62,8 @@ type topology struct {
 type nodeView struct {
 	seg        *nodeSegment
 	abort      *atomic.Uint64
-	segBudget  int // bytes per input slot
-	trees      [maxRadix + 1]*treeShape
+	segBudget  int                                     // bytes per input slot
+	trees      [maxRadix + 1][plan.MaxTrees]*treeShape // [radix][tree j], built on first use
 	transports [numIntra]transport
 	wait       shm.Waiter
 	waitPoll   shm.Waiter // wait, progressing pending MPI requests while it waits

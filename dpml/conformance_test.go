@@ -235,7 +235,7 @@ func check[T mpi.Number](t *testing.T, d world, w *mpi.Comm, tc testCase) {
 	}
 	want := reference[T](d, tc)
 	if p := d.c.LastPlan(); p.Intra == IntraTree {
-		want = treeReference[T](d, tc, p.Radix)
+		want = treeReference[T](d, tc, p)
 	}
 	// Exact cases compare values (the MPI library may produce -0 where Go
 	// produces +0, e.g. in complex products); order-checked cases compare bits.

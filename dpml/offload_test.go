@@ -64,7 +64,7 @@ func offloadComm(a int, socket bool, caps sharp.Caps) *Comm {
 	c := &Comm{}
 	c.nodes, c.size, c.minPPN, c.ppn, c.segBudget, c.llcBytes = 2, 8, 4, 4, 512<<10, 32<<20
 	c.treeBytes, c.treeRadix = 4<<10, 8
-	c.trees[8] = &treeShape{depth: 1}
+	c.trees[8][0] = &treeShape{depth: 1}
 	c.off = &offload{mode: "libsharp", backend: "libsharp", leaders: a, socket: socket, bytes: 4 << 10, caps: caps}
 	return c
 }

@@ -93,9 +93,10 @@ const (
 	// results into them with process_vm_readv/writev: no copies through
 	// the segment. Falls back to IntraShm where the kernel forbids it.
 	IntraCMA = plan.IntraCMA
-	// IntraTree reduces through a tree of cache-line flags (one leader,
-	// the tree's root), for small messages; messages larger than a slot
-	// fall back to IntraShm.
+	// IntraTree reduces through trees of cache-line flags, for small
+	// messages: one tree rooted at leader 0, or with a forced l, l trees
+	// over disjoint partitions (at most plan.MaxTrees); messages larger
+	// than a slot fall back to IntraShm.
 	IntraTree = plan.IntraTree
 	numIntra  = plan.NumIntra
 )
@@ -128,7 +129,7 @@ type Plan struct {
 	ElemSize int // bytes per element
 	Nodes    int // h
 	PPN      int // smallest ranks-per-node of the communicator
-	Depth    int // hops from the deepest rank to the tree's root on this node (IntraTree)
+	Depth    int // hops from the deepest rank to its tree's root on this node (IntraTree; the deepest of the l trees)
 	// Stream: copy-out writes the receive buffer with non-temporal
 	// stores (a result too large for the last-level cache).
 	Stream bool
@@ -187,10 +188,12 @@ func (p *Plan) String() string {
 		return b.String()
 	}
 	intra := "shared-memory copies"
-	switch p.Intra {
-	case IntraCMA:
+	switch {
+	case p.Intra == IntraCMA:
 		intra = "cross-memory attach"
-	case IntraTree:
+	case p.Intra == IntraTree && p.Leaders > 1:
+		intra = fmt.Sprintf("%d radix-%d reduction trees of depth %d over disjoint partitions, tree j rooted at leader j", p.Leaders, p.Radix, p.Depth)
+	case p.Intra == IntraTree:
 		intra = fmt.Sprintf("a radix-%d reduction tree of depth %d", p.Radix, p.Depth)
 		if p.inline() {
 			intra += ", data inline in the flag lines"

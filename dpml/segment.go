@@ -50,6 +50,10 @@ func (l *ctlLine) data() unsafe.Pointer {
 //	                                      my subtree's partial) of generation g"
 //	64*(1+ppn)            out[0..ppn)     ctlLine per leader position: "my
 //	                                      result of generation g"
+//	64*(1+2ppn)           tin[1..MaxTrees)[0..ppn)
+//	                                      ctlLine per tree j >= 1 and local
+//	                                      rank: "my partial of tree j of
+//	                                      generation g" (tree 0's are in[])
 //	padded to a page      data area:
 //	  buffer set 0        slot[0..ppn) | result   (segBudget bytes each)
 //	  buffer set 1        slot[0..ppn) | result
@@ -63,8 +67,11 @@ type nodeSegment struct {
 	in, out []*ctlLine
 	// The flag words by pointer, taken once: &in[i].seq on the hot path
 	// would be nil-checked by a load from the line (see data).
-	inSeq      []*atomic.Uint64 // &in[i].seq, for waits over all local ranks
-	outSeq     []*atomic.Uint64 // &out[i].seq
+	inSeq  []*atomic.Uint64 // &in[i].seq, for waits over all local ranks
+	outSeq []*atomic.Uint64 // &out[i].seq
+	// treeSeq[j][i]: local rank i's flag in tree j of a plan with several
+	// reduction trees; treeSeq[0] is inSeq.
+	treeSeq    [plan.MaxTrees][]*atomic.Uint64
 	data       unsafe.Pointer
 	ppn        int
 	slotStride int // bytes between input slots (= segBudget)
@@ -74,7 +81,7 @@ type nodeSegment struct {
 // segmentLayout returns the size of a node segment for ppn ranks with slots
 // of slot bytes, and the offset of its data area.
 func segmentLayout(ppn, slot int) (size, dataOff int) {
-	hdr := alignBytes * (1 + 2*ppn)
+	hdr := alignBytes * (1 + (1+plan.MaxTrees)*ppn)
 	dataOff = shm.PadTo(hdr, pageBytes)
 	return dataOff + 2*slot*(ppn+1), dataOff
 }
@@ -97,6 +104,13 @@ func viewSegment(mem *shm.Segment, ppn, slot int) (*nodeSegment, error) {
 		s.in[i], s.out[i] = line(i), line(ppn+i)
 		s.inSeq[i] = &s.in[i].seq
 		s.outSeq[i] = &s.out[i].seq
+	}
+	s.treeSeq[0] = s.inSeq
+	for j := 1; j < plan.MaxTrees; j++ {
+		s.treeSeq[j] = make([]*atomic.Uint64, ppn)
+		for i := range ppn {
+			s.treeSeq[j][i] = &line((1+j)*ppn + i).seq
+		}
 	}
 	s.data = unsafe.Pointer(&b[dataOff])
 	return s, nil

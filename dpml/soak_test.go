@@ -330,7 +330,7 @@ func soakCall[T mpi.Number](rng *rand.Rand, d world, st *soakStats, maxCount int
 	}
 	want := reference[T](d, tc)
 	if p := d.c.LastPlan(); p.Intra == IntraTree {
-		want = treeReference[T](d, tc, p.Radix)
+		want = treeReference[T](d, tc, p)
 	}
 	for i := range want {
 		if exact && recv[i] != want[i] && !(isNaN(recv[i]) && isNaN(want[i])) || !exact && !sameBits(recv[i], want[i]) {

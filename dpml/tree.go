@@ -30,39 +30,56 @@ import (
 // has seen out[0] reach g, which the root raises after every partial of g
 // was folded.
 //
-// The fold order is fixed by the tree (a rank's own input, then its
+// With l > 1 leaders there are l trees over disjoint partitions (the
+// paper's data partitioning applied to the tree): tree j reduces partition
+// j of the message, is rooted at leader j (leaders.BuildTreeAt) and flags
+// through its own lines (treeSeq[j]; tree 0's are in[]). Every rank works
+// the trees in order j = 0..l-1, raising its tree-j flag as soon as its
+// tree-j partial is written, so tree 0 climbs while the ranks below still
+// fold tree 1. A rank only ever waits for its children in tree j, or ran
+// trees 0..j-1 first, so the waits cannot form a cycle; the roots fold
+// their own tree last (in fold), each then carrying its partition across
+// nodes on its leader communicator as the partitioned plans do. Partitions
+// are whole cache lines, so l > 1 never goes inline (a message of one line
+// has one active leader).
+//
+// The fold order is fixed by the trees (a rank's own input, then its
 // children in tree order), so results are the same bits on every rank (all
-// read the root's one result) and from run to run for a given radix and
+// read the roots' one result) and from run to run for a given radix, l and
 // topology; they may differ in the last bits from the other transports'
-// local-rank order.
+// local-rank order, and between values of l.
 type treeReduce struct{}
 
 func (treeReduce) pinsBuffers() bool { return false }
 
-// treeShape is what one rank needs of the tree of one radix.
+// treeShape is what one rank needs of one tree of one radix.
 type treeShape struct {
 	tree     leaders.Tree
 	kids     []int            // this rank's children, in fold order
-	kidFlags []*atomic.Uint64 // their in[] flags
+	kidFlags []*atomic.Uint64 // their flags in this tree
+	myFlag   *atomic.Uint64   // this rank's flag in this tree
 	root     bool
 	depth    int // of this node's tree
 }
 
-// treeFor returns this rank's view of the tree of radix r, building it on
-// first use (every rank builds the same tree from the same places).
-func (c *Comm) treeFor(r int) *treeShape {
+// treeFor returns this rank's view of tree j (rooted at leader j) of radix
+// r, building it on first use (every rank builds the same tree from the
+// same places).
+func (c *Comm) treeFor(r, j int) *treeShape {
 	r = min(max(r, 1), len(c.trees)-1)
-	if t := c.trees[r]; t != nil {
+	if t := c.trees[r][j]; t != nil {
 		return t
 	}
-	t := &treeShape{tree: leaders.BuildTree(c.places, r)}
+	t := &treeShape{tree: leaders.BuildTreeAt(c.places, r, c.leaderOrder[j])}
 	t.kids = t.tree.Children[c.local]
 	t.root = t.tree.Root == c.local
 	t.depth = t.tree.Depth()
+	flags := c.seg.treeSeq[j]
 	for _, k := range t.kids {
-		t.kidFlags = append(t.kidFlags, c.seg.inSeq[k])
+		t.kidFlags = append(t.kidFlags, flags[k])
 	}
-	c.trees[r] = t
+	t.myFlag = flags[c.local]
+	c.trees[r][j] = t
 	return t
 }
 
@@ -80,29 +97,48 @@ func (treeReduce) partial(x *call, g uint64, i int) unsafe.Pointer {
 }
 
 func (t treeReduce) contribute(x *call, s int, g uint64) error {
-	c := x.c
-	ts := c.treeFor(x.p.Radix)
-	if ts.root {
-		return nil // the root folds as leader 0, in fold
+	c, p := x.c, x.p
+	if p.Leaders == 1 {
+		ts := c.treeFor(p.Radix, 0)
+		if ts.root {
+			return nil // the root folds as leader 0, in fold
+		}
+		if err := c.wait.UntilAllAtLeast(ts.kidFlags, g); err != nil {
+			return fmt.Errorf("dpml: local rank %d waits for its tree children %v (segment %d): %w", c.local, ts.kids, s, err)
+		}
+		_, n := x.span(x.send, s)
+		t.foldInto(x, ts, s, g, t.partial(x, g, c.local), 0, n)
+		return nil // the executor raises in[me]
 	}
-	if err := c.wait.UntilAllAtLeast(ts.kidFlags, g); err != nil {
-		return fmt.Errorf("dpml: local rank %d waits for its tree children %v (segment %d): %w", c.local, ts.kids, s, err)
-	}
+	// l trees: this rank's part in each, in order; the executor's raise
+	// of in[me] after this repeats tree 0's.
 	_, n := x.span(x.send, s)
-	t.foldInto(x, ts, s, g, t.partial(x, g, c.local), 0, n)
+	active := p.activeLeaders(n)
+	for j := 0; j < active; j++ {
+		ts := c.treeFor(p.Radix, j)
+		if ts.root {
+			continue // leader j folds its tree in fold
+		}
+		if err := c.wait.UntilAllAtLeast(ts.kidFlags, g); err != nil {
+			return fmt.Errorf("dpml: local rank %d waits for its children %v in tree %d (segment %d): %w", c.local, ts.kids, j, s, err)
+		}
+		lo, hi := p.partition(n, j)
+		t.foldInto(x, ts, s, g, unsafe.Add(t.partial(x, g, c.local), lo*x.es), lo, hi-lo)
+		shm.StoreRelease(ts.myFlag, g)
+	}
 	return nil
 }
 
 func (treeReduce) await(x *call, s int, g uint64, w *shm.Waiter) error {
-	ts := x.c.treeFor(x.p.Radix)
+	ts := x.c.treeFor(x.p.Radix, x.c.pos)
 	if err := w.UntilAllAtLeast(ts.kidFlags, g); err != nil {
-		return fmt.Errorf("tree children %v: %w", ts.kids, err)
+		return fmt.Errorf("children %v in tree %d: %w", ts.kids, x.c.pos, err)
 	}
 	return nil
 }
 
 func (t treeReduce) fold(x *call, s int, g uint64, dst unsafe.Pointer, at, n int) error {
-	t.foldInto(x, x.c.treeFor(x.p.Radix), s, g, dst, at, n)
+	t.foldInto(x, x.c.treeFor(x.p.Radix, x.c.pos), s, g, dst, at, n)
 	return nil
 }
 

@@ -31,27 +31,58 @@ func gatherPlaces(c *Comm, w *mpi.Comm, byNode [][]int) ([][]leaders.Place, erro
 	return out, nil
 }
 
-// treeReference folds every rank's input in the reduction tree's order with
-// the test's scalar oracle (never the engine's kernels): a rank's own input,
-// then each child's subtree in tree order; then the node results in node
-// order.
-func treeReference[T mpi.Number](d world, tc testCase, radix int) []T {
+// treeReference folds every rank's input in the reduction trees' order with
+// the test's scalar oracle (never the engine's kernels): within each tree,
+// a rank's own input, then each child's subtree in tree order; then the
+// node results in node order. With l trees (p.Leaders > 1 on a node of
+// several ranks), element e of a segment belongs to the tree of its
+// leader's partition: the segment cut into l pieces of whole cache lines,
+// ceil(ceil(n/l)/align)*align elements each (the last shorter), tree j
+// rooted at the j-th rank of leaders.Order (the test's own statement of
+// the partition rule, not the engine's arithmetic).
+func treeReference[T mpi.Number](d world, tc testCase, p Plan) []T {
 	f := oracleOp[T](tc.op)
 	nodeRes := make([][]T, d.nodes)
 	for n, ranks := range d.byNode {
-		tr := leaders.BuildTree(d.places[n], radix)
-		var sub func(i int) []T
-		sub = func(i int) []T {
-			acc := make([]T, tc.count)
-			for e := range acc {
-				acc[e] = input[T](ranks[i], e, tc.seed, tc.exact, tc.op)
-			}
-			for _, k := range tr.Children[i] {
-				acc = oracleFold([][]T{acc, sub(k)}, f)
-			}
-			return acc
+		l := 1
+		if len(ranks) > 1 {
+			l = p.Leaders
 		}
-		nodeRes[n] = sub(tr.Root)
+		// owner[e]: the tree that folds element e.
+		owner := make([]int, tc.count)
+		for lo := 0; lo < tc.count; lo += p.SegElems {
+			seg := min(p.SegElems, tc.count-lo)
+			per := ((seg+l-1)/l + p.Align - 1) / p.Align * p.Align
+			for e := range seg {
+				owner[lo+e] = min(e/per, l-1)
+			}
+		}
+		order := leaders.Order(d.places[n])
+		res := make([]T, tc.count)
+		for j := range l {
+			tr := leaders.BuildTreeAt(d.places[n], p.Radix, order[j])
+			if l == 1 {
+				tr = leaders.BuildTree(d.places[n], p.Radix)
+			}
+			var sub func(i int) []T
+			sub = func(i int) []T {
+				acc := make([]T, tc.count)
+				for e := range acc {
+					acc[e] = input[T](ranks[i], e, tc.seed, tc.exact, tc.op)
+				}
+				for _, k := range tr.Children[i] {
+					acc = oracleFold([][]T{acc, sub(k)}, f)
+				}
+				return acc
+			}
+			whole := sub(tr.Root)
+			for e := range res {
+				if owner[e] == j {
+					res[e] = whole[e]
+				}
+			}
+		}
+		nodeRes[n] = res
 	}
 	return oracleFold(nodeRes, f)
 }
@@ -75,8 +106,8 @@ func treeCases(t *testing.T, w *mpi.Comm) {
 		t.Helper()
 		checkAnyType(t, d, w, tc)
 		if c.Nodes() < c.Size() {
-			if p := c.LastPlan(); p.Count > 0 && (p.Intra != IntraTree || p.Leaders != 1) {
-				t.Fatalf("%v: ran %+v, want the tree", tc, p)
+			if p := c.LastPlan(); p.Count > 0 && (p.Intra != IntraTree || p.Leaders != min(max(tc.o.Leaders, 1), c.MaxLeaders())) {
+				t.Fatalf("%v: ran %+v, want the tree with l = %d", tc, p, max(tc.o.Leaders, 1))
 			}
 		}
 	}
@@ -90,13 +121,30 @@ func treeCases(t *testing.T, w *mpi.Comm) {
 			}
 		}
 	}
+	// l trees over disjoint partitions: one active tree (a line or less),
+	// two, and as many as the node has ranks (some idle on uneven nodes);
+	// counts that leave the last partition short; radix chain to flat.
+	for _, l := range []int{2, 3, c.MaxLeaders()} {
+		for _, radix := range []int{1, 2, 64} {
+			for _, n := range []int{5, 17, 97, 2048 - 3} {
+				for _, inPlace := range []bool{false, true} {
+					for _, k := range []int{1, 2} {
+						o := Override{Intra: IntraTree, Radix: radix, Leaders: l, Pipeline: k}
+						run(testCase{count: n, op: mpi.OpSum, o: o, inPlace: inPlace, exact: exact, seed: uint64(l*radix*n + k)})
+					}
+				}
+			}
+		}
+	}
 	// Every type and op (exact small integers), inline and not.
 	for _, n := range []int{1, 5, 300} {
 		for _, op := range mpi.Ops() {
-			o := Override{Intra: IntraTree, Radix: 2}
-			for _, inPlace := range []bool{false, true} {
-				tc := testCase{count: n, op: op, o: o, inPlace: inPlace, exact: true, seed: uint64(n) + uint64(op)}
-				eachType(t, d, w, tc)
+			for _, l := range []int{1, 2} {
+				o := Override{Intra: IntraTree, Radix: 2, Leaders: l}
+				for _, inPlace := range []bool{false, true} {
+					tc := testCase{count: n, op: op, o: o, inPlace: inPlace, exact: true, seed: uint64(n) + uint64(op)}
+					eachType(t, d, w, tc)
+				}
 			}
 		}
 	}

@@ -40,7 +40,21 @@ type Tree struct {
 // with radix r (at least 1; values below 1 are taken as 1) inside each NUMA
 // domain. It is a pure function of its arguments: every rank builds the same
 // tree from the same allgathered places. Its root is NodeLeader(places).
-func BuildTree(places []Place, radix int) Tree {
+func BuildTree(places []Place, radix int) Tree { return BuildTreeAt(places, radix, -1) }
+
+// BuildTreeAt is BuildTree rooted at local rank root (a negative root: the
+// NodeLeader, which makes it BuildTree). It is one of the engine's l
+// small-message trees over disjoint partitions, tree j rooted at leader j:
+// the root's socket comes first, the root's NUMA domain first in it, and
+// every domain's core-sorted sequence is rotated, the root's so that the
+// root comes first, the others by the same fraction of their length. The
+// shape is otherwise BuildTree's (contiguous runs, modulo the rotation,
+// under radix r), so each tree has BuildTree's depth. What the l trees
+// gain is l roots: each folds and carries across nodes 1/l of the message.
+// Their inner ranks are largely the same ranks (leaders spread by Order
+// fall on the run boundaries of the contiguous split), which fold l
+// partitions of n/l, as much as one tree's n.
+func BuildTreeAt(places []Place, radix, root int) Tree {
 	n := len(places)
 	radix = max(radix, 1)
 	t := Tree{Root: -1, Parent: make([]int, n), Children: make([][]int, n), Radix: radix}
@@ -50,15 +64,42 @@ func BuildTree(places []Place, radix int) Tree {
 	if n == 0 {
 		return t
 	}
-	var socketRoots []int
-	for _, s := range sockets(places) {
-		var domainRoots []int
-		for _, d := range groupBy(places, s.ranks, func(p Place) int { return p.NUMA }) {
+	if root >= n {
+		root = -1
+	}
+	bySocket := sockets(places)
+	moveFirst(bySocket, root)
+	// The rotation: the root's index in its domain's sequence over that
+	// domain's length (0 for the default root).
+	var num, den = 0, 1
+	domains := make([][]group, len(bySocket))
+	seqs := map[*group][]int{}
+	for si, s := range bySocket {
+		domains[si] = groupBy(places, s.ranks, func(p Place) int { return p.NUMA })
+		moveFirst(domains[si], root)
+		for di := range domains[si] {
+			d := &domains[si][di]
 			seq := slices.Clone(d.ranks)
 			slices.SortStableFunc(seq, func(a, b int) int {
 				return cmp.Or(cmp.Compare(places[a].Core, places[b].Core),
 					cmp.Compare(places[a].Primary, places[b].Primary), cmp.Compare(a, b))
 			})
+			if i := slices.Index(seq, root); i >= 0 {
+				num, den = i, len(seq)
+			}
+			seqs[d] = seq
+		}
+	}
+	var socketRoots []int
+	for si := range bySocket {
+		var domainRoots []int
+		for di := range domains[si] {
+			seq := seqs[&domains[si][di]]
+			rot := num * len(seq) / den
+			if slices.Contains(seq, root) {
+				rot = num
+			}
+			seq = append(seq[rot:len(seq):len(seq)], seq[:rot]...)
 			t.contiguous(seq, radix)
 			domainRoots = append(domainRoots, seq[0])
 		}
@@ -68,6 +109,18 @@ func BuildTree(places []Place, radix int) Tree {
 	t.adopt(socketRoots)
 	t.Root = socketRoots[0]
 	return t
+}
+
+// moveFirst moves the group holding rank r to the front, keeping the
+// others' order (no change for r < 0 or a group already first).
+func moveFirst(gs []group, r int) {
+	for i, g := range gs {
+		if slices.Contains(g.ranks, r) {
+			copy(gs[1:i+1], gs[:i])
+			gs[0] = g
+			return
+		}
+	}
 }
 
 // contiguous links seq as a radix-r tree rooted at seq[0]: the rest is cut

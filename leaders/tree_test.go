@@ -2,6 +2,7 @@ package leaders
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -118,6 +119,54 @@ func TestTreeDepthMatchesPlan(t *testing.T) {
 			if len(fans) > 0 && len(tr.Children[tr.Root]) != fans[0] {
 				t.Fatalf("n=%d r=%d: root has %d children, plan says %d", n, r, len(tr.Children[tr.Root]), fans[0])
 			}
+		}
+	}
+}
+
+// BuildTreeAt: rooted at any rank, a spanning tree with the radix bound,
+// the same depth as BuildTree on one domain (the rotation keeps the
+// shape), and BuildTree itself when rooted at the node leader.
+func TestBuildTreeAt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for iter := 0; iter < 300; iter++ {
+		n := 1 + rng.IntN(40)
+		ps := make([]Place, n)
+		for i := range ps {
+			s := rng.IntN(2)
+			ps[i] = bound(rng.IntN(64), rng.IntN(16), s, 2*s+rng.IntN(2))
+		}
+		radix := 1 + rng.IntN(9)
+		if got, want := BuildTreeAt(ps, radix, NodeLeader(ps)), BuildTree(ps, radix); !reflect.DeepEqual(got, want) {
+			t.Fatalf("places %v radix %d: rooted at the node leader\n%s\nwant BuildTree\n%s", ps, radix, got, want)
+		}
+		for root := range n {
+			tr := BuildTreeAt(ps, radix, root)
+			if err := tr.Check(); err != nil || tr.Root != root {
+				t.Fatalf("places %v radix %d root %d: root %d, %v\n%s", ps, radix, root, tr.Root, err, tr)
+			}
+			for p, cs := range tr.Children {
+				same := 0
+				for _, c := range cs {
+					if ps[c].Socket == ps[p].Socket && ps[c].NUMA == ps[p].NUMA {
+						same++
+					}
+				}
+				if same > radix {
+					t.Fatalf("root %d: rank %d has %d children of its domain, radix %d\n%s", root, p, same, radix, tr)
+				}
+			}
+		}
+	}
+	// One domain of 32 cores, radix 4, four trees rooted at leaders 0-3:
+	// the plan's depth each.
+	ps := make([]Place, 32)
+	for i := range ps {
+		ps[i] = bound(i, i, 0, 0)
+	}
+	for _, root := range Order(ps)[:4] {
+		tr := BuildTreeAt(ps, 4, root)
+		if d := tr.Depth(); d != plan.TreeDepth(32, 4) {
+			t.Fatalf("root %d: depth %d, want %d\n%s", root, d, plan.TreeDepth(32, 4), tr)
 		}
 	}
 }

@@ -80,8 +80,9 @@ const (
 	// results into them with process_vm_readv/writev: no copies through
 	// the segment. Falls back to IntraShm where the kernel forbids it.
 	IntraCMA
-	// IntraTree reduces through a tree of cache-line flags (one leader,
-	// the tree's root), for small messages.
+	// IntraTree reduces through trees of cache-line flags, for small
+	// messages: one tree per leader, tree j rooted at leader j and
+	// reducing partition j (l at most MaxTrees).
 	IntraTree
 	// NumIntra is the number of Intra values (tables indexed by Intra).
 	NumIntra
@@ -246,6 +247,11 @@ func DefaultSegmentBytes(llcBytes, ppn int) int {
 // InlineBytes is the largest message the reduction tree carries inside its
 // flag lines (a 64-byte line less its 8-byte sequence word).
 const InlineBytes = CacheLine - 8
+
+// MaxTrees bounds l for the reduction tree: a plan with l trees over
+// disjoint partitions (tree j rooted at leader j) needs l flag lines per
+// local rank in the node segment, which holds MaxTrees of them.
+const MaxTrees = 8
 
 // TreeFanIn lists the fan-in of each level on the longest path of a
 // contiguous radix-r tree over n ranks of one domain (leaders.BuildTree's

@@ -165,8 +165,8 @@ func SamplesFromBench(rows []BenchRow) Samples {
 
 // TreeSamplesFromReport returns the reduction-tree calls of a results.json
 // (dpmlbench or the C client, fixed plans "dpml:intra=tree,r=R") on one
-// node: the samples fitTree needs. Other results, skipped points and runs
-// on several nodes give none.
+// node: the samples fitTree needs. Other results, skipped points, runs on
+// several nodes and plans of l > 1 trees (fitTree prices one) give none.
 func TreeSamplesFromReport(rep *bench.Report) []TreeSample {
 	if rep == nil || rep.Meta.Nodes != 1 {
 		return nil
@@ -181,7 +181,7 @@ func TreeSamplesFromReport(rep *bench.Report) []TreeSample {
 	var ts []TreeSample
 	for _, r := range rep.Results {
 		p := r.Plan
-		if p == nil || p.Intra != "tree" || r.Skipped != "" || p.Radix < 1 || r.Variant == "auto" || !ok(r.US.Median) {
+		if p == nil || p.Intra != "tree" || p.Leaders > 1 || r.Skipped != "" || p.Radix < 1 || r.Variant == "auto" || !ok(r.US.Median) {
 			continue
 		}
 		ts = append(ts, TreeSample{Radix: p.Radix, Bytes: r.Bytes, PPN: rep.Meta.PPN, Elem: elem, Seconds: r.US.Median * 1e-6})

@@ -62,3 +62,28 @@ func TestBenchColumnsAreWritten(t *testing.T) {
 		}
 	}
 }
+
+// TreeSamplesFromReport keeps fixed single-tree plans on one node and
+// drops auto, l > 1 trees, other transports and multi-node runs.
+func TestTreeSamplesFromReport(t *testing.T) {
+	res := func(variant string, p bench.PlanInfo) bench.Result {
+		r := bench.Result{Bytes: 64, Variant: variant, Plan: &p}
+		r.US.Median = 2
+		return r
+	}
+	rep := &bench.Report{Results: []bench.Result{
+		res("dpml", bench.PlanInfo{Variant: "dpml", Leaders: 1, Intra: "tree", Radix: 4}),
+		res("auto", bench.PlanInfo{Variant: "dpml", Leaders: 1, Intra: "tree", Radix: 8}),
+		res("dpml", bench.PlanInfo{Variant: "dpml", Leaders: 2, Intra: "tree", Radix: 8}),
+		res("dpml", bench.PlanInfo{Variant: "dpml", Leaders: 1, Intra: "shm"}),
+	}}
+	rep.Meta.Nodes, rep.Meta.PPN, rep.Meta.Type = 1, 16, "float32"
+	ts := TreeSamplesFromReport(rep)
+	if len(ts) != 1 || ts[0].Radix != 4 || ts[0].PPN != 16 || ts[0].Seconds != 2e-6 {
+		t.Fatalf("samples %+v, want the one fixed single tree (r=4, 2 us)", ts)
+	}
+	rep.Meta.Nodes = 2
+	if ts := TreeSamplesFromReport(rep); len(ts) != 0 {
+		t.Fatalf("two nodes: samples %+v, want none", ts)
+	}
+}
