@@ -122,9 +122,14 @@ const maxTreeRadix = 64
 //	       that makes the tree flat (>= ppn-1, at most 64), a line of arms
 //	       (neighbours: the next radix either way) linked to the grid at
 //	       (l = 1, DPML, copies) by the radix nearest DefaultTreeRadix
-//	trees  in the same buckets, l = 2, 4, ... trees over disjoint
-//	       partitions (at most plan.MaxTrees and ppn, l*64 <= the bucket's
-//	       largest size) at that radix, a line hooked to the tree arm
+//	trees  in the same buckets on several nodes, l = 2, 4, ... trees over
+//	       disjoint partitions (at most plan.MaxTrees and ppn, l*64 <= the
+//	       bucket's largest size) at that radix, a line hooked to the tree
+//	       arm. Not on one node: there the l trees' inner ranks fold as much
+//	       as one tree's and nothing runs concurrently across nodes; the
+//	       device (1 x 16, session 9 r1) measured them slower than the
+//	       copies at every size, and the learner once settled a 16 KiB key
+//	       on one, 1.44x the best
 //	native unless cfg.NoNative; alone when ppn = 1
 func newArmSet(k Key, cfg *Config) *armSet {
 	s := &armSet{native: -1}
@@ -184,7 +189,7 @@ func newArmSet(k Key, cfg *Config) *armSet {
 					s.hookR = r
 				}
 			}
-			for l := 2; l <= min(lay.PPN, plan.MaxTrees) && l*plan.CacheLine <= hi; l *= 2 {
+			for l := 2; lay.Nodes > 1 && l <= min(lay.PPN, plan.MaxTrees) && l*plan.CacheLine <= hi; l *= 2 {
 				s.trees = append(s.trees, l)
 				s.treeL = append(s.treeL, int16(len(s.arms)))
 				s.arms = append(s.arms, Arm{Variant: plan.DPML, Leaders: l, Pipeline: 1, Intra: plan.IntraTree, Radix: s.hookR})

@@ -95,6 +95,29 @@ func TestBreakdownByHand(t *testing.T) {
 			t.Errorf("tree r=8, %d B on %v: %g, want %g", c.n, c.lay, got, c.want)
 		}
 	}
+	// l trees over disjoint partitions: 1 KiB on 1x10 with l = 4 has four
+	// partitions of 256 B; the first tree's path (levels of 8 and 1
+	// children, each fold of 256 B), plus three root levels (hop, 8 kids,
+	// 8 folds of 256 B), release and copy-out of the whole 1 KiB; on 2
+	// nodes the 4 roots' concurrent inter-node steps of 256 B. 32 B with
+	// l = 4 is one line: one active tree, the single tree's price.
+	trees := tree
+	trees.Leaders = 4
+	fold := 256 * (0.5 + 0.1)
+	one4 := 20 + 9 + 9*fold + 3*(10+8+8*fold) + 5 + 1024*0.1
+	for _, c := range []struct {
+		n    int
+		lay  Layout
+		want float64
+	}{
+		{1024, Layout{1, 10}, one4},
+		{1024, Layout{2, 10}, one4 + m.InterTime(4, 256, 2)},
+		{32, Layout{1, 10}, m.Predict(tree, 32, Layout{1, 10})},
+	} {
+		if got := m.Predict(trees, c.n, c.lay); !near(got, c.want, 1e-9) {
+			t.Errorf("4 trees r=8, %d B on %v: %g, want %g", c.n, c.lay, got, c.want)
+		}
+	}
 	// Radix 0 is DefaultTreeRadix's price.
 	if a, b := m.Predict(plan.Shape{Variant: plan.DPML, Leaders: 1, Intra: plan.IntraTree}, 64, Layout{1, 32}), m.Predict(tree, 64, Layout{1, 32}); a != b {
 		t.Errorf("tree without a radix: %g, want radix 8's %g", a, b)

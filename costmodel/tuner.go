@@ -76,10 +76,26 @@ const (
 	// included (the tuner's rule before issue 16; kept to show what skew
 	// does to the learner).
 	CostSlowest
+	// CostPenult: the second-to-last rank's exit after the second-to-last
+	// rank's entry (the penultimate exit after the penultimate entry).
+	// Back to back, a rank enters a call when it left the one before, so
+	// the n-th rank to enter is the n-th to have left: this rule is then
+	// the period of the second-to-last rank, which is every rank's period
+	// (the program's time per call), while CostSecondExit, timed from the
+	// last entry, misses the gap between the last and the second-to-last
+	// exit of the call before. That gap is the plan's own: on the device
+	// (1 x 16, bench/results/2026-11-23-h100x1-16core-s9) the second exit
+	// read 0.76 us for a tree whose back-to-back period was 2.1 us, and
+	// settled trees 1.1-1.4x slower than the best copies plan, while the
+	// last exit (the same identity with the last rank) did not. Like the
+	// second exit it drops one stalled rank, on the way in or out. Under
+	// arrival skew it adds the gap between the two latest arrivals, the
+	// same for every plan. A second max-allreduce of twice the width.
+	CostPenult
 )
 
 // Costs names the Cost values (DPML_TUNER_COST), in order.
-var Costs = []string{"second", "last", "mean", "slowest"}
+var Costs = []string{"second", "last", "mean", "slowest", "penult"}
 
 // Second is the second exchange of the commit step: the reduction the
 // engine applies to Exits' buffer (SecondNone: no second exchange).
@@ -88,7 +104,7 @@ type Second uint8
 const (
 	SecondNone Second = iota
 	SecondSum         // sum-allreduce (CostMeanExit)
-	SecondMax         // max-allreduce (CostSecondExit)
+	SecondMax         // max-allreduce (CostSecondExit, CostPenult)
 )
 
 // Combine reduces two ranks' values of Exits' buffer as the second
@@ -101,8 +117,10 @@ func (s Second) Combine(a, b int64) int64 {
 	return a + b
 }
 
-// excluded marks, in Exits' buffer for CostSecondExit, the rank that left
-// last: below any real exit, so the max over the others is the second.
+// excluded marks, in Exits' buffer for CostSecondExit and CostPenult, the
+// rank that left last (and for CostPenult, in the entries' half, the rank
+// that came last): below any real time, so the max over the others is the
+// second.
 const excluded = -(1 << 62)
 
 // Config tunes the learner. Zero numeric fields take the defaults shown.
@@ -395,7 +413,12 @@ type Tuner struct {
 	pa      []uint8
 	pe, px  []float64 // buffered entry and exit times
 	ex      []float64 // Pending's exchange buffer: pendingWidth x Batch
-	sx      []int64   // Exits' exchange buffer: Batch + 1
+	sx      []int64   // Exits' exchange buffer: up to 2 Batch + 1
+	// prevE, prevA: the key and arm of the call recorded last (CostPenult
+	// keeps a call only when the call before ran the same arm of the same
+	// key: see recordSpan).
+	prevE *entry
+	prevA int
 	np      int
 	touched []*entry
 	commits uint64
@@ -414,7 +437,7 @@ func NewTuner(cfg Config, m Model) (*Tuner, error) {
 	return &Tuner{
 		cfg: c, model: m,
 		keys: map[uint64]*entry{}, sets: map[uint64]*armSet{},
-		pk: make([]*entry, c.Batch), pa: make([]uint8, c.Batch), pe: make([]float64, c.Batch), px: make([]float64, c.Batch), ex: make([]float64, pendingWidth*c.Batch), sx: make([]int64, c.Batch+1),
+		pk: make([]*entry, c.Batch), pa: make([]uint8, c.Batch), pe: make([]float64, c.Batch), px: make([]float64, c.Batch), ex: make([]float64, pendingWidth*c.Batch), sx: make([]int64, 2*c.Batch+1),
 		touched: make([]*entry, 0, c.Batch),
 	}, nil
 }
@@ -569,6 +592,15 @@ func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit float64) (commit bool) {
 		return false
 	}
 	idx := e.set.index(a)
+	// Under CostPenult a call's entries are the exits of the call before
+	// on the communicator: when that one ran another arm (or key), its
+	// exit spread, not this arm's, sets the penultimate entry, and a tree's
+	// lagging last rank would be charged to nobody. Such a call is not a
+	// sample: an exploring key's probe then runs one call longer (its
+	// first is a warm-up), and a frozen key's stride sample waits for a
+	// call after one of its own.
+	same := t.prevE == e && t.prevA == idx
+	t.prevE, t.prevA = e, idx
 	if idx < 0 {
 		return false
 	}
@@ -577,6 +609,12 @@ func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit float64) (commit bool) {
 		if e.fcount%uint64(e.stride) != 0 {
 			return false
 		}
+	}
+	if t.cfg.Cost == CostPenult && !same {
+		if e.state == Frozen {
+			e.fcount-- // sample the next call instead
+		}
+		return false
 	}
 	if t.np == len(t.pe) {
 		return true
@@ -613,10 +651,19 @@ func (t *Tuner) Second() Second {
 	switch t.cfg.Cost {
 	case CostMeanExit:
 		return SecondSum
-	case CostSecondExit:
+	case CostSecondExit, CostPenult:
 		return SecondMax
 	}
 	return SecondNone
+}
+
+// exitsWidth is the length of Exits' buffer for n samples: the exits, for
+// CostPenult the entries too, then the rank count.
+func (t *Tuner) exitsWidth(n int) int {
+	if t.cfg.Cost == CostPenult {
+		return 2*n + 1
+	}
+	return n + 1
 }
 
 // Exits returns the second exchange buffer, given Pending's buffer after
@@ -629,21 +676,29 @@ func (t *Tuner) Second() Second {
 // different orders), and then the ranks' decisions would part.
 func (t *Tuner) Exits(maxed []float64) []int64 {
 	n := t.np
-	out := t.sx[:n+1]
+	w := t.exitsWidth(n)
+	out := t.sx[:w]
 	if len(maxed) != pendingWidth*n {
 		return out[:0] // Commit reports the length error
 	}
-	for i := 0; i < n; i++ {
-		d := (t.px[i] - maxed[i]) * 1e9
+	ns := func(d float64) int64 {
 		// Bounded so that any number of ranks sums without overflow:
 		// 2^40 ns is 18 minutes.
-		d = max(min(d, 1<<40), -(1 << 40))
-		out[i] = int64(math.Round(d))
-		if t.cfg.Cost == CostSecondExit && t.px[i] >= maxed[3*n+i] {
+		return int64(math.Round(max(min(d*1e9, 1<<40), -(1 << 40))))
+	}
+	for i := 0; i < n; i++ {
+		out[i] = ns(t.px[i] - maxed[i])
+		if (t.cfg.Cost == CostSecondExit || t.cfg.Cost == CostPenult) && t.px[i] >= maxed[3*n+i] {
 			out[i] = excluded // this rank left last
 		}
+		if t.cfg.Cost == CostPenult {
+			out[n+i] = ns(t.pe[i] - maxed[i]) // <= 0: before the last entry
+			if t.pe[i] >= maxed[i] {
+				out[n+i] = excluded // this rank came last
+			}
+		}
 	}
-	out[n] = 1
+	out[w-1] = 1
 	return out
 }
 
@@ -658,8 +713,8 @@ func (t *Tuner) Exits(maxed []float64) []int64 {
 func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 	n := t.np
 	sum := t.Second() != SecondNone
-	if len(maxed) != pendingWidth*n || (sum && len(summed) != n+1) {
-		return fmt.Errorf("costmodel: commit of %d and %d values for %d pending samples (want %d and %d)", len(maxed), len(summed), n, pendingWidth*n, n+1)
+	if len(maxed) != pendingWidth*n || (sum && len(summed) != t.exitsWidth(n)) {
+		return fmt.Errorf("costmodel: commit of %d and %d values for %d pending samples (want %d and %d)", len(maxed), len(summed), n, pendingWidth*n, t.exitsWidth(n))
 	}
 	var ranks int64 = 1
 	if t.Second() == SecondSum {
@@ -688,6 +743,18 @@ func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 			if summed[i] > excluded {
 				cost = float64(summed[i]) * 1e-9
 			}
+		case CostPenult:
+			// Both in ns after the last entry; a tie at the last exit
+			// (or one rank) falls back to it, a tie at the last entry
+			// times from it.
+			exit, entry := maxed[3*n+i]-lastEntry, 0.0
+			if summed[i] > excluded {
+				exit = float64(summed[i]) * 1e-9
+			}
+			if summed[n+i] > excluded {
+				entry = float64(summed[n+i]) * 1e-9
+			}
+			cost = exit - entry
 		}
 		e.note(cost, lastEntry-firstEntry)
 		e.observe(t.pa[i], cost, &t.cfg)

@@ -30,7 +30,18 @@ type SimOptions struct {
 	// rank n-1 leaves at the call's true cost and rank 0 soonest. The
 	// true cost (what the regret counts) is the last exit.
 	Spread func(costmodel.Arm) float64
-	Seed   uint64
+	// Tail, if set, makes every rank but the last leave Tail(arm) x the
+	// call's time before the last one does (the last leaves at the true
+	// cost): a plan whose last rank lags the rest, as the device's trees
+	// did at small sizes.
+	Tail func(costmodel.Arm) float64
+	// B2B chains the calls back to back: each rank enters a call when it
+	// left the one before (then Skew adds to that), so a plan's own exit
+	// spread becomes the next call's arrival spread, and the program's
+	// time per call is the true cost (the last rank's exit after the last
+	// entry, which is the last rank's period).
+	B2B  bool
+	Seed uint64
 }
 
 // SimResult is the outcome of a simulated run.
@@ -116,6 +127,7 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 	var cum float64
 	var maxed []float64
 	var summed []int64
+	clock := make([]float64, len(ranks)) // B2B: each rank's last exit
 	for call := 0; call < o.Calls; call++ {
 		a := ranks[0].Choose(key)
 		for r := 1; r < len(ranks); r++ {
@@ -134,11 +146,14 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 		res.Regret = append(res.Regret, cum)
 		commit := false
 		lags = lags[:0]
-		last := 0.0
-		for range ranks {
+		last := math.Inf(-1)
+		for r := range ranks {
 			lag := 0.0
+			if o.B2B {
+				lag = clock[r]
+			}
 			if o.Skew > 0 {
-				lag = o.Skew * c * skewRng.Float64()
+				lag += o.Skew * c * skewRng.Float64()
 			}
 			lags = append(lags, lag)
 			last = max(last, lag)
@@ -148,11 +163,15 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 			if o.Spread != nil && len(ranks) > 1 {
 				v *= 1 - o.Spread(a)*float64(len(ranks)-1-r)/float64(len(ranks)-1)
 			}
+			if o.Tail != nil && r < len(ranks)-1 {
+				v -= o.Tail(a) * c
+			}
 			if o.Outliers > 0 && rngs[r].Float64() < o.Outliers {
 				v *= 2 + 3*rngs[r].Float64()
 			}
 			// Enters at its lag; leaves once the last rank has
 			// arrived and the plan has run (its own noise).
+			clock[r] = last + v
 			cm := t.RecordSpan(key, a, lags[r], last+v)
 			if r == 0 {
 				commit = cm
