@@ -409,16 +409,16 @@ type Tuner struct {
 	lastK uint64
 	last  *entry
 
-	pk      []*entry
-	pa      []uint8
-	pe, px  []float64 // buffered entry and exit times
-	ex      []float64 // Pending's exchange buffer: pendingWidth x Batch
-	sx      []int64   // Exits' exchange buffer: up to 2 Batch + 1
+	pk     []*entry
+	pa     []uint8
+	pe, px []float64 // buffered entry and exit times
+	ex     []float64 // Pending's exchange buffer: pendingWidth x Batch
+	sx     []int64   // Exits' exchange buffer: up to 2 Batch + 1
 	// prevE, prevA: the key and arm of the call recorded last (CostPenult
 	// keeps a call only when the call before ran the same arm of the same
 	// key: see recordSpan).
-	prevE *entry
-	prevA int
+	prevE   *entry
+	prevA   int
 	np      int
 	touched []*entry
 	commits uint64
