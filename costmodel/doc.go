@@ -82,7 +82,10 @@
 // 8}; k = 1 only when the bucket spans several segments, and l*k*64 <= the
 // largest size); for buckets whose smallest size is at most
 // Config.TreeBytes (16 KiB), the reduction tree (l = 1) with radix 4,
-// 8, 16, ... (Config.TreeRadixes) up to the first that makes the node's tree flat; and Native
+// 8, 16, ... (Config.TreeRadixes) up to the first that makes the node's tree flat,
+// and on several nodes l = 2, 4, ... (at most plan.MaxTrees) trees over
+// disjoint partitions at the radix nearest DefaultTreeRadix (a line from
+// that radix's tree arm); and Native
 // (unless Config.NoNative; alone when ppn = 1). The grid arms form a graph
 // over (l, pipeline level DPML < k=1 < 2 < 4 < 8) whose edges join
 // adjacent cells; the tree arms form a line by radix, joined to the grid's
@@ -95,7 +98,10 @@
 // leaders.BuildTree builds inside a NUMA domain): per level tree_hop +
 // (children x tree_kid), the children's partials folded (and, above
 // plan.InlineBytes, moved: b' + c per byte), then tree_release plus the
-// copy-out, and the root's inter-node allreduce on several nodes.
+// copy-out, and the root's inter-node allreduce on several nodes. l trees
+// over disjoint partitions (one per leader) cost the first tree's path on
+// a partition's bytes plus one root level per further active tree (a rank
+// works the trees in order), and the roots' concurrent inter-node steps.
 //
 // # What a call costs: arrival skew
 //
@@ -127,6 +133,18 @@
 // the last exit and 72% with the second-to-last
 // (TestLearnerSecondExitIgnoresStalls). Early rejection also looks at two
 // samples, not one, and an arm needs 5 samples (Config.SamplesPerArm).
+//
+// Back to back the second exit reads low for a plan whose last rank lags
+// the others (the last to leave one call is the last to enter the next,
+// and the lag falls before that entry): the device read 0.76 us for a
+// tree whose calls took 2.1 us. CostPenult, the penultimate exit after
+// the penultimate entry, is the back-to-back period without one stalled
+// rank (a call after one of another arm is no sample, so its entries are
+// the arm's own); TestLearnerPenultCountsBackToBack shows the bias and the
+// fix in the simulator's B2B mode. It is not the default: on the device
+// no rule did better over all sizes, and with stalls back to back a
+// stalled leaver enters the next call last and makes that sample read
+// low (bench/results/2026-11-23-h100x1-16core-s9).
 //
 // An earlier rule took the shortest duration over the ranks (the last
 // arrival's own time). It needs no common clock, but the rank that leaves
