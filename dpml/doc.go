@@ -41,7 +41,11 @@
 //
 // Every rank gets bit-identical results, and a fixed plan gives the same
 // output for the same inputs run after run. Inside a node, leader j folds the
-// ranks' inputs in local-rank order: r = ((x0 op x1) op x2) op ... . Across
+// ranks' inputs in local-rank order: r = ((x0 op x1) op x2) op ... ; under
+// the reduction tree the order is the tree's (a rank's own input, then its
+// children's partials in tree order), and with l trees element e follows
+// the tree of its partition, so the tree's radix and l change the last
+// bits of float results too. Across
 // nodes, the MPI library's allreduce over the leader communicator combines
 // the node results (in node order for the libraries' usual algorithms on a
 // commutative op). Floating-point sums therefore depend on how ranks are
@@ -58,7 +62,9 @@
 //
 // One segment per node: an abort word, one "input ready" word per local
 // rank and one "result ready" word per leader (each on its own cache line),
-// then two buffer sets, each holding one slot per local rank and one result
+// one flag line per local rank for each further reduction tree (trees 1 to
+// plan.MaxTrees-1 of a plan with l trees; tree 0 uses the "input ready"
+// lines), then two buffer sets, each holding one slot per local rank and one result
 // area of DPML_SEGMENT_BYTES. Rank i copies its slice into slot i; leader j
 // reads partition j of every slot and writes partition j of the result.
 // Partitions start on cache-line boundaries, so no two leaders write one line.
