@@ -87,17 +87,7 @@ func TestBuildTreeProperties(t *testing.T) {
 		if tr.Root != NodeLeader(ps) {
 			t.Fatalf("places %v: root %d, NodeLeader %d", ps, tr.Root, NodeLeader(ps))
 		}
-		for p, cs := range tr.Children {
-			same := 0
-			for _, c := range cs {
-				if ps[c].Socket == ps[p].Socket && ps[c].NUMA == ps[p].NUMA {
-					same++
-				}
-			}
-			if same > radix {
-				t.Fatalf("rank %d has %d children of its domain, radix %d\n%s", p, same, radix, tr)
-			}
-		}
+		checkDomainFanIn(t, ps, tr, radix)
 	}
 }
 
@@ -144,17 +134,7 @@ func TestBuildTreeAt(t *testing.T) {
 			if err := tr.Check(); err != nil || tr.Root != root {
 				t.Fatalf("places %v radix %d root %d: root %d, %v\n%s", ps, radix, root, tr.Root, err, tr)
 			}
-			for p, cs := range tr.Children {
-				same := 0
-				for _, c := range cs {
-					if ps[c].Socket == ps[p].Socket && ps[c].NUMA == ps[p].NUMA {
-						same++
-					}
-				}
-				if same > radix {
-					t.Fatalf("root %d: rank %d has %d children of its domain, radix %d\n%s", root, p, same, radix, tr)
-				}
-			}
+			checkDomainFanIn(t, ps, tr, radix)
 		}
 	}
 	// One domain of 32 cores, radix 4, four trees rooted at leaders 0-3:
@@ -167,6 +147,23 @@ func TestBuildTreeAt(t *testing.T) {
 		tr := BuildTreeAt(ps, 4, root)
 		if d := tr.Depth(); d != plan.TreeDepth(32, 4) {
 			t.Fatalf("root %d: depth %d, want %d\n%s", root, d, plan.TreeDepth(32, 4), tr)
+		}
+	}
+}
+
+// checkDomainFanIn fails unless every rank of tr has at most radix
+// children of its own socket and NUMA domain.
+func checkDomainFanIn(t *testing.T, ps []Place, tr Tree, radix int) {
+	t.Helper()
+	for p, cs := range tr.Children {
+		same := 0
+		for _, c := range cs {
+			if ps[c].Socket == ps[p].Socket && ps[c].NUMA == ps[p].NUMA {
+				same++
+			}
+		}
+		if same > radix {
+			t.Fatalf("root %d: rank %d has %d children of its domain, radix %d\n%s", tr.Root, p, same, radix, tr)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"strconv"
@@ -104,21 +105,39 @@ func TestWaiterWakes(t *testing.T) {
 }
 
 // Pace runs once per back-off round, like Poll, and never while spinning.
+//
+// No timer decides what the waits see, so the test holds on an
+// oversubscribed machine (a flag set by a goroutine 2 ms later could be
+// set before an oversubscribed waiter's first round: no round, no pace).
+// The first wait's flag is set by its own Poll, after the yield rounds and
+// some of the sleep rounds, so both kinds of round are counted exactly.
+// The second wait spins without end: only the flag can end it, so the
+// spin phase cannot run out into back-off rounds however late the setter
+// runs.
+//
+// Mutation check: without w.Pace() in backoff.round the first wait
+// counts 0 paces; with a Pace call in Until's spin loop the second one
+// counts paces while spinning.
 func TestWaiterPace(t *testing.T) {
 	var f atomic.Uint64
+	const rounds = yieldRounds + 2*sleepEvery
 	polls, paces := 0, 0
-	w := Waiter{Spin: -1, Timeout: 10 * time.Second,
-		Poll: func() error { polls++; return nil },
+	w := Waiter{Spin: -1, Timeout: time.Minute,
+		Poll: func() error {
+			if polls++; polls == rounds {
+				f.Store(1)
+			}
+			return nil
+		},
 		Pace: func() { paces++ }}
-	setLater(2*time.Millisecond, 1, &f)
 	if err := w.UntilAtLeast(&f, 1); err != nil {
 		t.Fatal(err)
 	}
-	if paces == 0 || paces != polls {
-		t.Errorf("%d paces in %d back-off rounds", paces, polls)
+	if polls != rounds || paces != polls {
+		t.Errorf("%d paces in %d back-off rounds, want %d in %d", paces, polls, rounds, rounds)
 	}
 	paces = 0
-	w = Waiter{Spin: 1 << 30, Pace: func() { paces++ }}
+	w = Waiter{Spin: math.MaxInt, Pace: func() { paces++ }}
 	setLater(time.Millisecond, 2, &f)
 	if err := w.UntilAtLeast(&f, 2); err != nil {
 		t.Fatal(err)
