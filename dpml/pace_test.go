@@ -1,6 +1,8 @@
 package dpml
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,9 +12,20 @@ import (
 
 // A rank waiting on shared memory for a late peer paces its goroutine like
 // an MPI call does (shm.Waiter.Pace = mpi.Pace): on one node the engine
-// makes no MPI call inside the call, so the yields of a 30 ms wait come
-// from the waits themselves.
+// makes no MPI call inside the call, so the yields of its wait come from
+// the waits themselves.
+//
+// The late peer does not guess how long to be late (a fixed 30 ms sleep
+// could end before an oversubscribed rank 0 even reached its wait): rank 0
+// drops a file in a directory the ranks share once its process has
+// yielded, and rank 1 calls only then, or after 30 s (then rank 0 fails
+// below).
+//
+// Mutation check: with backoff.round not calling w.Pace (shm/wait.go),
+// rank 0 never yields, rank 1 calls after 30 s and rank 0 fails ("waited
+// for rank 1 without a yield").
 func TestEngineWaitsPace(t *testing.T) {
+	dir := sharedTempDir(t)
 	mpitest.Run(t, 1, 2, func(t *testing.T, w *mpi.Comm) {
 		if !mpi.Sched().Pace {
 			t.Skipf("pacing is off (%s)", mpi.Sched())
@@ -33,19 +46,45 @@ func TestEngineWaitsPace(t *testing.T) {
 		if err := w.Barrier(); err != nil {
 			t.Fatal(err)
 		}
+		yielded := filepath.Join(dir, "rank0-yielded")
 		y := mpi.Sched().Yields
-		if w.Rank() == 1 {
-			time.Sleep(30 * time.Millisecond)
+		stop := make(chan struct{})
+		if w.Rank() == 0 {
+			// Rank 0 makes no MPI call until its allreduce returns: a
+			// yield of this process is one of the allreduce's waits.
+			go func() {
+				for mpi.Sched().Yields == y {
+					select {
+					case <-stop:
+						return
+					case <-time.After(time.Millisecond):
+					}
+				}
+				_ = os.WriteFile(yielded, nil, 0o600)
+			}()
+		} else {
+			waitForFile(yielded, 30*time.Second) // well within rank 0's 60 s wait timeout
 		}
 		buf[0] = float64(w.Rank())
-		if err := AllreduceInPlaceWith(c, buf, mpi.OpSum, o); err != nil {
+		err = AllreduceInPlaceWith(c, buf, mpi.OpSum, o)
+		close(stop)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if buf[0] != 1 {
 			t.Errorf("sum %v, want 1", buf[0])
 		}
 		if y := mpi.Sched().Yields - y; w.Rank() == 0 && y == 0 {
-			t.Error("rank 0 waited 30 ms for rank 1 without a yield")
+			t.Error("rank 0 waited for rank 1 without a yield")
 		}
 	})
+}
+
+// waitForFile sleeps until path exists, or for at most limit.
+func waitForFile(path string, limit time.Duration) {
+	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
 }
