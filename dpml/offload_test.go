@@ -404,13 +404,17 @@ func TestOffloadEmulated(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	fakesharp.CheckNoSwitch(t, lib)
+	checkNoSwitch(t, lib)
 }
 
 // TestOffloadSwitchKilled: the emulated switch dies in the middle of a
 // call (DPML_FAKESHARP_KILL_AFTER). Every rank's call fails within
 // DPML_TIMEOUT (the leaders' waits for the switch; the other ranks wake on
 // their leader's abort), none hangs, and nothing is left in /dev/shm.
+//
+// Mutation check: with the offload's wait given a zero shm.Waiter (the
+// 60 s default) instead of &c.wait in offload.go, the leaders fail after
+// a minute and the test fails.
 func TestOffloadSwitchKilled(t *testing.T) {
 	lib := fakesharp.ForTest(t)
 	t.Setenv(config.Offload, "libsharp")
@@ -435,8 +439,17 @@ func TestOffloadSwitchKilled(t *testing.T) {
 		if err == nil {
 			t.Fatal("the call during which the switch died succeeded")
 		}
-		if took > 15*time.Second {
-			t.Errorf("the failure took %v with DPML_TIMEOUT=3s", took)
+		// DPML_TIMEOUT bounded the waits, not the 60 s default. The
+		// only clock bound of the test tells those two apart, nothing
+		// about speed: a wait that ignored the setting cannot fail before
+		// the default has passed, and the 3 s wait would have to be late
+		// by most of a minute to reach it (a fixed 15 s was a guess that
+		// an oversubscribed machine could outrun).
+		if c.wait.Timeout != 3*time.Second {
+			t.Errorf("the engine's wait timeout is %v with DPML_TIMEOUT=3s", c.wait.Timeout)
+		}
+		if dflt := defaultTimeout(t); took >= dflt {
+			t.Errorf("the failure took %v with DPML_TIMEOUT=3s: a wait ran to the default timeout of %v", took, dflt)
 		}
 		lead := c.pos == 0
 		if lead && !errors.Is(err, sharp.ErrFailed) || !lead && !errors.Is(err, shm.ErrAborted) && !errors.Is(err, shm.ErrTimeout) {
@@ -450,7 +463,7 @@ func TestOffloadSwitchKilled(t *testing.T) {
 			t.Errorf("left in /dev/shm: %v", left)
 		}
 	})
-	fakesharp.CheckNoSwitch(t, lib)
+	checkNoSwitch(t, lib)
 }
 
 // TestOffloadMemberKilled: the leader of the second node is killed
@@ -486,7 +499,7 @@ func TestOffloadMemberKilled(t *testing.T) {
 	if strings.Count(out, "segments unlinked before the kill") != 4 {
 		t.Fatalf("the ranks did not confirm their segments were unlinked:\n%s", out)
 	}
-	fakesharp.CheckNoSwitch(t, lib)
+	checkNoSwitch(t, lib)
 }
 
 func TestOffloadMemberKilledChild(t *testing.T) {
@@ -522,25 +535,57 @@ func TestOffloadMemberKilledChild(t *testing.T) {
 	})
 }
 
-// waitMappers waits up to a second for the number of processes mapping
-// path to drop to want, and returns the last count.
+// waitMappers waits up to a minute for the number of processes mapping
+// path to drop to want, and returns the last count. The switches look at
+// their members every 10 ms and exit at once, but an oversubscribed
+// machine may run them much later than that (a one-second wait was a
+// guess it could outrun).
 func waitMappers(path string, want int) int {
 	n := 0
-	for range 20 {
-		if n = len(fakesharp.Mappers(path)) + 1; n <= want { // + this process
+	for end := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if n = len(fakesharp.Mappers(path)) + 1; n <= want || !time.Now().Before(end) { // + this process
 			return n
 		}
+	}
+}
+
+// checkNoSwitch is fakesharp.CheckNoSwitch, which allows the switches one
+// second to exit after the job, once they have had up to a minute (see
+// waitMappers).
+func checkNoSwitch(t *testing.T, lib string) {
+	t.Helper()
+	for end := time.Now().Add(time.Minute); !mpitest.InRank() && len(fakesharp.Mappers(lib)) > 0 && time.Now().Before(end); {
 		time.Sleep(50 * time.Millisecond)
 	}
-	return n
+	fakesharp.CheckNoSwitch(t, lib)
+}
+
+// defaultTimeout is DPML_TIMEOUT's default, or shm.Waiter's if shorter:
+// what a wait that ignored DPML_TIMEOUT would run to.
+func defaultTimeout(t *testing.T) time.Duration {
+	t.Helper()
+	v, err := config.Lookup(config.Timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := time.ParseDuration(v.Default)
+	if err != nil {
+		t.Fatalf("%s's default %q: %v", config.Timeout, v.Default, err)
+	}
+	return min(d, shm.DefaultTimeout)
 }
 
 // TestOffloadTuned: with the tuner on, the offload is among a key's arms
 // (twins of the tree's arms at node level). Plans get synthetic costs
-// (testHookPlanCost: offloaded 1 ms, host 5 ms, the MPI library 9 ms), so
+// (testHookPlanCost: offloaded 3 ms, host 15 ms, the MPI library 27 ms), so
 // calls that force nothing must settle on an offload arm for sizes the
 // switch takes, and give the oracle's results all along; an op of the
-// same key that the switch does not take (prod) runs the host twin.
+// same key that the switch does not take (prod) runs the host twin. The
+// learner reads the clock, so the machine's own time adds to every
+// sample (more for the offload, whose emulated switch is one more
+// process to schedule): 12 ms between the arms, not 4, keep an
+// oversubscribed machine's noise from reordering them (see
+// TestTunerIgnoresSkew).
 //
 // Mutation check: without the offload arms (setupTuner leaving
 // cfg.OffloadBytes at 0) the keys settle on host plans and the test fails.
@@ -552,11 +597,11 @@ func TestOffloadTuned(t *testing.T) {
 		testHookPlanCost = func(p *Plan) time.Duration {
 			switch {
 			case p.Variant == Native:
-				return 9 * time.Millisecond
+				return 27 * time.Millisecond
 			case p.Offload == plan.OffloadSharp:
-				return time.Millisecond
+				return 3 * time.Millisecond
 			}
-			return 5 * time.Millisecond
+			return 15 * time.Millisecond
 		}
 		defer func() { testHookPlanCost = nil }()
 		c, err := New(w, WithTimeout(time.Minute))
@@ -580,7 +625,7 @@ func TestOffloadTuned(t *testing.T) {
 				checkAnyType(t, d, w, testCase{count: n, op: mpi.OpSum, exact: true, seed: uint64(i)})
 			}
 			if in, _ := c.Tuner().Info(key); in.Arm.Offload != plan.OffloadSharp {
-				t.Errorf("%d int32 sum: settled on %v, want an offload arm (1 ms against 5 and 9)", n, in.Arm)
+				t.Errorf("%d int32 sum: settled on %v, want an offload arm (3 ms against 15 and 27)", n, in.Arm)
 			}
 			checkAnyType(t, d, w, testCase{count: n, op: mpi.OpSum, exact: true, seed: 99})
 			if p := c.LastPlan(); p.Offload != plan.OffloadSharp {

@@ -2,6 +2,8 @@ package mpitest
 
 import (
 	"bytes"
+	"flag"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -96,11 +98,16 @@ func TestRunSeveral(t *testing.T) {
 // skip unless it is set (by the tests that launch them).
 const selftestEnv = "DPML_MPITEST_SELFTEST"
 
+// rankTimeoutLine starts the line every rank of TestHelperMisbehave prints
+// first: the go test -timeout it was given.
+const rankTimeoutLine = "selftest rank timeout="
+
 func TestHelperMisbehave(t *testing.T) {
 	mode := os.Getenv(selftestEnv)
 	if mode == "" {
 		t.Skip("helper for TestFailureReported and TestTimeout")
 	}
+	fmt.Printf("%s%s\n", rankTimeoutLine, flag.Lookup("test.timeout").Value)
 	Run(t, 2, 2, func(t *testing.T, world *mpi.Comm) {
 		if world.Rank() == 3 {
 			switch mode {
@@ -116,12 +123,80 @@ func TestHelperMisbehave(t *testing.T) {
 	})
 }
 
+// rankTimeouts lists the go test -timeout values the ranks of a
+// TestHelperMisbehave job printed.
+func rankTimeouts(rep *Report) []string {
+	var out []string
+	for _, rr := range rep.Ranks {
+		for _, l := range rr.Lines {
+			if v, ok := strings.CutPrefix(l, rankTimeoutLine); ok {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// checkRankTimeouts fails t unless at least atLeast ranks of the job
+// printed their go test -timeout, each of them want. (A rank's output may
+// not reach the report when the job is stopped early: atLeast is 1 after
+// an abort, 0 after a timeout that may fire before the ranks start.)
+func checkRankTimeouts(t *testing.T, rep *Report, want time.Duration, atLeast int) {
+	t.Helper()
+	got := rankTimeouts(rep)
+	if len(got) < atLeast {
+		t.Errorf("%d ranks printed their go test -timeout, want at least %d", len(got), atLeast)
+	}
+	for _, g := range got {
+		if g != want.String() {
+			t.Errorf("a rank ran with go test -timeout %s, want %v", g, want)
+		}
+	}
+}
+
+// execBounded is Exec, failing t if Exec has not returned within limit
+// (Exec stops a job at o.Timeout by itself; limit only turns a hang into
+// a failure with a message).
+func execBounded(t *testing.T, o Options, limit time.Duration) (*Report, error) {
+	t.Helper()
+	type result struct {
+		rep *Report
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rep, err := Exec(o)
+		done <- result{rep, err}
+	}()
+	select {
+	case r := <-done:
+		return r.rep, r.err
+	case <-time.After(limit):
+		t.Fatalf("Exec of a job with a %v timeout has not returned after %v", o.Timeout, limit)
+		return nil, nil
+	}
+}
+
+// TestFailureReported: a failing rank's output reaches the report, and its
+// MPI_Abort stops the others (in the barrier) at once. "At once" is
+// checked by what stopped them, not by the clock: neither Exec's timeout
+// nor the ranks' own go test -timeout (which would stop them, later, had
+// the abort not) may have fired. The ranks' go test -timeout is Exec's
+// timeout less a quarter of it, at most 10 s; the two cases check both
+// branches.
+//
+// Mutation check: without the mpi.Abort and os.Exit of a failing rank
+// (mpitest.go), the others stay in the barrier until their own timeout
+// and the test fails.
 func TestFailureReported(t *testing.T) {
-	for _, mode := range []string{"fail", "panic"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, tc := range []struct {
+		mode           string
+		timeout, ranks time.Duration
+	}{{"fail", 60 * time.Second, 50 * time.Second}, {"panic", 36 * time.Second, 27 * time.Second}} {
+		t.Run(tc.mode, func(t *testing.T) {
 			start := time.Now()
 			rep, err := Exec(Options{Test: "TestHelperMisbehave", Layout: Even(2, 2),
-				Env: []string{selftestEnv + "=" + mode}, Timeout: 60 * time.Second})
+				Env: []string{selftestEnv + "=" + tc.mode}, Timeout: tc.timeout})
 			if err == nil {
 				t.Fatal("no error from a failing rank")
 			}
@@ -134,43 +209,54 @@ func TestFailureReported(t *testing.T) {
 				t.Errorf("failed ranks %v, want [3]", f)
 			}
 			want := "intentional failure on rank 3"
-			if mode == "panic" {
+			if tc.mode == "panic" {
 				want = "intentional panic"
 			}
 			if !strings.Contains(text, "[rank 3] ") || !strings.Contains(text, want) {
 				t.Errorf("report lacks rank 3's %q", want)
 			}
-			if rep.TimedOut || time.Since(start) > 30*time.Second {
-				t.Errorf("the abort took %v; MPI_Abort should stop the job at once", time.Since(start))
+			if rep.TimedOut || rep.rankTimedOut() {
+				t.Errorf("the job ran into a timeout (Exec's: %v); MPI_Abort should stop it at once", rep.TimedOut)
 			}
+			checkRankTimeouts(t, rep, tc.ranks, 1)
 		})
 	}
 }
 
+// TestTimeout: a hung job is stopped. "rank": the ranks' own go test
+// -timeout fires first and prints their goroutines; "parent": no rank
+// timeout, Exec's bound stops the job. The rank timeout is set here, far
+// below Exec's: the one Exec derives when none is set leaves the ranks
+// only Timeout/4 (at most 10 s) to start, which an oversubscribed machine
+// can take (TestFailureReported checks the derived value).
 func TestTimeout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
-	// "rank": the ranks' own go test -timeout fires first and prints their
-	// goroutines; "parent": no rank timeout, Exec's bound stops the job.
-	for name, rankTimeout := range map[string]time.Duration{"rank": 0, "parent": -1} {
-		t.Run(name, func(t *testing.T) {
-			start := time.Now()
-			rep, err := Exec(Options{Test: "TestHelperMisbehave", Layout: Even(2, 2),
-				Env: []string{selftestEnv + "=hang"}, Timeout: 6 * time.Second, RankTimeout: rankTimeout})
+	for _, tc := range []struct {
+		name                 string
+		timeout, rankTimeout time.Duration
+	}{{"rank", 2 * time.Minute, 3 * time.Second}, {"parent", 6 * time.Second, -1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := execBounded(t, Options{Test: "TestHelperMisbehave", Layout: Even(2, 2),
+				Env: []string{selftestEnv + "=hang"}, Timeout: tc.timeout, RankTimeout: tc.rankTimeout}, tc.timeout+2*time.Minute)
 			if err == nil || rep == nil {
 				t.Fatalf("want a timeout, got %v", err)
 			}
 			text := rep.FailureText()
 			t.Logf("%v\n%s", err, text)
-			if rankTimeout < 0 && !rep.TimedOut {
-				t.Error("Exec's timeout did not fire")
+			if tc.rankTimeout < 0 {
+				if !rep.TimedOut {
+					t.Error("Exec's timeout did not fire")
+				}
+				checkRankTimeouts(t, rep, 0, 0)
+				return
 			}
-			if rankTimeout == 0 && !strings.Contains(text, "test timed out") {
+			if !strings.Contains(text, "test timed out") || !strings.Contains(err.Error(), "go test -timeout") {
 				t.Error("no rank reported its go test timeout")
 			}
-			if el := time.Since(start); el > 30*time.Second {
-				t.Errorf("stopping took %v", el)
+			if rep.TimedOut {
+				t.Errorf("Exec's %v timeout stopped the job, not the ranks' %v", tc.timeout, tc.rankTimeout)
 			}
 		})
 	}
