@@ -184,6 +184,8 @@ test: deps-openmpi deps-mpich
 	$(GO) test ./... -count=1 -timeout 20m
 	@# The portable kernels too (what a build without the simd experiment runs).
 	GOEXPERIMENT= $(GO) test ./dpml -run 'Kernel|Partition' -count=1
+	@# The diagnostic build's step recorder (DPML_TRACE, dpml/trace.go).
+	$(GO) test -tags dpmltrace ./dpml -run '^TestTrace$$' -count=1
 	@echo "== MPICH (go test -tags mpich): conformance on 2x2 and 3+2, drop-in C and Fortran, C client, dpmlrun"
 	$(GO) test -tags mpich -count=1 -timeout 20m ./dpml -run '$(MPICH_QUICK_CONFORMANCE)'
 	$(GO) test -tags mpich -count=1 -timeout 20m $(MPICH_QUICK_PKGS) -run '$(MPICH_QUICK_RUN)'

@@ -105,6 +105,7 @@ type Var struct {
 const (
 	GoSched      = "DPML_GOSCHED"
 	CPUProfile   = "DPML_CPUPROFILE"
+	Trace        = "DPML_TRACE"
 	Check        = "DPML_CHECK"
 	Intra        = "DPML_INTRA"
 	Leaders      = "DPML_LEADERS"
@@ -217,6 +218,8 @@ var Vars = []Var{
 		Doc: "Copy-out writes the receive buffer with non-temporal (streaming) stores once a call's bytes times the node's ranks reach this many bytes: results that cannot stay in the last-level cache are not first read in from memory. `auto`: the last-level cache size (32M when unknown); `off`: never."},
 	{Name: Timeout, Kind: KindDuration, Default: "60s", Scope: PerRank, Users: "engine",
 		Doc: "How long a rank waits for a peer on a shared-memory flag before the call fails with an error (a dead peer never hangs the job); a blocking MPI step of the engine (the native plan's allreduce, the leaders' inter-node allreduce, the tuner's exchange) that lasts longer makes a watchdog print the step and abort the job with MPI_Abort (a stopped peer never hangs it either). Negative: wait forever; 0: the default, 60s. A bare number is seconds; values beyond about 11 days, non-finite values and non-zero values that round to 0 ns are errors."},
+	{Name: Trace, Kind: KindString, Default: "", Scope: PerRank, Users: "engine (builds with -tags dpmltrace)",
+		Doc: "Diagnostics, in a build made with `-tags dpmltrace` only (ignored otherwise): write the time stamp counter at each step of the last 8192 calls of each communicator (entered, plan chosen, children seen, input published, result published, result seen, returning) to this path, `%r` replaced by the rank in the communicator, when the communicator closes. bench/diag/trace.py splits the back-to-back period into these steps. Empty: none."},
 	{Name: TreeBytes, Kind: KindBytes, Default: "4K", Scope: AllRanks, Users: "engine", Agreed: AtNew,
 		Doc: "Messages up to this many bytes (at most one shared-memory slot) take the small-message reduction tree when neither the caller nor the tuner chose a plan: each rank folds its tree children's partials into its own and hands it to its parent, the root runs the inter-node step and releases the node. Up to 56 bytes the data travels inside the flags' cache lines."},
 	{Name: TreeRadix, Kind: KindInt, Default: "8", Scope: AllRanks, Users: "engine", Agreed: AtNew,

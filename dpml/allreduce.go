@@ -60,6 +60,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if c.err != nil {
 		return fmt.Errorf("dpml: communicator unusable after an earlier failure: %w", c.err)
 	}
+	c.mark(tpEnter)
 	kind := mpi.KindOf[T]()
 	if c.check {
 		inPlace := len(send) > 0 && unsafe.SliceData(send) == unsafe.SliceData(recv)
@@ -105,6 +106,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if timed {
 		t0 = c.now()
 	}
+	c.mark(tpPlan)
 	// The plan lives in the Comm (c.memo): a pointer to a local would
 	// move it to the heap on every call.
 	err = execute(c, pp, send, recv, op, kern)
@@ -127,6 +129,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		c.err = err
 		return err
 	}
+	c.markDone()
 	return nil
 }
 

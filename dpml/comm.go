@@ -110,6 +110,7 @@ type inFlight struct {
 	// (watchdog.go), which aborts the job when one outlasts watchTimeout.
 	watch        watch
 	watchTimeout time.Duration
+	trc          tracer // dpmltrace builds only (trace.go)
 }
 
 // flagPost remembers which out-flag to raise when a segment's pending
@@ -593,6 +594,7 @@ func (c *Comm) Tuner() *costmodel.Tuner { return c.tuner }
 
 func (c *Comm) release() error {
 	c.closed = true
+	c.dumpTrace()
 	c.stopWatch()
 	errs := []error{c.closeOffload()} // before the leader communicators go
 	for i := range c.pending {

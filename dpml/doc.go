@@ -80,7 +80,19 @@
 // GB/s; summing 2 sources 23 GB/s (float32, scalar) / 57 GB/s (float32,
 // AVX2) and 37 / 41 GB/s (float64); 8 sources 13 / 37 GB/s (float32) and
 // 27 / 35 GB/s (float64). On the 32-core device a leader's reduction is
-// bound by pulling lines from other cores' caches, not by the kernel.
+// bound by pulling lines from other cores' caches, not by the kernel. A
+// vector kernel ends with VZEROUPPER: dirty upper vector halves slow every
+// later SSE instruction of the process on Intel cores (kernels_simd.go).
+//
+// # Where a call's time goes
+//
+// A build with -tags dpmltrace time-stamps each step of a call (entered,
+// plan chosen, children seen, input published, result published, result
+// seen, returned, and the drop-in library's C steps around the call into
+// Go) for the last 8192 calls of each communicator, and writes them at
+// Close to DPML_TRACE; bench/diag/trace.py walks each back-to-back period's
+// critical chain (release, the caller's loop, publication, each hop and
+// fold). The default build compiles the stamps out.
 //
 // # Choosing the plan
 //

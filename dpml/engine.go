@@ -175,6 +175,7 @@ func (e *run[T]) contribute(s int, g uint64) error {
 		return err
 	}
 	shm.StoreRelease(c.seg.inSeq[c.local], g)
+	c.mark(tpUp)
 	if testHookCopiedIn != nil {
 		testHookCopiedIn(c, s)
 	}
@@ -199,6 +200,7 @@ func (e *run[T]) reduce(s int, g uint64) error {
 	if err := e.tr.await(e.x, s, g, w); err != nil {
 		return fmt.Errorf("dpml: leader %d waits for the node's inputs of segment %d: %w", c.pos, s, err)
 	}
+	c.mark(tpKids)
 	e.tock(&c.times.WaitIn, t)
 	es := p.ElemSize
 	res := unsafe.Add(e.tr.result(e.x, g), plo*es)
@@ -295,6 +297,7 @@ func (e *run[T]) post(s int, g uint64) error {
 	}
 	e.tock(&c.times.CopyOut, t)
 	shm.StoreRelease(c.seg.outSeq[c.pos], g)
+	c.mark(tpOut)
 	return nil
 }
 
@@ -311,6 +314,7 @@ func (e *run[T]) collect(s int, g uint64) error {
 			return fmt.Errorf("dpml: rank %d waits for leader %d's result of segment %d: %w", c.local, j, s, err)
 		}
 	}
+	c.mark(tpSeen)
 	e.tock(&c.times.WaitOut, t)
 	t = e.tick()
 	err := e.tr.collect(e.x, s, g)

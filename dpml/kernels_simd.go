@@ -15,6 +15,16 @@ import (
 // Each lane adds in the same order as the scalar loop, so results are
 // bit-identical to it: only the speed (and the loads in flight, which is
 // what a leader pulling lines from other cores' caches is bound by) changes.
+//
+// Every kernel that ran its vector loop ends with VZEROUPPER
+// (archsimd.ClearAVXUpperBits; the compiler does not emit it yet). Left
+// dirty, the upper halves of the vector registers make every later legacy
+// SSE instruction of the process wait on them on Intel cores: the Go
+// runtime's (its zero register X15, memmove) and the C code around the
+// drop-in library's calls. On the 16-core device (Emerald Rapids) a tree
+// call of 64 bytes, whose fold runs one vector step, took 2.83-3.11 us
+// against 2.44-2.71 us with scalar kernels, for the same work
+// (bench/results/2026-11-23-h100x1-16core-s10, run5).
 func init() {
 	if !archsimd.X86.AVX2() {
 		return
@@ -33,6 +43,9 @@ func vsum2f32(d, a, b []float32) {
 		x0.StoreSlice(d[i:])
 		x1.StoreSlice(d[i+8:])
 	}
+	if i > 0 {
+		archsimd.ClearAVXUpperBits() // see init
+	}
 	for ; i < n; i++ {
 		d[i] = a[i] + b[i]
 	}
@@ -47,6 +60,9 @@ func vsum3f32(d, a, b, c []float32) {
 		x1 := archsimd.LoadFloat32x8Slice(a[i+8:]).Add(archsimd.LoadFloat32x8Slice(b[i+8:])).Add(archsimd.LoadFloat32x8Slice(c[i+8:]))
 		x0.StoreSlice(d[i:])
 		x1.StoreSlice(d[i+8:])
+	}
+	if i > 0 {
+		archsimd.ClearAVXUpperBits() // see init
 	}
 	for ; i < n; i++ {
 		d[i] = (a[i] + b[i] + c[i])
@@ -63,6 +79,9 @@ func vsum4f32(d, a, b, c, e []float32) {
 		x0.StoreSlice(d[i:])
 		x1.StoreSlice(d[i+8:])
 	}
+	if i > 0 {
+		archsimd.ClearAVXUpperBits() // see init
+	}
 	for ; i < n; i++ {
 		d[i] = ((a[i] + b[i] + c[i]) + e[i])
 	}
@@ -77,6 +96,9 @@ func vsum2f64(d, a, b []float64) {
 		x1 := archsimd.LoadFloat64x4Slice(a[i+4:]).Add(archsimd.LoadFloat64x4Slice(b[i+4:]))
 		x0.StoreSlice(d[i:])
 		x1.StoreSlice(d[i+4:])
+	}
+	if i > 0 {
+		archsimd.ClearAVXUpperBits() // see init
 	}
 	for ; i < n; i++ {
 		d[i] = a[i] + b[i]
@@ -93,6 +115,9 @@ func vsum3f64(d, a, b, c []float64) {
 		x0.StoreSlice(d[i:])
 		x1.StoreSlice(d[i+4:])
 	}
+	if i > 0 {
+		archsimd.ClearAVXUpperBits() // see init
+	}
 	for ; i < n; i++ {
 		d[i] = (a[i] + b[i] + c[i])
 	}
@@ -107,6 +132,9 @@ func vsum4f64(d, a, b, c, e []float64) {
 		x1 := archsimd.LoadFloat64x4Slice(a[i+4:]).Add(archsimd.LoadFloat64x4Slice(b[i+4:])).Add(archsimd.LoadFloat64x4Slice(c[i+4:])).Add(archsimd.LoadFloat64x4Slice(e[i+4:]))
 		x0.StoreSlice(d[i:])
 		x1.StoreSlice(d[i+4:])
+	}
+	if i > 0 {
+		archsimd.ClearAVXUpperBits() // see init
 	}
 	for ; i < n; i++ {
 		d[i] = ((a[i] + b[i] + c[i]) + e[i])

@@ -106,6 +106,9 @@ func (t treeReduce) contribute(x *call, s int, g uint64) error {
 		if err := c.wait.UntilAllAtLeast(ts.kidFlags, g); err != nil {
 			return fmt.Errorf("dpml: local rank %d waits for its tree children %v (segment %d): %w", c.local, ts.kids, s, err)
 		}
+		if len(ts.kids) > 0 {
+			c.mark(tpKids)
+		}
 		_, n := x.span(x.send, s)
 		t.foldInto(x, ts, s, g, t.partial(x, g, c.local), 0, n)
 		return nil // the executor raises in[me]

@@ -35,6 +35,18 @@ static inline void count_reason(int r) { __atomic_fetch_add(&dpml_counts[r], 1, 
 // application threads are unaffected.
 static __thread int dpml_depth;
 
+#ifdef DPML_TRACE
+// dpmltrace builds (dropin/trace.go): the time stamp counter at the C steps
+// of the latest routed MPI_Allreduce, read by the Go side at its next call.
+#include <x86intrin.h>
+uint64_t dpml_tc[4];
+#define TC_NOW() __rdtsc()
+#define TC_SET(i, v) (dpml_tc[i] = (v))
+#else
+#define TC_NOW() 0
+#define TC_SET(i, v) ((void)(v))
+#endif
+
 // The calling thread's latest MPI_Allreduce made by the application (not
 // nested): its communicator and how it was served (DPML_ROUTED or a pass
 // reason), for DPMLX_Last_plan. Thread-local, so recording it costs no lock
@@ -318,6 +330,8 @@ static int pass(int reason, const void *sendbuf, void *recvbuf, int count, MPI_D
 }
 
 int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+	uint64_t tc0 = TC_NOW();
+	(void)tc0;
 	if (dpml_depth > 0) return pass(DPML_P_NESTED, sendbuf, recvbuf, count, dt, op, comm);
 	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
 		int flag = 0;
@@ -424,10 +438,14 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 	last_comm = comm, last_reason = DPML_ROUTED;
 	if (settings.verbose >= 2) trace(DPML_ROUTED, count, dt, op, comm);
 	dpml_depth++;
+	TC_SET(0, tc0);
+	TC_SET(1, TC_NOW());
 	int rc = dpmlGoAllreduce(s->id, send, recvbuf, count, d->kind, o);
+	TC_SET(2, TC_NOW());
 	dpml_depth--;
 	pthread_mutex_unlock(&s->mu);
 	free(tmp);
+	TC_SET(3, TC_NOW());
 	if (rc != 0) {
 		// The Go side printed the error. The communicator's error handler
 		// decides: MPI_ERRORS_ARE_FATAL (the default) aborts the job.

@@ -50,6 +50,10 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count,
 // MPI_Finalize minus the name: release all DPML state, then PMPI_Finalize.
 int dpml_finalize_entry(void);
 
+#ifdef DPML_TRACE
+extern uint64_t dpml_tc[4]; // dropin.c: the C steps of the latest routed call
+#endif
+
 // Helpers for the Go side.
 static inline uintptr_t dpml_comm_handle(MPI_Comm c) { return (uintptr_t)c; }
 

@@ -184,6 +184,7 @@ func dpmlGoAllreduce(id C.uintptr_t, send, recv unsafe.Pointer, count, kind, op 
 		warnf("allreduce on an unknown engine id %d", id)
 		return 1
 	}
+	traceC(d)
 	n, o := int(count), mpi.Op(op)
 	var err error
 	switch mpi.Kind(kind) {
