@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dpmlgo/dpml/internal/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
@@ -33,20 +32,8 @@ import (
 func TestTrace(t *testing.T) {
 	const calls = 300
 	mpitest.Run(t, 1, 4, func(t *testing.T, w *mpi.Comm) {
-		token := []int64{time.Now().UnixNano()}
-		if err := mpi.Bcast(w, token, 0); err != nil {
-			t.Fatal(err)
-		}
-		dir := filepath.Join(os.TempDir(), fmt.Sprintf("dpml-trace-test-%d", token[0]))
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			_ = w.Barrier()
-			if w.Rank() == 0 {
-				_ = os.RemoveAll(dir)
-			}
-		}()
+		dir, done := jobTempDir(t, w, "trace")
+		defer done()
 		t.Setenv("DPML_TRACE", filepath.Join(dir, "trace-%r.csv"))
 		c, err := New(w)
 		if err != nil {

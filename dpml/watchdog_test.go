@@ -34,20 +34,8 @@ import (
 // test fails; likewise stepInter for the inter-node case.
 func TestWatchdog(t *testing.T) {
 	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
-		token := []int64{time.Now().UnixNano()}
-		if err := mpi.Bcast(w, token, 0); err != nil {
-			t.Fatal(err)
-		}
-		dir := filepath.Join(os.TempDir(), fmt.Sprintf("dpml-watchdog-test-%d", token[0]))
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			_ = w.Barrier()
-			if w.Rank() == 0 {
-				_ = os.RemoveAll(dir)
-			}
-		}()
+		dir, done := jobTempDir(t, w, "watchdog")
+		defer done()
 		var mu sync.Mutex
 		var got []string
 		var caseName string
@@ -119,6 +107,27 @@ func waitReports(dir, name string, n int, limit time.Duration) {
 	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		if m, _ := filepath.Glob(filepath.Join(dir, name+".*")); len(m) >= n {
 			return
+		}
+	}
+}
+
+// jobTempDir makes a temporary directory that every rank of w names alike
+// (rank 0's clock, broadcast), for files the ranks of one test exchange;
+// done, called by every rank, removes it once all are through.
+func jobTempDir(t *testing.T, w *mpi.Comm, name string) (dir string, done func()) {
+	t.Helper()
+	token := []int64{time.Now().UnixNano()}
+	if err := mpi.Bcast(w, token, 0); err != nil {
+		t.Fatal(err)
+	}
+	dir = filepath.Join(os.TempDir(), fmt.Sprintf("dpml-%s-test-%d", name, token[0]))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir, func() {
+		_ = w.Barrier()
+		if w.Rank() == 0 {
+			_ = os.RemoveAll(dir)
 		}
 	}
 }
