@@ -168,12 +168,35 @@
 // freeze; Info.Changes counts calls whose plan differed from the key's
 // previous call after it first settled (later probes included).
 //
+// A key explores once more on schedule, whatever its drift windows say:
+// when it has made Config.ConfirmCalls (8192) calls since it first
+// settled. Its first exploration ran in its first calls, in a process
+// that had just started (the Go runtime's monitor still at its shortest
+// ticks, pages and lines touched for the first time); on the device
+// (1 x 16, C client, back to back) the learner settled from those calls
+// on trees 10-18% slower than the best radix and, with no drift to fire
+// a window, kept them for the whole run
+// (bench/results/2026-11-23-h100x1-16core-s11). The confirmation takes
+// every arm's full ring of samples (8) and leaves the settled arm only by
+// Leave; it starts once per key (not for keys loaded from a table), and
+// when it finds the same arm the key does not grow deafer to drift
+// (TestLearnerConfirmsOnce).
+//
 // # The cost of exploring
 //
-// An episode samples cur and its neighbours and Native, R (3) calls
-// each. In a grid a cell's neighbours are at most six; a set of at most
-// 20 arms (one node's: 9 to 17) is searched whole, every arm a neighbour
-// of every other, since a climb stops on the first stretch where
+// An episode samples cur and its neighbours and Native, R (5) calls
+// each, in rounds: one call of each arm per round, cur first, then the
+// others by the model's prior (under CostPenult each arm's calls stay
+// together, since a call after another arm's is no sample there). A
+// burst of other load, or the process's start-up, then slows every arm
+// alike instead of the one arm whose block it hits; sampled in blocks,
+// the device ranked tree r=8 over r=4 (13-15% faster there) from five
+// calls each, and the simulator's bursts mislead blocks in a fifth of
+// its runs (TestLearnerExploresRoundRobin).
+//
+// In a grid a cell's neighbours are at most six; a set of at most 20
+// arms (one node's: 9 to 17) is searched whole, every arm a neighbour of
+// every other, since a climb stops on the first stretch where
 // neighbours are within Improve of each other
 // (TestLearnerSearchesSmallSetsWhole). An arm the model expects to be more than Reject (2)
 // times slower than cur first gets one call, and any arm whose first call
@@ -193,13 +216,13 @@
 // every episode (the device's long runs: 0-5 switches per key in 100,000
 // calls; TestLearnerKeepsSettledArm).
 //
-//	              +-------------------- drift (Strikes windows in a row) ---+
-//	              v                                                         |
+//	              +--- drift (Strikes windows in a row), or once: ConfirmCalls ---+
+//	              v                                                               |
 //	new key --> EXPLORING ------------------------------------------> FROZEN
 //	 cur = model's best grid arm     no neighbour (nor Native) beats   uses cur; one call in
 //	 sample cur, its grid            cur by > Improve (2%): freeze     its stride (4..256) is
 //	 neighbours and Native,          on cur, or on Native if it beats  sampled; every W (8)
-//	 R (3) calls each, the model's   cur by > Improve                  samples: median >
+//	 R (5) calls each, in rounds,    cur by > Improve                  samples: median >
 //	 favourites first; when a                                          est*(1+Drift), Drift
 //	 measured neighbour beats cur                                      = 15%: strike; else
 //	 by > Improve: move there                                          est += (median-est)/4

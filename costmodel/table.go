@@ -341,6 +341,7 @@ func (t *Tuner) LoadTable(tb *Table) (loaded int, err error) {
 			e.freeze(est, &t.cfg)
 			e.samples = en.Samples
 			e.settledAt, e.firstSettled = 0, 0
+			e.confirmed = true // learned before: no scheduled look
 		}
 		pk := k.pack()
 		t.keys[pk] = e

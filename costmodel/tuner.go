@@ -182,6 +182,17 @@ type Config struct {
 	// MaxStride (256), so a steady key costs the tuner one exchange per
 	// thousands of calls.
 	MaxStride int
+	// ConfirmCalls: a key explores once more, on schedule, when it has
+	// made this many calls since it first settled (8192; -1: never).
+	// Its first exploration ran in its first calls, which in a process
+	// that has just started are its noisiest (the Go runtime's monitor
+	// backs off over the first tens of milliseconds, pages and lines are
+	// touched for the first time); the device's learner settled on arms
+	// 10-18% slower than the best and then, with nothing to fire a drift
+	// window, never looked again (bench/results/2026-11-23-h100x1-16core-s11).
+	// The confirmation leaves the settled arm only by Leave, like any
+	// later episode. Keys loaded from a table are not confirmed.
+	ConfirmCalls int
 }
 
 const (
@@ -214,6 +225,7 @@ func (c Config) normalize() (Config, error) {
 		def(&c.FrozenStride, 4, 1, 1<<20, "FrozenStride"),
 		def(&c.Strikes, 3, 1, 64, "Strikes"),
 		def(&c.MaxStride, 256, 1, 1<<20, "MaxStride"),
+		def(&c.ConfirmCalls, 8192, -1, 1<<40, "ConfirmCalls"),
 	} {
 		if e != nil {
 			return c, e
@@ -360,12 +372,20 @@ type entry struct {
 
 	state State
 	cur   uint8
-	// The exploration schedule, fixed between commits: probe[i] gets the
-	// next need[i] calls, in order; then cur. (cur, 4 neighbours, Native.)
+	// The exploration schedule, fixed between commits: probe[i] needs
+	// need[i] calls; seq lists the calls' arms in order (round robin over
+	// the probes, see schedule), then cur. (cur, its neighbours, Native.)
 	probe  [maxNeighbours + 2]uint8
 	need   [maxNeighbours + 2]uint8
+	seq    [(maxNeighbours + 2) * maxSamples]uint8
 	nprobe int
-	total  int // sum of need
+	total  int // sum of need, the length of seq's schedule
+
+	// confirmed: the scheduled confirmation episode (Config.ConfirmCalls)
+	// has started, or the key needs none (loaded from a table).
+	confirmed bool
+	// confirming: the episode under way is the confirmation.
+	confirming bool
 
 	pend    int    // calls buffered since the last commit
 	fcount  uint64 // frozen calls since the freeze (stride sampling)
@@ -550,17 +570,10 @@ func (s KeyState) Record(a Arm, entry, exit float64) (commit bool) {
 }
 
 func (e *entry) next() uint8 {
-	if e.state == Frozen {
+	if e.state == Frozen || e.pend >= e.total {
 		return e.cur
 	}
-	p := e.pend
-	for i := 0; i < e.nprobe; i++ {
-		if p < int(e.need[i]) {
-			return e.probe[i]
-		}
-		p -= int(e.need[i])
-	}
-	return e.cur
+	return e.seq[e.pend]
 }
 
 // Record is RecordSpan with every rank entering at time 0: the call's
@@ -822,6 +835,13 @@ func (e *entry) observe(a uint8, v float64, c *Config) {
 // advance runs the state machine after a commit.
 func (e *entry) advance(c *Config) {
 	if e.state == Frozen {
+		if !e.confirmed && c.ConfirmCalls >= 0 && e.firstSettled >= 0 && int64(e.calls)-e.firstSettled >= int64(c.ConfirmCalls) {
+			// The scheduled look (Config.ConfirmCalls): e.calls is
+			// the same on every rank at a commit.
+			e.confirmed, e.confirming = true, true
+			e.reexplore(c)
+			return
+		}
 		if e.nwin < c.DriftWindow {
 			return
 		}
@@ -870,7 +890,7 @@ func (e *entry) advance(c *Config) {
 	// move to the best measured neighbour that beats cur by Improve; when
 	// cur's neighbours (and Native) are all measured and none does,
 	// settle on cur, or on Native if that beats cur by Improve.
-	r := c.SamplesPerArm
+	r := e.samplesPerArm(c)
 	nat := e.set.native
 	for {
 		cur := int(e.cur)
@@ -939,10 +959,14 @@ func (e *entry) freeze(est float64, c *Config) {
 	case e.cur != e.settled:
 		e.switches++
 		e.deaf = 0
+	case e.confirming:
+		// The scheduled look found the same arm: that is no
+		// evidence that drift windows fire on noise.
 	case e.episodes > 1:
 		e.deaf = min(e.deaf+1, 5) // explored for nothing: hear drift less often
 	}
 	e.settled = e.cur
+	e.confirming = false
 }
 
 // reexplore starts a new episode around the current arm, seeded with the
@@ -965,11 +989,22 @@ func (e *entry) reexplore(c *Config) {
 	e.advance(c)
 }
 
+// samplesPerArm is R for this episode: the confirmation, a look the key
+// did not need by any sign, takes every arm's full ring (maxSamples), so
+// that it leaves the settled arm on firmer evidence than the first
+// exploration's.
+func (e *entry) samplesPerArm(c *Config) int {
+	if e.confirming {
+		return max(c.SamplesPerArm, maxSamples)
+	}
+	return c.SamplesPerArm
+}
+
 // schedule lists the arms to sample next: the current arm if it lacks
 // samples, then its unsampled neighbours and Native, most promising (by
 // the model) first.
 func (e *entry) schedule(c *Config) {
-	r := c.SamplesPerArm
+	r := e.samplesPerArm(c)
 	e.nprobe, e.total = 0, 0
 	add := func(a uint8) {
 		s := &e.st[a]
@@ -1006,6 +1041,33 @@ func (e *entry) schedule(c *Config) {
 			break
 		}
 	}
+	// The calls' order: round robin over the probes (cur, then the
+	// others by prior), one call each per round, so that whatever
+	// disturbs the machine for a stretch of calls (a burst of other load,
+	// the runtime's start-up) falls on every arm alike rather than on
+	// the one arm whose block it hits. The device's 1 x 16 runs ranked
+	// two arms 13-15% apart the wrong way round from blocks of five
+	// (bench/results/2026-11-23-h100x1-16core-s11). Under CostPenult a
+	// call after one of another arm is no sample, so each arm's calls
+	// stay together there.
+	n := 0
+	if c.Cost == CostPenult {
+		for i := 0; i < e.nprobe; i++ {
+			for range e.need[i] {
+				e.seq[n] = e.probe[i]
+				n++
+			}
+		}
+	} else {
+		for round := uint8(0); n < e.total; round++ {
+			for i := 0; i < e.nprobe; i++ {
+				if e.need[i] > round {
+					e.seq[n] = e.probe[i]
+					n++
+				}
+			}
+		}
+	}
 }
 
 // peek returns k's entry, or a fresh one that is not kept (so that
@@ -1034,16 +1096,19 @@ func (t *Tuner) Predicted(k Key, a Arm) float64 {
 
 // Info describes a key's state.
 type Info struct {
-	Key       Key
-	Arm       Arm     // current arm
-	State     State   // exploring or frozen
-	Estimate  float64 // measured seconds of Arm (frozen estimate; NaN if unmeasured)
-	Prior     float64 // model's seconds for Arm
-	Calls     uint64  // calls recorded
-	Samples   uint64  // samples committed
-	Moves     int     // hill-climbing moves this episode
-	Episodes  int     // explorations started (1 + re-explorations)
-	SettledAt int64   // calls recorded when the key last froze (-1: never)
+	Key      Key
+	Arm      Arm     // current arm
+	State    State   // exploring or frozen
+	Estimate float64 // measured seconds of Arm (frozen estimate; NaN if unmeasured)
+	Prior    float64 // model's seconds for Arm
+	Calls    uint64  // calls recorded
+	Samples  uint64  // samples committed
+	Moves    int     // hill-climbing moves this episode
+	Episodes int     // explorations started (1 + re-explorations, the confirmation included)
+	// Confirmed: the scheduled confirmation (Config.ConfirmCalls) has
+	// started (or the key came from a table and needs none).
+	Confirmed bool
+	SettledAt int64 // calls recorded when the key last froze (-1: never)
 	// FirstSettledAt is the calls recorded when the key first froze (-1:
 	// never; 0 for a key loaded from a table).
 	FirstSettledAt int64
@@ -1078,7 +1143,7 @@ func (t *Tuner) Info(k Key) (Info, bool) {
 func (e *entry) info() Info {
 	in := Info{Key: e.key, Arm: e.set.arms[e.cur], State: e.state, Prior: e.prior[e.cur],
 		Calls: e.calls, Samples: e.samples, Moves: e.moves, Episodes: e.episodes, SettledAt: e.settledAt,
-		FirstSettledAt: e.firstSettled, Switches: e.switches, Changes: e.changes, Cost: e.cost, Skew: e.skew, Stride: e.stride}
+		FirstSettledAt: e.firstSettled, Confirmed: e.confirmed, Switches: e.switches, Changes: e.changes, Cost: e.cost, Skew: e.skew, Stride: e.stride}
 	switch {
 	case e.state == Frozen:
 		in.Estimate = e.est
@@ -1138,6 +1203,7 @@ func (t *Tuner) Fingerprint() uint64 {
 		u(uint64(e.strikes))
 		u(uint64(e.stride))
 		u(uint64(e.deaf))
+		u(boolBits(e.confirmed, e.confirming))
 		f(e.est)
 		for i := 0; i < e.nwin; i++ {
 			f(e.win[i])
@@ -1187,4 +1253,15 @@ func sortSmall(v []float64) {
 		}
 		v[j+1] = x
 	}
+}
+
+// boolBits packs flags into a word for the fingerprint.
+func boolBits(bs ...bool) uint64 {
+	var v uint64
+	for i, b := range bs {
+		if b {
+			v |= 1 << i
+		}
+	}
+	return v
 }
