@@ -144,7 +144,12 @@
 // fix in the simulator's B2B mode. It is not the default: on the device
 // no rule did better over all sizes, and with stalls back to back a
 // stalled leaver enters the next call last and makes that sample read
-// low (bench/results/2026-11-23-h100x1-16core-s9).
+// low (bench/results/2026-11-23-h100x1-16core-s9). Per-call traces of
+// fixed plans (1 x 16, C client, 8 B to 1 KiB, session 11) put the
+// second exit's median at the period less a near-constant 0.63-0.72 us
+// (the time outside the engine) for trees and copies alike, so it ranks
+// them as the period does; the 0.76 us above was the minimum of five
+// first calls, which is what misled the learner (see the schedule below).
 //
 // An earlier rule took the shortest duration over the ranks (the last
 // arrival's own time). It needs no common clock, but the rank that leaves
