@@ -225,7 +225,7 @@ func (c Config) normalize() (Config, error) {
 		def(&c.FrozenStride, 4, 1, 1<<20, "FrozenStride"),
 		def(&c.Strikes, 3, 1, 64, "Strikes"),
 		def(&c.MaxStride, 256, 1, 1<<20, "MaxStride"),
-		def(&c.ConfirmCalls, 8192, -1, 1<<40, "ConfirmCalls"),
+		def(&c.ConfirmCalls, 8192, -1, 1<<30, "ConfirmCalls"),
 	} {
 		if e != nil {
 			return c, e
@@ -995,7 +995,7 @@ func (e *entry) reexplore(c *Config) {
 // exploration's.
 func (e *entry) samplesPerArm(c *Config) int {
 	if e.confirming {
-		return max(c.SamplesPerArm, maxSamples)
+		return maxSamples // SamplesPerArm is at most maxSamples
 	}
 	return c.SamplesPerArm
 }
