@@ -107,6 +107,7 @@ const (
 	CPUProfile   = "DPML_CPUPROFILE"
 	Trace        = "DPML_TRACE"
 	Check        = "DPML_CHECK"
+	Fused        = "DPML_FUSED"
 	Intra        = "DPML_INTRA"
 	Leaders      = "DPML_LEADERS"
 	Pipeline     = "DPML_PIPELINE"
@@ -172,6 +173,8 @@ var Vars = []Var{
 		Doc: "EMULATION ONLY: outstanding operations per group that the fake libsharp_coll.so reports (caps osts_per_group) and enforces: one more is refused with an error."},
 	{Name: FakePayload, Kind: KindBytes, Default: "1K", Scope: AllRanks, Users: "tests (emulated libsharp_coll)", Min: 8, Max: 64 << 10,
 		Doc: "EMULATION ONLY: payload per operation that the fake libsharp_coll.so reports (caps user_data_per_ost) and enforces: a larger operation is refused with an error (the real library would split it; the emulation refuses, to prove the caller splits)."},
+	{Name: Fused, Kind: KindBool, Default: "true", Scope: AllRanks, Users: "engine, libdpml.so", Agreed: AtNew,
+		Doc: "Small-message calls whose plan is one reduction tree over the node (one segment, at most 4 KiB) run the tree's protocol as one C routine: a Go program makes one cgo call per call, and libdpml.so runs the calls of a fixed or settled plan without entering Go at all. `false` runs them as the Go executor's steps, the reference the C routine is tested against; the results are the same bits either way."},
 	{Name: GoSched, Kind: KindString, Default: "auto", Scope: PerRank, Users: "mpi (Go programs), libdpml.so",
 		Doc: "How package mpi keeps the Go scheduler off a core-bound rank's core (package doc of mpi, \"The Go scheduler\"): `auto` (both measures), `pace` (MPI calls let the calling goroutine yield every few ms, so the runtime's monitor never finds it in an MPI call with a stale scheduling tick and takes its P away), `procs` (Init raises GOMAXPROCS from 1 to 2, so a short MPI call's P is left alone), `off` (neither: what Go programs did before). Applies when mpi.Init initializes MPI, and in the drop-in library (a C program's MPI: its calls into Go look to the runtime like one long system call; DPML_VERBOSE=1 prints what was applied)."},
 	{Name: Intra, Kind: KindEnum, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto", "shm", "cma", "tree"}, Agreed: AtNew,

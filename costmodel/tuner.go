@@ -569,6 +569,44 @@ func (s KeyState) Record(a Arm, entry, exit float64) (commit bool) {
 	return s.t.recordSpan(s.e, a, entry, exit)
 }
 
+// maxUntimed is Untimed's answer for a key that never needs a call seen
+// (DPML_TUNER=model): unbounded, in practice.
+const maxUntimed = 1 << 30
+
+// Untimed returns how many of the key's next calls the learner needs
+// neither timed nor recorded one by one: a settled key's calls before its
+// next stride sample (all of them under ModeModel), 0 while it explores.
+// Their arm is the settled one (Next's). A caller that runs them without
+// Next and Record (the engine's fused calls run by libdpml.so's C layer)
+// credits them with Skip before the key's next Next.
+func (s KeyState) Untimed() int {
+	e := s.e
+	if s.t.cfg.Mode == ModeModel {
+		return maxUntimed
+	}
+	if e.state != Frozen {
+		return 0
+	}
+	st := uint64(e.stride)
+	return int(st - e.fcount%st - 1)
+}
+
+// Skip credits n calls of the key's settled arm made without Next and
+// Record, n at most Untimed(): the state is then what n pairs of Next and
+// Record would have left.
+func (s KeyState) Skip(n int) {
+	if n <= 0 {
+		return
+	}
+	e, t := s.e, s.t
+	e.calls += uint64(n)
+	if t.cfg.Mode == ModeModel {
+		return
+	}
+	e.fcount += uint64(n)
+	t.prevE, t.prevA = e, int(e.cur)
+}
+
 func (e *entry) next() uint8 {
 	if e.state == Frozen || e.pend >= e.total {
 		return e.cur

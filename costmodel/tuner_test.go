@@ -451,3 +451,73 @@ func commitLocal(tu *Tuner) error {
 	b := tu.Pending()
 	return tu.Commit(b, tu.Exits(b))
 }
+
+// TestKeyStateSkip: the calls Untimed promises (a settled key's calls
+// before its next stride sample) credited with Skip leave the learner as
+// Next and Record of each would: the engine's fused calls that libdpml.so
+// runs in C rely on it (dpml/fused.go). Two single-rank learners see the
+// same timed calls; one also sees every untimed call, the other skips them.
+func TestKeyStateSkip(t *testing.T) {
+	for _, mode := range []Mode{ModeLearn, ModeModel} {
+		t.Run(map[Mode]string{ModeLearn: "learn", ModeModel: "model"}[mode], func(t *testing.T) {
+			ts := newTuners(t, 2, Config{Mode: mode}, DefaultModel())
+			k := MakeKey(ElemFloat32, OpArith, 8, Layout{Nodes: 1, PPN: 16})
+			cost := bowl(1e-6, 1, 0, 3)
+			rng := rand.New(rand.NewPCG(1, 2))
+			// call makes one call of k on tuner i, timed as it asks.
+			call := func(i int, v float64) (timed bool) {
+				ks := ts[i].State(k)
+				a, timed := ks.Next()
+				if timed {
+					v *= cost(0, a)
+				} else {
+					v = 0
+				}
+				if ks.Record(a, 0, v) {
+					if err := commitLocal(ts[i]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return timed
+			}
+			for n := 0; n < 3000; n++ { // both explore and settle alike
+				v := 1 + 0.1*rng.Float64()
+				call(0, v)
+				call(1, v)
+			}
+			if in, _ := ts[0].Info(k); in.State != Frozen {
+				t.Fatalf("not settled after 3000 calls: %+v", in)
+			}
+			skipped := 0
+			for round := 0; round < 400; round++ {
+				u := ts[0].State(k).Untimed()
+				if u2 := ts[1].State(k).Untimed(); u2 != u {
+					t.Fatalf("round %d: Untimed %d and %d on equal learners", round, u, u2)
+				}
+				if mode == ModeModel {
+					u = 1 + rng.IntN(1000) // any number: the model learns nothing
+				}
+				for j := 0; j < u; j++ {
+					if call(0, 1) && mode != ModeModel {
+						t.Fatalf("round %d: call %d of %d Untimed calls was timed", round, j+1, u)
+					}
+				}
+				ts[1].State(k).Skip(u)
+				skipped += u
+				v := 1 + 0.1*rng.Float64()
+				if a, b := call(0, v), call(1, v); a != b || !a && mode != ModeModel {
+					t.Fatalf("round %d: the call after %d untimed ones timed %v, after Skip %v; want both timed", round, u, a, b)
+				}
+				if fa, fb := ts[0].Fingerprint(), ts[1].Fingerprint(); fa != fb {
+					t.Fatalf("round %d: learners differ after Skip(%d): fingerprints %#x and %#x", round, u, fa, fb)
+				}
+			}
+			ia, _ := ts[0].Info(k)
+			ib, _ := ts[1].Info(k)
+			if ia.Calls != ib.Calls {
+				t.Errorf("calls %d and %d after skipping %d", ia.Calls, ib.Calls, skipped)
+			}
+			t.Logf("%d calls, %d of them skipped; stride %d", ia.Calls, skipped, ia.Stride)
+		})
+	}
+}

@@ -61,6 +61,9 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		return fmt.Errorf("dpml: communicator unusable after an earlier failure: %w", c.err)
 	}
 	c.mark(tpEnter)
+	if c.fz.f != nil && c.fz.f.Pending() {
+		c.takeBack() // calls libdpml.so ran in C since the last one here
+	}
 	kind := mpi.KindOf[T]()
 	if c.check {
 		inPlace := len(send) > 0 && unsafe.SliceData(send) == unsafe.SliceData(recv)
@@ -78,6 +81,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	// offload's (offloadArms); without a tuner the offload's dispatch rule
 	// decides (offload.go).
 	tuned := c.tuned(o, len(send), kind.Size())
+	untuned := !tuned && o == (Override{}) // the plan is fixed for these arguments
 	if !tuned && c.off != nil {
 		o = c.routeOffload(kind, op, len(send), o)
 	}
@@ -126,8 +130,14 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		if c.abort != nil {
 			c.abort.Store(1)
 		}
+		if c.fz.f != nil {
+			c.fz.f.Revoke()
+		}
 		c.err = err
 		return err
+	}
+	if c.fz.f != nil {
+		c.grantFused(pp, kind, op, len(send), untuned, tuned)
 	}
 	c.markDone()
 	return nil

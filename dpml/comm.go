@@ -67,6 +67,7 @@ type nodeView struct {
 	transports [numIntra]transport
 	wait       shm.Waiter
 	waitPoll   shm.Waiter // wait, progressing pending MPI requests while it waits
+	fz         fusedView  // the fused tree call's C state (fused.go)
 }
 
 // policy is what decides a call's plan: the settings and the tuner.
@@ -78,6 +79,7 @@ type policy struct {
 	env         Override // forced by DPML_LEADERS / DPML_PIPELINE
 	fixed       Override // forced by SetOverride
 	check       bool     // DPML_CHECK: compare every call's arguments across ranks
+	fused       bool     // DPML_FUSED: small tree calls run in C (fused.go)
 	verbose     int
 	tuner       *costmodel.Tuner
 	clockOffset int64 // ns: this host's CLOCK_MONOTONIC minus rank 0's (clock.go)
@@ -260,6 +262,8 @@ func (c *Comm) readSettings(opts []Option) (options, []Setting, error) {
 	c.demote, err = config.Bool(config.Demote)
 	keep(err)
 	c.check, err = config.Bool(config.Check)
+	keep(err)
+	c.fused, err = config.Bool(config.Fused)
 	keep(err)
 	c.treeRadix, err = config.Int(config.TreeRadix)
 	keep(err)
@@ -510,6 +514,7 @@ func (c *Comm) mapSegment(o options) error {
 	c.waitPoll = c.wait
 	c.waitPoll.Poll = c.progress // bound once: a method value per call would allocate
 	c.scratchSrcs = make([]unsafe.Pointer, c.ppn)
+	c.setupFused(c.fused)
 	return nil
 }
 
@@ -552,7 +557,12 @@ func (c *Comm) SegmentBytes() int { return c.segBudget }
 // communicator (fields a call's own Override leaves zero). Like a per-call
 // Override it must be the same on all ranks; the zero Override restores the
 // engine's choice.
-func (c *Comm) SetOverride(o Override) { c.fixed, c.memo.valid = o, false }
+func (c *Comm) SetOverride(o Override) {
+	c.fixed, c.memo.valid = o, false
+	if c.fz.f != nil {
+		c.fz.f.Revoke() // libdpml.so's clearance was for the old plan
+	}
+}
 
 // PhaseTimes returns the accumulated phase times of this rank.
 func (c *Comm) PhaseTimes() PhaseTimes { return c.times }
@@ -608,6 +618,7 @@ func (c *Comm) release() error {
 		}
 		c.pending[i] = nil
 	}
+	c.freeFused()
 	if c.seg != nil {
 		errs = append(errs, c.seg.mem.Close())
 		c.seg = nil

@@ -11,6 +11,9 @@ import (
 	"github.com/dpmlgo/dpml/config"
 )
 
+// traceBuild: see trace_off.go.
+const traceBuild = true
+
 // A diagnostic build (go build -tags dpmltrace) records, for the last
 // traceCalls calls of each communicator, the time stamp counter at each
 // point of the call (tracePoint) and writes them at Close to DPML_TRACE

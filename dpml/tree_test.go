@@ -3,6 +3,8 @@ package dpml
 import (
 	"testing"
 
+	"github.com/dpmlgo/dpml/config"
+
 	"github.com/dpmlgo/dpml/internal/mpitest"
 	"github.com/dpmlgo/dpml/leaders"
 	"github.com/dpmlgo/dpml/mpi"
@@ -136,6 +138,12 @@ func treeCases(t *testing.T, w *mpi.Comm) {
 			}
 		}
 	}
+	// The fused C routine ran the one-tree cases of at most 4 KiB, unless
+	// DPML_FUSED=false (TestTreeGoPath), when the Go transport ran all
+	// (with one rank per node every plan is the MPI library's).
+	if on, _ := config.Bool(config.Fused); (on && c.Nodes() < c.Size()) != (c.fz.calls > 0) {
+		t.Errorf("DPML_FUSED=%v, yet %d calls ran fused", on, c.fz.calls)
+	}
 	// Every type and op (exact small integers), inline and not.
 	for _, n := range []int{1, 5, 300} {
 		for _, op := range mpi.Ops() {
@@ -194,6 +202,20 @@ func TestTree(t *testing.T) {
 	}{"1x6", []int{6}}) {
 		t.Run(lay.name, func(t *testing.T) {
 			mpitest.RunLayout(t, mpitest.Layout{PPN: lay.ppn}, treeCases)
+		})
+	}
+}
+
+// TestTreeGoPath is TestTree with DPML_FUSED=false on two layouts: the Go
+// transport's steps, which the fused C routine replaces for one-tree plans
+// of at most 4 KiB, stay the reference both are held to (treeReference's
+// fold order, bit for bit), and the fallback for what the C folds leave
+// out (complex products).
+func TestTreeGoPath(t *testing.T) {
+	t.Setenv(config.Fused, "false")
+	for _, lay := range []mpitest.Layout{{PPN: []int{4}}, {PPN: []int{3, 2}}} {
+		t.Run(lay.String(), func(t *testing.T) {
+			mpitest.RunLayout(t, lay, treeCases)
 		})
 	}
 }

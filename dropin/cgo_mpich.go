@@ -3,4 +3,5 @@
 package main
 
 // #cgo pkg-config: mpich
+// #cgo CFLAGS: -I${SRCDIR}/../dpml/internal/fused
 import "C"

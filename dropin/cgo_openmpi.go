@@ -7,4 +7,5 @@ package main
 // Fortran entry points differ.
 
 // #cgo pkg-config: ompi-c
+// #cgo CFLAGS: -I${SRCDIR}/../dpml/internal/fused
 import "C"

@@ -13,12 +13,15 @@
 #include "dpml_kinds.h"
 #include "dpmlx.h"
 #include "_cgo_export.h"
+#include "fused.h"
 
 uint64_t dpml_counts[DPML_NREASONS];
 
 const char *const dpml_reason_words[DPML_NREASONS] = {"routed", "nested", "not-initialized", "disabled",
 	"count", "type", "op", "small", "buffer", "communicator", "warm-up", "setup-failed", "native-plan", "settings"};
 uint64_t dpml_comms_setup, dpml_comms_released;
+// Routed calls the C layer ran itself, on the engine's clearance (fused.h).
+uint64_t dpml_fused_calls;
 
 void dpml_note_released(void) { __atomic_fetch_add(&dpml_comms_released, 1, __ATOMIC_RELAXED); }
 
@@ -236,6 +239,9 @@ typedef struct {
 	// to the engine when it exists and again when it is set up.
 	int native;
 	int plan;
+	// The engine's fused-call state (dpml/internal/fused/fused.h): calls
+	// it has cleared run in C, without entering Go. NULL: none.
+	dpml_fused *fused;
 } comm_state;
 
 static comm_state *get_state_slow(MPI_Comm comm);
@@ -294,6 +300,7 @@ static int delete_state(MPI_Comm comm, int kv, void *val, void *extra) {
 	if (s == NULL) return MPI_SUCCESS;
 	__atomic_add_fetch(&state_epoch, 1, __ATOMIC_RELEASE); // every thread's memo of s is stale
 	pthread_mutex_lock(&s->mu);
+	s->fused = NULL; // freed with the engine
 	if (s->id != 0) {
 		dpml_depth++;
 		dpmlGoRelease(s->id);
@@ -400,6 +407,7 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 			dpml_depth--;
 			s->mode = s->id != 0 ? S_ROUTE : S_FAILED;
 			if (s->id != 0) __atomic_fetch_add(&dpml_comms_setup, 1, __ATOMIC_RELAXED);
+			if (s->id != 0) s->fused = dpmlGoFusedState(s->id);
 			if (s->id != 0 && s->plan >= 0) {
 				// A plan set before the engine existed (checked then).
 				dpml_depth++;
@@ -437,6 +445,39 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 	count_reason(DPML_ROUTED);
 	last_comm = comm, last_reason = DPML_ROUTED;
 	if (settings.verbose >= 2) trace(DPML_ROUTED, count, dt, op, comm);
+	dpml_fused *F = s->fused;
+	if (F != NULL && F->budget > 0 && F->count == count && F->kind == d->kind && F->op == o) {
+		// A call the engine cleared (dpml/fused.go: the plan is fixed, or
+		// the learner needs this call neither timed nor seen): the tree's
+		// protocol in C, no Go. Every rank takes this branch on the same
+		// calls: the clearance is computed alike on all.
+		__atomic_fetch_add(&dpml_fused_calls, 1, __ATOMIC_RELAXED);
+		if (F->native) {
+			// The plan is the MPI library's own allreduce: on comm, as
+			// every rank calls it on the same call (the engine's private
+			// duplicate would serve no purpose here).
+			F->ran++, F->budget--;
+			pthread_mutex_unlock(&s->mu);
+			int nrc = PMPI_Allreduce(send != NULL ? send : MPI_IN_PLACE, recvbuf, count, dt, op, comm);
+			free(tmp);
+			return nrc;
+		}
+		uint64_t g = F->gen + 1;
+		int frc = dpml_fused_call(F, F->tree, send, recvbuf, count, d->kind, o, g);
+		if (frc == DPML_FUSED_OK) {
+			F->gen = g, F->ran++, F->budget--;
+			pthread_mutex_unlock(&s->mu);
+			free(tmp);
+			return MPI_SUCCESS;
+		}
+		dpml_depth++;
+		dpmlGoFusedFailed(s->id, frc);
+		dpml_depth--;
+		pthread_mutex_unlock(&s->mu);
+		free(tmp);
+		PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+		return MPI_ERR_OTHER;
+	}
 	dpml_depth++;
 	TC_SET(0, tc0);
 	TC_SET(1, TC_NOW());

@@ -41,6 +41,7 @@ extern const char *const dpml_reason_words[DPML_NREASONS];
 // Counters, indexed by the reasons above (atomically updated).
 extern uint64_t dpml_counts[DPML_NREASONS];
 extern uint64_t dpml_comms_setup, dpml_comms_released;
+extern uint64_t dpml_fused_calls; // routed calls the C layer ran itself (fused.h)
 void dpml_note_released(void);
 
 // The allreduce entry shared by the C and Fortran bindings: routes or

@@ -236,11 +236,11 @@ func failures(out string) []string {
 // counters is one rank's summary line printed at MPI_Finalize under
 // DPML_VERBOSE=1.
 type counters struct {
-	routed, passed, setup, released int
-	reasons                         map[string]int
+	routed, passed, setup, released, fused int
+	reasons                                map[string]int
 }
 
-var summaryRE = regexp.MustCompile(`libdpml: rank (\d+): routed (\d+) passed (\d+) \(([^)]*)\) comms set up (\d+) released (\d+)`)
+var summaryRE = regexp.MustCompile(`libdpml: rank (\d+): routed (\d+) passed (\d+) \(([^)]*)\) comms set up (\d+) released (\d+) fused (\d+)`)
 
 func summaries(t *testing.T, stderr string) map[int]counters {
 	t.Helper()
@@ -253,7 +253,7 @@ func summaries(t *testing.T, stderr string) map[int]counters {
 			}
 			return n
 		}
-		c := counters{routed: atoi(s[2]), passed: atoi(s[3]), setup: atoi(s[5]), released: atoi(s[6]), reasons: map[string]int{}}
+		c := counters{routed: atoi(s[2]), passed: atoi(s[3]), setup: atoi(s[5]), released: atoi(s[6]), fused: atoi(s[7]), reasons: map[string]int{}}
 		f := strings.Fields(s[4])
 		for i := 0; i+1 < len(f); i += 2 {
 			c.reasons[f[i]] = atoi(f[i+1])
@@ -355,6 +355,32 @@ func TestC(t *testing.T) {
 			t.Errorf("no call passed through for reason %q: %+v", reason, m[0])
 		}
 	}
+}
+
+// TestRepeat: back-to-back calls of one size on one node, the calls the
+// engine clears for the C layer to run without Go once their plan is fixed
+// (DPML_INTRA=tree here; a settled tuner's keys between its samples): the
+// fused tree over the lines' payload (1 to 14 elements) and the slots
+// (100), and a pair the C folds leave to the Go transport (complex
+// products). Each call's inputs are new (the program's ranks count on from
+// call to call), so a stale or a partial result fails. With the tuner
+// (auto) the results must be right whatever it chose.
+//
+// Mutation check: the C layer copying its own input for a cleared call
+// instead of running it made the run with the library fail ("wrong
+// elements"); without the clearance the counter check fails.
+func TestRepeat(t *testing.T) {
+	setup(t)
+	const repeats, fusedCases, cases = 1500, 5, 6
+	m := compareOn(t, "4", []string{"DPML_INTRA=tree"}, cases*repeats, work.progs["allreduce"], "-o", outDir, "repeat=1500")
+	for rank, c := range m {
+		// Each fused case's first call runs in Go, which clears the rest.
+		if want := fusedCases * (repeats - 1); c.fused != want {
+			t.Errorf("rank %d ran %d of %d routed calls in the C layer, want %d", rank, c.fused, c.routed, want)
+		}
+	}
+	m = compareOn(t, "4", nil, cases*repeats, work.progs["allreduce"], "-o", outDir, "repeat=1500")
+	t.Logf("tuned: rank 0 ran %d of %d routed calls in the C layer", m[0].fused, m[0].routed)
 }
 
 // TestThreads: two threads reduce on two communicators at once under

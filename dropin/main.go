@@ -230,6 +230,31 @@ func reduce[T mpi.Number](d *dpml.Comm, send, recv unsafe.Pointer, n int, op mpi
 	return dpml.Allreduce(d, unsafe.Slice((*T)(send), n), r, op)
 }
 
+// dpmlGoFusedState returns engine id's fused-call state (dpml.Comm.FusedState:
+// C memory, valid until the engine is released), or nil.
+//
+//export dpmlGoFusedState
+func dpmlGoFusedState(id C.uintptr_t) unsafe.Pointer {
+	if d := lookup(id); d != nil {
+		return d.FusedState()
+	}
+	return nil
+}
+
+// dpmlGoFusedFailed reports a fused call the C layer ran on engine id that
+// failed with result rc (dpml.Comm.FusedFailed), as dpmlGoAllreduce reports
+// its failures.
+//
+//export dpmlGoFusedFailed
+func dpmlGoFusedFailed(id C.uintptr_t, rc C.int) {
+	d := lookup(id)
+	if d == nil {
+		warnf("fused allreduce on an unknown engine id %d", id)
+		return
+	}
+	warnf("MPI_Allreduce failed in the DPML engine: %v", d.FusedFailed(int(rc)))
+}
+
 // dpmlGoRelease closes engine id: its communicators are freed and its
 // shared memory unmapped. It runs in the attribute delete callback, inside
 // the application's MPI_Comm_free.
@@ -269,7 +294,8 @@ func dpmlGoFinalize() {
 }
 
 // summary is the counters line printed at MPI_Finalize under DPML_VERBOSE:
-// "routed N passed M (reason n, ...) comms set up S released R".
+// "routed N passed M (reason n, ...) comms set up S released R fused F",
+// F of the N routed calls run by the C layer without entering Go.
 func summary() string {
 	var passed uint64
 	s := ""
@@ -280,8 +306,8 @@ func summary() string {
 			s += fmt.Sprintf(" %s %d", reasonName(i), n)
 		}
 	}
-	return fmt.Sprintf("routed %d passed %d (%s ) comms set up %d released %d",
-		uint64(C.dpml_counts[0]), passed, s, uint64(C.dpml_comms_setup), uint64(C.dpml_comms_released))
+	return fmt.Sprintf("routed %d passed %d (%s ) comms set up %d released %d fused %d",
+		uint64(C.dpml_counts[0]), passed, s, uint64(C.dpml_comms_setup), uint64(C.dpml_comms_released), uint64(C.dpml_fused_calls))
 }
 
 func worldRank() int {

@@ -1,0 +1,276 @@
+package dpml
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/dpmlgo/dpml/dpml/internal/fused"
+	"github.com/dpmlgo/dpml/mpi"
+	"github.com/dpmlgo/dpml/plan"
+	"github.com/dpmlgo/dpml/shm"
+)
+
+// The fused tree call (internal/fused: fused.h, fused.c): plans "one reduction tree, one
+// segment" of at most fusedMaxBytes run the tree transport's protocol as one
+// C routine rather than as the executor's steps.
+//
+//	Go caller       allreduce -> executePlan -> one cgo call (one node), or
+//	                up (cgo), the root's inter-node allreduce, down (cgo)
+//	C caller        MPI_Allreduce (dropin.c) -> dpml_fused_call directly,
+//	(libdpml.so)    for the calls the engine cleared (grantFused); the rest
+//	                through Go as above
+//
+// Why: on the device a C program's 8-byte call through libdpml.so spent
+// 0.5-0.6 us of about 2 us outside the tree's own work, in the two cgo
+// transitions and the engine's per-call bookkeeping
+// (bench/results/2026-11-23-h100x1-16core-s10). The C routine uses the
+// same lines, generations and fold order as the Go transport, so either may
+// run any call (DPML_FUSED=false keeps every call in Go: the reference the
+// tests compare the C routine with, bit for bit).
+//
+// The clearance: after each call it runs, the engine tells the drop-in how
+// many of the next calls of exactly that (count, type, op) may run in C
+// (the fused tree on one node, or the MPI library's allreduce when that is
+// the plan, which the drop-in then calls itself):
+// all of them for a plan that is fixed (no tuner, or DPML_TUNER=model, or
+// SetOverride), and for a tuned key that has settled, the calls before its
+// next stride sample (costmodel.KeyState.Untimed): the learner needs to see
+// those neither timed nor one by one. The engine takes the count and the
+// generation back at its next call (takeBack) and credits the learner
+// (KeyState.Skip), so the learner's state is what it would have been had
+// every call come through Go. Every rank clears the same calls: the budget
+// comes from the replicated learner state and the call's arguments, which
+// MPI requires to be equal.
+
+// fusedMaxBytes bounds the fused calls: the C folds are plain loops, and
+// above a few KiB the Go kernels' wider vectors pay for the cgo call.
+const fusedMaxBytes = 4 << 10
+
+// maxGrant is the clearance of a fixed plan: every later call of the key,
+// in practice (the engine renews it at every call it sees).
+const maxGrant = 1 << 30
+
+// fusedOK[kind][op]: the C routine folds this pair.
+var fusedOK [mpi.KindComplex128 + 1][mpi.OpBxor + 1]bool
+
+func init() {
+	for k := range fusedOK {
+		for o := range fusedOK[k] {
+			fusedOK[k][o] = fused.Supports(k, o)
+		}
+	}
+}
+
+// fusedView is a communicator's fused-call state: the C state and this
+// rank's trees.
+type fusedView struct {
+	f     *fused.State
+	trees [maxRadix + 1]*fused.Tree
+	// granted: the drop-in's clearance is for a tuned key, whose learner
+	// takeBack credits.
+	granted bool
+	calls   uint64 // fused calls so far (the drop-in's included at takeBack): tests check the path ran
+}
+
+// setupFused makes the C state over the mapped segment (DPML_FUSED). With
+// no C memory the Go transport serves every call.
+func (c *Comm) setupFused(on bool) {
+	if !on || c.seg == nil {
+		return
+	}
+	s := c.seg
+	f, err := fused.New(fused.Layout{Abort: s.abort, Out0: s.outSeq[0], Data: s.data,
+		SlotStride: s.slotStride, BufStride: s.bufStride, PPN: s.ppn, Inline: inlineBytes})
+	if err != nil {
+		return
+	}
+	t := c.wait.Timeout
+	switch {
+	case t == 0:
+		t = shm.DefaultTimeout
+	case t < 0:
+		t = -1
+	}
+	f.SetWaits(t, c.wait.Spin, c.wait.NoSleep)
+	c.fz.f = f
+}
+
+// freeFused releases the C state (release; the drop-in has dropped its
+// pointer before it closes the engine).
+func (c *Comm) freeFused() {
+	for i, t := range c.fz.trees {
+		if t != nil {
+			t.Free()
+			c.fz.trees[i] = nil
+		}
+	}
+	if c.fz.f != nil {
+		c.fz.f.Free()
+		c.fz.f = nil
+	}
+}
+
+// fusable reports whether plan p is one the C routine runs: one tree, one
+// segment, no offload, at most fusedMaxBytes. (The kind and op are the
+// call's: fusedOK.)
+func (c *Comm) fusable(p *Plan) bool {
+	return c.fz.f != nil && p.Variant != Native && p.Intra == IntraTree && p.Leaders == 1 &&
+		p.Segments == 1 && p.Offload != plan.OffloadSharp && p.Count*p.ElemSize <= fusedMaxBytes &&
+		!c.timing && !traceBuild
+}
+
+// ftree returns this rank's C view of tree 0 of radix r.
+func (c *Comm) ftree(r int) (*fused.Tree, error) {
+	ts := c.treeFor(r, 0)
+	r = min(max(r, 1), len(c.trees)-1) // treeFor's clamp
+	if t := c.fz.trees[r]; t != nil {
+		return t, nil
+	}
+	t, err := c.fz.f.NewTree(ts.myFlag, ts.kidFlags, ts.kids, c.local, ts.root)
+	if err != nil {
+		return nil, fmt.Errorf("dpml: fused tree call, tree of radix %d: %w", r, err)
+	}
+	c.fz.trees[r] = t
+	return t, nil
+}
+
+// runFused runs one call of plan p through the C routine: whole on one
+// node, in two halves around the root's inter-node allreduce on several.
+func runFused[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op) error {
+	t, err := c.ftree(p.Radix)
+	if err != nil {
+		return err
+	}
+	g := c.gen + 1
+	var sp unsafe.Pointer
+	if unsafe.SliceData(send) != unsafe.SliceData(recv) {
+		sp = unsafe.Pointer(unsafe.SliceData(send))
+	}
+	rp := unsafe.Pointer(unsafe.SliceData(recv))
+	kind, n, bytes := int(mpi.KindOf[T]()), len(recv), len(recv)*p.ElemSize
+	f := c.fz.f
+	mpi.Pace() // a wait in C is a long cgo call: see mpi's package doc
+	if c.nodes == 1 {
+		if rc := f.Call(t, sp, rp, n, kind, int(op), g); rc != fused.OK {
+			return c.fusedError(rc)
+		}
+		c.gen = g
+		c.fz.calls++
+		return nil
+	}
+	if rc := f.Up(t, sp, rp, n, kind, int(op), g); rc != fused.OK {
+		return c.fusedError(rc)
+	}
+	if t.Root() {
+		res := unsafe.Slice((*T)(f.Result(bytes, g)), n)
+		c.watch.enter(stepInter)
+		err := mpi.AllreduceInPlace(c.leaderComm, res, op)
+		c.watch.leave()
+		if err != nil {
+			return fmt.Errorf("dpml: leader 0 inter-node allreduce of the tree's result: %w", err)
+		}
+		mpi.Pace()
+	}
+	if rc := f.Down(t, rp, bytes, g); rc != fused.OK {
+		return c.fusedError(rc)
+	}
+	c.gen = g
+	c.fz.calls++
+	return nil
+}
+
+// fusedError turns the C routine's failure into the error the Go transport
+// would give for the same wait (wrapping shm.ErrTimeout or ErrAborted).
+func (c *Comm) fusedError(rc int) error {
+	fl := c.fz.f.Failure()
+	var cause error
+	switch rc {
+	case fused.Timeout:
+		cause = fmt.Errorf("%w: waiting for flag >= %d, saw %d", shm.ErrTimeout, fl.Want, fl.Seen)
+	case fused.Aborted:
+		cause = fmt.Errorf("%w (abort word %d)", shm.ErrAborted, fl.AbortWord)
+	default:
+		cause = fmt.Errorf("fused tree call: result %d", rc)
+	}
+	if fl.Step == 1 {
+		return fmt.Errorf("dpml: local rank %d waits for its tree child %d (fused call): %w", c.local, fl.Index, cause)
+	}
+	return fmt.Errorf("dpml: rank %d waits for the tree's result (fused call): %w", c.local, cause)
+}
+
+// takeBack credits the calls the drop-in ran since the engine's last call:
+// the communicator's generation, and the learner's count of the key's
+// calls. Every rank ran the same calls, so the learners stay equal.
+func (c *Comm) takeBack() {
+	n, gen := c.fz.f.Ran()
+	c.gen = gen
+	c.fz.calls += n
+	if c.fz.granted {
+		c.keyMemo.st.Skip(int(n))
+	}
+	c.fz.f.TakeRan()
+	c.fz.granted = false
+}
+
+// grantFused sets the drop-in's clearance after a call that ran plan pp
+// (see the comment at the top): none unless the next calls of the same
+// arguments would run the same fused plan and need nothing of the engine.
+// untuned: the plan is fixed for these arguments (no per-call override,
+// no tuner deciding); tuned: the tuner chose it.
+func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool) {
+	f := c.fz.f
+	f.Revoke()
+	c.fz.granted = false
+	if c.check || c.verbose >= 2 || c.timing {
+		return
+	}
+	native := pp.p.Variant == Native
+	if !native && (c.nodes != 1 || !c.fusable(&pp.p) || !fusedOK[kind][op]) {
+		return
+	}
+	grant := 0
+	switch {
+	case tuned:
+		grant = c.keyMemo.st.Untimed()
+	case untuned:
+		grant = maxGrant
+	}
+	if grant <= 0 {
+		return
+	}
+	var t *fused.Tree
+	if !native {
+		var err error
+		if t, err = c.ftree(pp.p.Radix); err != nil {
+			return
+		}
+	}
+	c.fz.granted = tuned
+	f.Grant(int64(min(grant, maxGrant)), t, count, int(kind), int(op), c.gen)
+}
+
+// FusedState is for libdpml.so: the address of the communicator's C state
+// of the fused tree call (dpml/internal/fused/fused.h), whose clearance the
+// drop-in's C layer follows, or nil when there is none (DPML_FUSED=false,
+// one rank per node). It stays valid until Close. Go programs have no use
+// for it.
+func (c *Comm) FusedState() unsafe.Pointer {
+	if c == nil || c.closed || c.fz.f == nil {
+		return nil
+	}
+	return c.fz.f.Pointer()
+}
+
+// FusedFailed is for libdpml.so: a call its C layer ran through the fused
+// routine failed with result rc; the communicator takes the error as a
+// failed call of its own would (the abort word raised, every later call
+// refused) and returns it.
+func (c *Comm) FusedFailed(rc int) error {
+	err := c.fusedError(rc)
+	c.fz.f.Revoke()
+	if c.abort != nil {
+		c.abort.Store(1)
+	}
+	c.err = err
+	return err
+}

@@ -1,0 +1,230 @@
+// The fused small-message tree call (fused.h): the tree transport's protocol
+// (tree.go) in one C routine. Why it exists: a C program's MPI_Allreduce
+// through libdpml.so entered Go and came back on every call, and those two
+// transitions and the Go engine's per-call bookkeeping cost 0.5-0.6 us of a
+// 2 us call on the device (bench/results/2026-11-23-h100x1-16core-s10),
+// more than the tree's own hops. With the protocol in C, the drop-in runs
+// the calls the engine has cleared without entering Go, and Go callers make
+// one cgo call per call instead of running the same steps in Go.
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "dpml_kinds.h"
+#include "fused.h"
+
+// shm.Waiter's schedule (shm/wait.go), kept the same so that a call waits
+// alike on either path.
+enum {
+	DEFAULT_SPIN = 2000,
+	YIELD_ROUNDS = 256,
+	SLEEP_EVERY = 32,
+	CLOCK_EVERY = 64,
+	ABORT_EVERY = 256,
+	MIN_SLEEP_NS = 1000,
+	MAX_SLEEP_NS = 64000,
+};
+
+static int64_t now_ns(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static inline uint64_t load_acquire(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+
+// store_release is shm.StoreRelease: release order is all a single-writer
+// flag needs, and a sequentially consistent store (XCHG on amd64) stalls the
+// writer until it owns the line its readers hold.
+static inline void store_release(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+
+// wait_at_least waits until *f >= v, with shm.Waiter's phases: spin, yield
+// rounds, then (unless nosleep) sleeps doubling from 1 us to 64 us; the
+// abort word is checked every ABORT_EVERY spins and every round, the clock
+// every CLOCK_EVERY yielding rounds and after every sleep.
+static int wait_at_least(dpml_fused *F, const uint64_t *f, uint64_t v) {
+	if (load_acquire(f) >= v) return DPML_FUSED_OK;
+	int spins = F->spin == 0 ? DEFAULT_SPIN : F->spin < 0 ? 0 : F->spin;
+	for (int i = spins; i > 0; i--) {
+		if (load_acquire(f) >= v) return DPML_FUSED_OK;
+		if (i % ABORT_EVERY == 0 && __atomic_load_n(F->abort, __ATOMIC_RELAXED) != 0) break;
+	}
+	int64_t t0 = now_ns();
+	int64_t deadline = F->timeout_ns < 0 ? -1 : t0 + F->timeout_ns;
+	int64_t sleep_ns = 0;
+	for (int rounds = 1;; rounds++) {
+		if (load_acquire(f) >= v) return DPML_FUSED_OK;
+		uint64_t a = __atomic_load_n(F->abort, __ATOMIC_RELAXED);
+		if (a != 0) {
+			F->fail_abort = a;
+			return DPML_FUSED_ABORTED;
+		}
+		if (rounds <= YIELD_ROUNDS || F->nosleep) {
+			sched_yield();
+			if (rounds % CLOCK_EVERY != 0) continue;
+		} else {
+			if (sleep_ns == 0) sleep_ns = MIN_SLEEP_NS;
+			else if (rounds % SLEEP_EVERY == 0 && sleep_ns < MAX_SLEEP_NS) sleep_ns *= 2;
+			struct timespec ts = {0, sleep_ns};
+			nanosleep(&ts, NULL); // EINTR: an early wake-up is harmless
+		}
+		if (deadline >= 0 && now_ns() >= deadline) {
+			if (load_acquire(f) >= v) return DPML_FUSED_OK; // ready after all
+			return DPML_FUSED_TIMEOUT;
+		}
+	}
+}
+
+static int elem_size(int kind) {
+	switch (kind) {
+	case DPML_KIND_INT8: case DPML_KIND_UINT8: return 1;
+	case DPML_KIND_INT16: case DPML_KIND_UINT16: return 2;
+	case DPML_KIND_INT32: case DPML_KIND_UINT32: case DPML_KIND_FLOAT32: return 4;
+	case DPML_KIND_INT64: case DPML_KIND_UINT64: case DPML_KIND_FLOAT64: case DPML_KIND_COMPLEX64: return 8;
+	case DPML_KIND_COMPLEX128: return 16;
+	}
+	return 0;
+}
+
+// The folds: dst = ((src0 op src1) op src2) op ..., element by element, the
+// order of dpml's kernels, so every element is the same bits as theirs.
+// Integer arithmetic is done unsigned (two's complement wrap-around, as in
+// Go, where C's signed overflow is undefined); the logical ops give 0 or 1
+// as dpml's truth does; min and max keep the first operand unless the
+// second compares below (above) it, as minOf and maxOf do, NaNs included.
+// Complex products are left to the Go kernels (C's complex multiply treats
+// infinities by Annex G, Go's does not), and so is any pair not listed in
+// dpml_fused_ok.
+#define SRC(T, k) ((const T *)srcs[k])
+#define FOLD(T, U, EXPR)                                                   \
+	do {                                                                   \
+		T *d = (T *)dst;                                                   \
+		const T *s0 = SRC(T, 0);                                           \
+		if (nsrc == 1) {                                                   \
+			memmove(d, s0, (size_t)n * sizeof(T));                         \
+			break;                                                         \
+		}                                                                  \
+		const T *s1 = SRC(T, 1);                                           \
+		for (int i = 0; i < n; i++) {                                      \
+			T a = s0[i], b = s1[i];                                        \
+			d[i] = (EXPR);                                                 \
+		}                                                                  \
+		for (int k = 2; k < nsrc; k++) {                                   \
+			const T *sk = SRC(T, k);                                       \
+			for (int i = 0; i < n; i++) {                                  \
+				T a = d[i], b = sk[i];                                     \
+				d[i] = (EXPR);                                             \
+			}                                                              \
+		}                                                                  \
+	} while (0)
+
+#define INT_OPS(T, U)                                                      \
+	switch (op) {                                                          \
+	case DPML_OP_SUM: FOLD(T, U, (T)((U)a + (U)b)); return 1;              \
+	case DPML_OP_PROD: FOLD(T, U, (T)((U)a * (U)b)); return 1;             \
+	case DPML_OP_MIN: FOLD(T, U, b < a ? b : a); return 1;                 \
+	case DPML_OP_MAX: FOLD(T, U, b > a ? b : a); return 1;                 \
+	case DPML_OP_LAND: FOLD(T, U, (T)((a != 0) & (b != 0))); return 1;     \
+	case DPML_OP_LOR: FOLD(T, U, (T)((a != 0) | (b != 0))); return 1;      \
+	case DPML_OP_LXOR: FOLD(T, U, (T)((a != 0) ^ (b != 0))); return 1;     \
+	case DPML_OP_BAND: FOLD(T, U, (T)(a & b)); return 1;                   \
+	case DPML_OP_BOR: FOLD(T, U, (T)(a | b)); return 1;                    \
+	case DPML_OP_BXOR: FOLD(T, U, (T)(a ^ b)); return 1;                   \
+	}                                                                      \
+	return 0
+
+#define REAL_OPS(T)                                                        \
+	switch (op) {                                                          \
+	case DPML_OP_SUM: FOLD(T, T, a + b); return 1;                         \
+	case DPML_OP_PROD: FOLD(T, T, a * b); return 1;                        \
+	case DPML_OP_MIN: FOLD(T, T, b < a ? b : a); return 1;                 \
+	case DPML_OP_MAX: FOLD(T, T, b > a ? b : a); return 1;                 \
+	}                                                                      \
+	return 0
+
+// A complex sum is a sum of its parts: fold the parts as reals.
+#define COMPLEX_SUM(T)                                                     \
+	if (op != DPML_OP_SUM) return 0;                                       \
+	n *= 2;                                                                \
+	FOLD(T, T, a + b);                                                     \
+	return 1
+
+// fold returns 0, doing nothing, when (kind, op) has no C fold; with n == 0
+// it only reports.
+static int fold(void *dst, const void *const *srcs, int nsrc, int n, int kind, int op) {
+	switch (kind) {
+	case DPML_KIND_INT8: INT_OPS(int8_t, uint8_t);
+	case DPML_KIND_INT16: INT_OPS(int16_t, uint16_t);
+	case DPML_KIND_INT32: INT_OPS(int32_t, uint32_t);
+	case DPML_KIND_INT64: INT_OPS(int64_t, uint64_t);
+	case DPML_KIND_UINT8: INT_OPS(uint8_t, uint8_t);
+	case DPML_KIND_UINT16: INT_OPS(uint16_t, uint16_t);
+	case DPML_KIND_UINT32: INT_OPS(uint32_t, uint32_t);
+	case DPML_KIND_UINT64: INT_OPS(uint64_t, uint64_t);
+	case DPML_KIND_FLOAT32: REAL_OPS(float);
+	case DPML_KIND_FLOAT64: REAL_OPS(double);
+	case DPML_KIND_COMPLEX64: COMPLEX_SUM(float);
+	case DPML_KIND_COMPLEX128: COMPLEX_SUM(double);
+	}
+	return 0;
+}
+
+int dpml_fused_ok(int kind, int op) {
+	const void *srcs[2] = {0, 0};
+	return fold(0, srcs, 2, 0, kind, op);
+}
+
+// partial is where local rank i's subtree partial of generation g lives:
+// in its line's payload when inline, else in its slot of buffer set g mod 2.
+static inline void *partial(const dpml_fused *F, const uint64_t *line, int i, int bytes, uint64_t g) {
+	if (bytes <= F->inline_bytes) return (void *)(line + 1);
+	return F->data + (int64_t)(g & 1) * F->buf_stride + (int64_t)i * F->slot_stride;
+}
+
+void *dpml_fused_result(dpml_fused *F, int bytes, uint64_t g) {
+	if (bytes <= F->inline_bytes) return (void *)(F->out0 + 1);
+	return F->data + (int64_t)(g & 1) * F->buf_stride + (int64_t)F->ppn * F->slot_stride;
+}
+
+int dpml_fused_up(dpml_fused *F, const dpml_ftree *T, const void *send, const void *recv,
+	int count, int kind, int op, uint64_t g) {
+	int es = elem_size(kind), bytes = count * es;
+	const void *srcs[DPML_FUSED_MAXKIDS + 1];
+	srcs[0] = send != NULL ? send : recv;
+	for (int k = 0; k < T->nkids; k++) {
+		int rc = wait_at_least(F, T->kids[k], g);
+		if (rc != DPML_FUSED_OK) {
+			F->fail_step = 1, F->fail_index = T->kid_rank[k], F->fail_want = g;
+			F->fail_seen = load_acquire(T->kids[k]);
+			return rc;
+		}
+		srcs[k + 1] = partial(F, T->kids[k], T->kid_rank[k], bytes, g);
+	}
+	void *dst = T->root ? dpml_fused_result(F, bytes, g) : partial(F, T->my, T->me, bytes, g);
+	fold(dst, srcs, T->nkids + 1, count, kind, op);
+	// The root's own line too, as the Go executor raises every rank's:
+	// nothing reads it in a tree plan, and it keeps the lines alike.
+	store_release(T->my, g);
+	return DPML_FUSED_OK;
+}
+
+int dpml_fused_down(dpml_fused *F, const dpml_ftree *T, void *recv, int bytes, uint64_t g) {
+	if (T->root) store_release(F->out0, g);
+	int rc = wait_at_least(F, F->out0, g);
+	if (rc != DPML_FUSED_OK) {
+		F->fail_step = 2, F->fail_index = 0, F->fail_want = g;
+		F->fail_seen = load_acquire(F->out0);
+		return rc;
+	}
+	memcpy(recv, dpml_fused_result(F, bytes, g), (size_t)bytes);
+	return DPML_FUSED_OK;
+}
+
+int dpml_fused_call(dpml_fused *F, const dpml_ftree *T, const void *send, void *recv,
+	int count, int kind, int op, uint64_t g) {
+	int rc = dpml_fused_up(F, T, send, recv, count, kind, op, g);
+	if (rc != DPML_FUSED_OK) return rc;
+	return dpml_fused_down(F, T, recv, count * elem_size(kind), g);
+}

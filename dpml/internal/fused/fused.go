@@ -1,0 +1,171 @@
+// Package fused is the C routine that runs a whole small-message tree call
+// (fused.h, fused.c) and its Go handle. Package dpml owns the protocol and
+// decides which calls take it (dpml/fused.go says why it exists); this
+// package only holds the C code, which cannot live beside dpml's Go
+// assembly (a package with cgo may not have Go assembly files), and the
+// drop-in's C layer includes fused.h to run cleared calls itself.
+package fused
+
+// #cgo CFLAGS: -O3 -I${SRCDIR}/../../../mpi
+// #include <stdlib.h>
+// #include "fused.h"
+import "C"
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// MaxKids is the most children a tree node may have (DPML_FUSED_MAXKIDS).
+const MaxKids = C.DPML_FUSED_MAXKIDS
+
+// Results of a call.
+const (
+	OK      = C.DPML_FUSED_OK
+	Timeout = C.DPML_FUSED_TIMEOUT
+	Aborted = C.DPML_FUSED_ABORTED
+)
+
+// Layout is the node segment's layout, as the C routine reads it.
+type Layout struct {
+	Abort      *atomic.Uint64
+	Out0       *atomic.Uint64 // out[0]'s line (its seq word; the payload follows)
+	Data       unsafe.Pointer // the slots' area
+	SlotStride int
+	BufStride  int
+	PPN        int
+	Inline     int // bytes that travel in a line
+}
+
+// State is one communicator's C state (C memory: the drop-in keeps its
+// address). Not safe for concurrent use, like the communicator.
+type State struct{ f *C.dpml_fused }
+
+// Tree is one rank's C view of one reduction tree.
+type Tree struct{ t *C.dpml_ftree }
+
+var errNoMemory = errors.New("fused: no C memory")
+
+// New allocates the state for layout l.
+func New(l Layout) (*State, error) {
+	f := (*C.dpml_fused)(C.calloc(1, C.size_t(unsafe.Sizeof(C.dpml_fused{}))))
+	if f == nil {
+		return nil, errNoMemory
+	}
+	f.abort = (*C.uint64_t)(unsafe.Pointer(l.Abort))
+	f.out0 = (*C.uint64_t)(unsafe.Pointer(l.Out0))
+	f.data = (*C.char)(l.Data)
+	f.slot_stride, f.buf_stride = C.int64_t(l.SlotStride), C.int64_t(l.BufStride)
+	f.ppn, f.inline_bytes = C.int(l.PPN), C.int(l.Inline)
+	return &State{f: f}, nil
+}
+
+// SetWaits sets the waits' schedule, as shm.Waiter's fields mean it
+// (timeout < 0: forever; it must not be 0 here).
+func (s *State) SetWaits(timeout time.Duration, spin int, noSleep bool) {
+	s.f.timeout_ns, s.f.spin, s.f.nosleep = C.int64_t(timeout), C.int(spin), 0
+	if noSleep {
+		s.f.nosleep = 1
+	}
+}
+
+// NewTree makes a rank's view of a tree: its own line, its children's
+// lines in fold order and their local ranks.
+func (s *State) NewTree(my *atomic.Uint64, kids []*atomic.Uint64, kidRanks []int, me int, root bool) (*Tree, error) {
+	if len(kids) > MaxKids || len(kids) != len(kidRanks) {
+		return nil, errors.New("fused: too many children")
+	}
+	t := (*C.dpml_ftree)(C.calloc(1, C.size_t(unsafe.Sizeof(C.dpml_ftree{}))))
+	if t == nil {
+		return nil, errNoMemory
+	}
+	t.my = (*C.uint64_t)(unsafe.Pointer(my))
+	for i, k := range kids {
+		t.kids[i] = (*C.uint64_t)(unsafe.Pointer(k))
+		t.kid_rank[i] = C.int(kidRanks[i])
+	}
+	t.nkids, t.me = C.int(len(kids)), C.int(me)
+	if root {
+		t.root = 1
+	}
+	return &Tree{t: t}, nil
+}
+
+// Free releases a tree.
+func (t *Tree) Free() { C.free(unsafe.Pointer(t.t)) }
+
+// Root reports whether the rank is the tree's root.
+func (t *Tree) Root() bool { return t.t.root != 0 }
+
+// Free releases the state.
+func (s *State) Free() { C.free(unsafe.Pointer(s.f)) }
+
+// Pointer is the state's C address (for the drop-in).
+func (s *State) Pointer() unsafe.Pointer { return unsafe.Pointer(s.f) }
+
+// Supports reports whether the C folds serve the element kind and op
+// (numbered as mpi.Kind and mpi.Op).
+func Supports(kind, op int) bool { return C.dpml_fused_ok(C.int(kind), C.int(op)) != 0 }
+
+// Call runs a whole single-node call of generation g: send (nil: in place)
+// and recv of count elements.
+func (s *State) Call(t *Tree, send, recv unsafe.Pointer, count, kind, op int, g uint64) int {
+	return int(C.dpml_fused_call(s.f, t.t, send, recv, C.int(count), C.int(kind), C.int(op), C.uint64_t(g)))
+}
+
+// Up is the first half of a call on several nodes (fused.h).
+func (s *State) Up(t *Tree, send, recv unsafe.Pointer, count, kind, op int, g uint64) int {
+	return int(C.dpml_fused_up(s.f, t.t, send, recv, C.int(count), C.int(kind), C.int(op), C.uint64_t(g)))
+}
+
+// Result is where the root folds the node's result of generation g.
+func (s *State) Result(bytes int, g uint64) unsafe.Pointer {
+	return C.dpml_fused_result(s.f, C.int(bytes), C.uint64_t(g))
+}
+
+// Down is the second half (fused.h).
+func (s *State) Down(t *Tree, recv unsafe.Pointer, bytes int, g uint64) int {
+	return int(C.dpml_fused_down(s.f, t.t, recv, C.int(bytes), C.uint64_t(g)))
+}
+
+// Failure is the failed wait of the last call that returned an error.
+type Failure struct {
+	Step       int // 1: a child, 2: the result
+	Index      int // the child's local rank
+	Want, Seen uint64
+	AbortWord  uint64
+}
+
+// Failure returns the last failed wait.
+func (s *State) Failure() Failure {
+	f := s.f
+	return Failure{Step: int(f.fail_step), Index: int(f.fail_index), Want: uint64(f.fail_want), Seen: uint64(f.fail_seen), AbortWord: uint64(f.fail_abort)}
+}
+
+// Grant is the drop-in's clearance (fused.h): the next n calls of exactly
+// (count, kind, op) may run tree t at generations gen+1, gen+2, ..., or,
+// with t nil, the MPI library's allreduce.
+func (s *State) Grant(n int64, t *Tree, count, kind, op int, gen uint64) {
+	f := s.f
+	f.tree, f.native = nil, 1
+	if t != nil {
+		f.tree, f.native = t.t, 0
+	}
+	f.count, f.kind, f.op, f.gen = C.int(count), C.int(kind), C.int(op), C.uint64_t(gen)
+	f.budget = C.int64_t(n)
+}
+
+// Revoke ends the clearance.
+func (s *State) Revoke() { s.f.budget = 0 }
+
+// Ran returns the calls the drop-in ran since the last TakeRan and the
+// generation after them.
+func (s *State) Ran() (n uint64, gen uint64) { return uint64(s.f.ran), uint64(s.f.gen) }
+
+// Pending reports whether the drop-in ran calls since the last TakeRan.
+func (s *State) Pending() bool { return s.f.ran != 0 }
+
+// TakeRan zeroes the count of calls the drop-in ran and ends the clearance.
+func (s *State) TakeRan() { s.f.ran, s.f.budget = 0, 0 }

@@ -1,0 +1,97 @@
+// The fused small-message tree call: one C routine runs a whole call of a
+// plan "one reduction tree, one segment" on one node (and the two halves
+// of it around the root's inter-node step on several), over the node
+// segment's control lines and slots. The Go engine calls it for its callers
+// (fused.go), and the drop-in library's C layer calls it directly for calls
+// of a plan the engine has cleared in advance, without entering Go at all
+// (dropin.c). The protocol is the tree transport's (tree.go): the same
+// lines, the same generations, the same fold order, so its results are the
+// same bits as the Go transport's.
+#ifndef DPML_FUSED_H
+#define DPML_FUSED_H
+
+#include <stdint.h>
+
+// The largest radix a tree of the engine has (dpml's maxRadix).
+#define DPML_FUSED_MAXKIDS 64
+
+// Results of the calls below.
+enum {
+	DPML_FUSED_OK = 0,
+	DPML_FUSED_TIMEOUT = 1, // a wait ran past the timeout: see dpml_fused.fail_*
+	DPML_FUSED_ABORTED = 2, // the node's abort word was raised
+};
+
+// dpml_ftree is one rank's view of tree 0 of one radix: its own control line,
+// its children's lines in fold order, and whether it is the root.
+typedef struct dpml_ftree {
+	uint64_t *my;                        // in[me]: seq, then the inline payload
+	uint64_t *kids[DPML_FUSED_MAXKIDS];  // in[child] of each child, in fold order
+	int kid_rank[DPML_FUSED_MAXKIDS];    // their local ranks (slot index)
+	int nkids;
+	int me;   // local rank
+	int root; // 1 at the tree's root
+} dpml_ftree;
+
+// dpml_fused is a communicator's fused-call state, in C memory: set up and
+// freed by the Go engine, read by the drop-in's C layer.
+typedef struct dpml_fused {
+	// Layout of the node segment (dpml's nodeSegment).
+	volatile uint64_t *abort;
+	uint64_t *out0;      // out[0]: the root's result line
+	char *data;          // the slots' area
+	int64_t slot_stride; // bytes between slots
+	int64_t buf_stride;  // bytes between the two buffer sets
+	int ppn;
+	int inline_bytes;    // messages up to this travel in the lines
+
+	// The waits (shm.Waiter's settings).
+	int64_t timeout_ns; // < 0: forever
+	int spin;           // loads before yielding (< 0: none)
+	int nosleep;        // yield for the whole wait, never sleep
+
+	// The drop-in's clearance, written by the engine after each of its
+	// calls: the next `budget` calls of exactly (count, kind, op) run
+	// plan `tree` and need nothing of the engine but a generation. The
+	// drop-in counts them in `ran` and keeps `gen`, the communicator's
+	// generation, which the engine takes back at its next call.
+	// With native set the plan is the MPI library's own allreduce, which
+	// the drop-in calls directly (tree is NULL; the generation stays).
+	int64_t budget;
+	int count, kind, op;
+	int native;
+	const dpml_ftree *tree;
+	uint64_t gen;
+	uint64_t ran;
+
+	// The failed wait of the last call that returned an error.
+	int fail_step; // 1: children, 2: the result
+	int fail_index; // the child's local rank, or 0
+	uint64_t fail_want, fail_seen, fail_abort;
+} dpml_fused;
+
+// dpml_fused_ok reports whether the C folds serve (kind, op).
+int dpml_fused_ok(int kind, int op);
+
+// dpml_fused_call runs a whole single-node call of generation g: send (NULL
+// for in place: recv holds the input) of count elements of kind, op, the
+// result in recv.
+int dpml_fused_call(dpml_fused *F, const dpml_ftree *T, const void *send, void *recv,
+	int count, int kind, int op, uint64_t g);
+
+// dpml_fused_up is the call's first half on several nodes: a non-root rank
+// waits for its children, folds and publishes its partial; the root folds
+// the node's result into *res (the place dpml_fused_result names) and
+// returns, to run the inter-node step on it.
+int dpml_fused_up(dpml_fused *F, const dpml_ftree *T, const void *send, const void *recv,
+	int count, int kind, int op, uint64_t g);
+
+// dpml_fused_result is where the root folds the node's result of
+// generation g (bytes long).
+void *dpml_fused_result(dpml_fused *F, int bytes, uint64_t g);
+
+// dpml_fused_down is the second half: the root publishes the result; every
+// rank waits for it and copies it to recv.
+int dpml_fused_down(dpml_fused *F, const dpml_ftree *T, void *recv, int bytes, uint64_t g);
+
+#endif
