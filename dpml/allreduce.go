@@ -110,6 +110,11 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if timed {
 		t0 = c.now()
 	}
+	if c.fz.f != nil {
+		if ce := c.fz.f.TakeEntry(); ce != 0 && timed {
+			t0 -= c.transitionCost(&pp.p, kind, op, ce)
+		}
+	}
 	c.mark(tpPlan)
 	// The plan lives in the Comm (c.memo): a pointer to a local would
 	// move it to the heap on every call.

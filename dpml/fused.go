@@ -249,6 +249,33 @@ func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, unt
 	f.Grant(int64(min(grant, maxGrant)), t, count, int(kind), int(op), c.gen)
 }
 
+// transitionCost is what a call of plan p made by libdpml.so's C layer
+// pays on top of the engine's own time, in its steady state: nothing when
+// the C layer runs p itself once it is cleared (the fused tree on one node,
+// the MPI library's allreduce), else the two cgo transitions, into Go and
+// back, estimated as twice the one into this call (entered at ce on
+// CLOCK_MONOTONIC); the device's trace measured them alike (150-184 ns in,
+// 144-185 ns out; bench/results/2026-11-23-h100x1-16core-s10). The engine
+// moves a timed call's entry that much earlier, so the learner compares
+// arms as the C program will run them: without it, a sample of every arm
+// came through Go, and the learner preferred copies (Go) to the tree (C)
+// at 1 KiB on 1x16, 4.19 against 3.21 us (bench/results/
+// 2026-11-23-h100x1-16core-s12). An implausible reading (the clock's, or
+// a call of its own) counts nothing.
+func (c *Comm) transitionCost(p *Plan, kind mpi.Kind, op mpi.Op, ce int64) int64 {
+	if p.Variant == Native || c.nodes == 1 && c.fusable(p) && fusedOK[kind][op] {
+		return 0
+	}
+	d := nanotime() - ce
+	if d <= 0 || d > maxTransition {
+		return 0
+	}
+	return 2 * d
+}
+
+// maxTransition bounds a plausible cgo transition into the engine.
+const maxTransition = 20_000 // ns
+
 // FusedState is for libdpml.so: the address of the communicator's C state
 // of the fused tree call (dpml/internal/fused/fused.h), whose clearance the
 // drop-in's C layer follows, or nil when there is none (DPML_FUSED=false,

@@ -92,3 +92,53 @@ func BenchmarkSmallPathTuned(b *testing.B) {
 	}
 	b.Logf("plan: %v", c.LastPlan().Shape)
 }
+
+// TestTransitionCost: what a timed call of libdpml.so's C layer is charged
+// for the cgo transitions its plan pays in the steady state: nothing for a
+// plan the C layer runs itself (the fused tree on one node, the MPI
+// library's allreduce), twice the measured entry transition for the rest,
+// nothing for an implausible reading.
+func TestTransitionCost(t *testing.T) {
+	c, done := stubNodeComm(t, 2)
+	defer done()
+	c.setupFused(true)
+	defer c.freeFused()
+	if c.fz.f == nil {
+		t.Fatal("no fused state")
+	}
+	plan := func(count int, o Override) *Plan {
+		pp, err := c.planFor(count, 8, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := pp.p
+		return &p
+	}
+	tree := plan(1, Override{Variant: DPML, Intra: IntraTree, Radix: 4})
+	copies := plan(1, Override{Variant: DPML, Intra: IntraShm, Leaders: 1})
+	native := plan(1, Override{Variant: Native})
+	const us = int64(1000)
+	for _, tc := range []struct {
+		name     string
+		p        *Plan
+		op       mpi.Op
+		ago      int64 // the C layer entered this long before now
+		min, max int64
+	}{
+		{"fused tree", tree, mpi.OpSum, 2 * us, 0, 0},
+		{"native", native, mpi.OpSum, 2 * us, 0, 0},
+		{"copies", copies, mpi.OpSum, 2 * us, 4 * us, 4*us + 2*maxTransition},
+		{"tree, complex product (Go transport)", tree, mpi.OpProd, 2 * us, 4 * us, 4*us + 2*maxTransition},
+		{"copies, clock in the future", copies, mpi.OpSum, -5 * us, 0, 0},
+		{"copies, a second ago", copies, mpi.OpSum, 1_000_000 * us, 0, 0},
+	} {
+		kind := mpi.KindFloat64
+		if tc.op == mpi.OpProd {
+			kind = mpi.KindComplex64 // 8 bytes, like the plans above
+		}
+		got := c.transitionCost(tc.p, kind, tc.op, nanotime()-tc.ago)
+		if got < tc.min || got > tc.max {
+			t.Errorf("%s: charged %d ns, want %d..%d", tc.name, got, tc.min, tc.max)
+		}
+	}
+}

@@ -164,6 +164,14 @@ func (s *State) Revoke() { s.f.budget = 0 }
 // generation after them.
 func (s *State) Ran() (n uint64, gen uint64) { return uint64(s.f.ran), uint64(s.f.gen) }
 
+// TakeEntry returns and clears the drop-in's clock (CLOCK_MONOTONIC, ns)
+// at the entry of the call it routed through Go now, 0 if none.
+func (s *State) TakeEntry() int64 {
+	e := int64(s.f.c_entry_ns)
+	s.f.c_entry_ns = 0
+	return e
+}
+
 // Pending reports whether the drop-in ran calls since the last TakeRan.
 func (s *State) Pending() bool { return s.f.ran != 0 }
 

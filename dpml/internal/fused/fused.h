@@ -63,6 +63,10 @@ typedef struct dpml_fused {
 	const dpml_ftree *tree;
 	uint64_t gen;
 	uint64_t ran;
+	// The drop-in's CLOCK_MONOTONIC (ns) when it entered the call it now
+	// routes through Go; the engine takes it (0: none). See dpml's
+	// transitionCost.
+	int64_t c_entry_ns;
 
 	// The failed wait of the last call that returned an error.
 	int fail_step; // 1: children, 2: the result
