@@ -42,9 +42,15 @@ import (
 // comes from the replicated learner state and the call's arguments, which
 // MPI requires to be equal.
 
-// fusedMaxBytes bounds the fused calls: the C folds are plain loops, and
-// above a few KiB the Go kernels' wider vectors pay for the cgo call.
-const fusedMaxBytes = 4 << 10
+// fusedMaxBytes bounds the fused calls. Above it the tree is no plan the
+// learner should pick on the machines measured (1x16: copies l = 8-16
+// beat the fused tree at 4 KiB, 6.2 against 8.9 us), and a fused arm,
+// whose samples are not charged for the cgo transitions (transitionCost),
+// was picked there all the same: the learner's cost rule undervalues a
+// tree's back-to-back period as messages grow. Bounded at 1 KiB, auto's
+// geometric mean over 4 B-64 KiB was 1.07 of the best fixed plan against
+// 1.10 at 4 KiB (bench/results/2026-11-23-h100x1-16core-s12, r3).
+const fusedMaxBytes = 1 << 10
 
 // maxGrant is the clearance of a fixed plan: every later call of the key,
 // in practice (the engine renews it at every call it sees).

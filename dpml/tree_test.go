@@ -138,7 +138,7 @@ func treeCases(t *testing.T, w *mpi.Comm) {
 			}
 		}
 	}
-	// The fused C routine ran the one-tree cases of at most 4 KiB, unless
+	// The fused C routine ran the one-tree cases of at most 1 KiB, unless
 	// DPML_FUSED=false (TestTreeGoPath), when the Go transport ran all
 	// (with one rank per node every plan is the MPI library's).
 	if on, _ := config.Bool(config.Fused); (on && c.Nodes() < c.Size()) != (c.fz.calls > 0) {
@@ -208,7 +208,7 @@ func TestTree(t *testing.T) {
 
 // TestTreeGoPath is TestTree with DPML_FUSED=false on two layouts: the Go
 // transport's steps, which the fused C routine replaces for one-tree plans
-// of at most 4 KiB, stay the reference both are held to (treeReference's
+// of at most 1 KiB, stay the reference both are held to (treeReference's
 // fold order, bit for bit), and the fallback for what the C folds leave
 // out (complex products).
 func TestTreeGoPath(t *testing.T) {
