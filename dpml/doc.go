@@ -45,7 +45,10 @@
 // the reduction tree the order is the tree's (a rank's own input, then its
 // children's partials in tree order), and with l trees element e follows
 // the tree of its partition, so the tree's radix and l change the last
-// bits of float results too. Across
+// bits of float results too. The fused tree call (fused.go: one tree, one
+// segment, at most 1 KiB, run by one C routine) folds in the same order
+// and gives the same bits as the Go transport (TestTree holds both to one
+// reference, TestTreeGoPath the Go one). Across
 // nodes, the MPI library's allreduce over the leader communicator combines
 // the node results (in node order for the libraries' usual algorithms on a
 // commutative op). Floating-point sums therefore depend on how ranks are

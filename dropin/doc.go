@@ -163,7 +163,12 @@
 //	libdpml: rank 0: routed 2016 passed 4337 ( nested 4337 ) comms set up 1001 released 1001 fused 0
 //
 // (calls routed to the engine, calls passed to the MPI library by reason,
-// engines built and closed). DPML_VERBOSE=2 adds a line per call with its
+// engines built and closed, and how many routed calls the C layer ran
+// itself: after each call it makes, the engine clears the next calls of
+// the same count, type and op whose plan is fixed or settled, a fused
+// reduction tree of at most 1 KiB on one node or the MPI library's own
+// allreduce, and this library runs those without entering Go; see
+// dpml/fused.go). DPML_VERBOSE=2 adds a line per call with its
 // decision and a line per engine setup.
 //
 // # Extension entry points (dpmlx.h)
