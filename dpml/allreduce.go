@@ -61,7 +61,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		return fmt.Errorf("dpml: communicator unusable after an earlier failure: %w", c.err)
 	}
 	c.mark(tpEnter)
-	if c.fz.f != nil && c.fz.f.Pending() {
+	if c.fz.foreign && c.fz.f.Pending() {
 		c.takeBack() // calls libdpml.so ran in C since the last one here
 	}
 	kind := mpi.KindOf[T]()
@@ -110,7 +110,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if timed {
 		t0 = c.now()
 	}
-	if c.fz.f != nil {
+	if c.fz.foreign {
 		if ce := c.fz.f.TakeEntry(); ce != 0 && timed {
 			t0 -= c.transitionCost(&pp.p, kind, op, ce)
 		}
@@ -141,7 +141,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		c.err = err
 		return err
 	}
-	if c.fz.f != nil {
+	if c.fz.foreign {
 		c.grantFused(pp, kind, op, len(send), untuned, tuned)
 	}
 	c.markDone()

@@ -76,6 +76,11 @@ type fusedView struct {
 	// takeBack credits.
 	granted bool
 	calls   uint64 // fused calls so far (the drop-in's included at takeBack): tests check the path ran
+	// foreign: libdpml.so's C layer holds f (FusedState) and follows its
+	// clearance; only then does a call pay for the clearance's
+	// bookkeeping (takeBack, the entry stamp, grantFused). Go callers
+	// never do.
+	foreign bool
 }
 
 // setupFused makes the C state over the mapped segment (DPML_FUSED). With
@@ -291,6 +296,7 @@ func (c *Comm) FusedState() unsafe.Pointer {
 	if c == nil || c.closed || c.fz.f == nil {
 		return nil
 	}
+	c.fz.foreign = true
 	return c.fz.f.Pointer()
 }
 
