@@ -17,8 +17,9 @@ import (
 //	Go caller       allreduce -> executePlan -> one cgo call (one node), or
 //	                up (cgo), the root's inter-node allreduce, down (cgo)
 //	C caller        MPI_Allreduce (dropin.c) -> dpml_fused_call directly,
-//	(libdpml.so)    for the calls the engine cleared (grantFused); the rest
-//	                through Go as above
+//	(libdpml.so)    or up, the root's PMPI_Allreduce on the leader
+//	                communicator, down, for the calls the engine cleared
+//	                (grantFused); the rest through Go as above
 //
 // Why: on the device a C program's 8-byte call through libdpml.so spent
 // 0.5-0.6 us of about 2 us outside the tree's own work, in the two cgo
@@ -32,7 +33,8 @@ import (
 // many of the next calls of exactly that (count, type, op) may run in C
 // (the fused tree on one node, or the MPI library's allreduce when that is
 // the plan, which the drop-in then calls itself):
-// all of them for a plan that is fixed (no tuner, or DPML_TUNER=model, or
+// on one node or several (FusedState gives the C layer the leader
+// communicator), all of them for a plan that is fixed (no tuner, or DPML_TUNER=model, or
 // SetOverride), and for a tuned key that has settled, the calls before its
 // next stride sample (costmodel.KeyState.Untimed): the learner needs to see
 // those neither timed nor one by one. The engine takes the count and the
@@ -81,6 +83,9 @@ type fusedView struct {
 	// bookkeeping (takeBack, the entry stamp, grantFused). Go callers
 	// never do.
 	foreign bool
+	// inter: the C layer runs calls on several nodes too, the root's
+	// inter-node step included (FusedState).
+	inter bool
 }
 
 // setupFused makes the C state over the mapped segment (DPML_FUSED). With
@@ -200,6 +205,9 @@ func (c *Comm) fusedError(rc int) error {
 		cause = fmt.Errorf("%w: waiting for flag >= %d, saw %d", shm.ErrTimeout, fl.Want, fl.Seen)
 	case fused.Aborted:
 		cause = fmt.Errorf("%w (abort word %d)", shm.ErrAborted, fl.AbortWord)
+	case fused.Inter:
+		return fmt.Errorf("dpml: leader 0 inter-node allreduce of the tree's result (fused call): %w",
+			mpi.ErrorFromCode("MPI_Allreduce", fl.Index))
 	default:
 		cause = fmt.Errorf("fused tree call: result %d", rc)
 	}
@@ -236,7 +244,7 @@ func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, unt
 		return
 	}
 	native := pp.p.Variant == Native
-	if !native && (c.nodes != 1 || !c.fusable(&pp.p) || !fusedOK[kind][op]) {
+	if !native && !c.cRuns(&pp.p, kind, op) {
 		return
 	}
 	grant := 0
@@ -274,7 +282,7 @@ func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, unt
 // 2026-11-23-h100x1-16core-s12). An implausible reading (the clock's, or
 // a call of its own) counts nothing.
 func (c *Comm) transitionCost(p *Plan, kind mpi.Kind, op mpi.Op, ce int64) int64 {
-	if p.Variant == Native || c.nodes == 1 && c.fusable(p) && fusedOK[kind][op] {
+	if p.Variant == Native || c.cRuns(p, kind, op) {
 		return 0
 	}
 	d := nanotime() - ce
@@ -284,19 +292,33 @@ func (c *Comm) transitionCost(p *Plan, kind mpi.Kind, op mpi.Op, ce int64) int64
 	return 2 * d
 }
 
+// cRuns reports whether libdpml.so's C layer runs calls of tree plan p
+// itself once they are cleared: on one node, or on several when it holds
+// the leader communicator (inter).
+func (c *Comm) cRuns(p *Plan, kind mpi.Kind, op mpi.Op) bool {
+	return (c.nodes == 1 || c.fz.inter) && c.fusable(p) && fusedOK[kind][op]
+}
+
 // maxTransition bounds a plausible cgo transition into the engine.
 const maxTransition = 20_000 // ns
 
 // FusedState is for libdpml.so: the address of the communicator's C state
 // of the fused tree call (dpml/internal/fused/fused.h), whose clearance the
 // drop-in's C layer follows, or nil when there is none (DPML_FUSED=false,
-// one rank per node). It stays valid until Close. Go programs have no use
-// for it.
+// one rank per node). It stays valid until Close. On several nodes the
+// state carries the leader communicator's handle, on which the tree's
+// root runs the inter-node step of the calls the C layer runs itself.
+// Every rank of the communicator must call it, or none: the clearance
+// depends on it. Go programs have no use for it.
 func (c *Comm) FusedState() unsafe.Pointer {
 	if c == nil || c.closed || c.fz.f == nil {
 		return nil
 	}
 	c.fz.foreign = true
+	if c.nodes > 1 {
+		c.fz.f.SetInter(c.nodes, c.leaderComm.Handle())
+		c.fz.inter = true
+	}
 	return c.fz.f.Pointer()
 }
 

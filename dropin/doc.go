@@ -166,9 +166,10 @@
 // engines built and closed, and how many routed calls the C layer ran
 // itself: after each call it makes, the engine clears the next calls of
 // the same count, type and op whose plan is fixed or settled, a fused
-// reduction tree of at most 1 KiB on one node or the MPI library's own
-// allreduce, and this library runs those without entering Go; see
-// dpml/fused.go). DPML_VERBOSE=2 adds a line per call with its
+// reduction tree of at most 1 KiB (on several nodes its root makes the
+// inter-node allreduce on the engine's leader communicator) or the MPI
+// library's own allreduce, and this library runs those without entering
+// Go; see dpml/fused.go). DPML_VERBOSE=2 adds a line per call with its
 // decision and a line per engine setup.
 //
 // # Extension entry points (dpmlx.h)

@@ -317,6 +317,30 @@ static int delete_state(MPI_Comm comm, int kv, void *val, void *extra) {
 // ---------------------------------------------------------------------------
 // MPI_Allreduce.
 
+// fused_nodes runs a cleared call on several nodes as the engine's runFused
+// does in Go: the tree's first half, the root's allreduce of the node's
+// result on the leader communicator (in place, with the caller's datatype
+// and op: the same as every other root's on this call), the second half.
+// A failed inter-node step is reported as DPML_FUSED_INTER with its MPI
+// code; the engine then raises the node's abort word, which ends the other
+// local ranks' wait for the result.
+static int fused_nodes(dpml_fused *F, const void *send, void *recv, int count, int kind, int o,
+		       MPI_Datatype dt, MPI_Op op, uint64_t g) {
+	const dpml_ftree *T = F->tree;
+	int bytes = count * kind_size[kind];
+	int rc = dpml_fused_up(F, T, send, recv, count, kind, o, g);
+	if (rc != DPML_FUSED_OK) return rc;
+	if (T->root) {
+		int mrc = PMPI_Allreduce(MPI_IN_PLACE, dpml_fused_result(F, bytes, g), count, dt, op,
+					 dpml_comm_from_handle(F->inter));
+		if (mrc != MPI_SUCCESS) {
+			F->fail_step = 3, F->fail_index = mrc;
+			return DPML_FUSED_INTER;
+		}
+	}
+	return dpml_fused_down(F, T, recv, bytes, g);
+}
+
 // trace prints one call's decision (DPML_VERBOSE=2).
 static void trace(int reason, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
 	static const char *reasons[DPML_NREASONS] = {"dpml", "nested", "not initialized", "disabled",
@@ -464,7 +488,8 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 			return nrc;
 		}
 		uint64_t g = F->gen + 1;
-		int frc = dpml_fused_call(F, F->tree, send, recvbuf, count, d->kind, o, g);
+		int frc = F->nodes > 1 ? fused_nodes(F, send, recvbuf, count, d->kind, o, dt, op, g)
+				       : dpml_fused_call(F, F->tree, send, recvbuf, count, d->kind, o, g);
 		if (frc == DPML_FUSED_OK) {
 			F->gen = g, F->ran++, F->budget--;
 			pthread_mutex_unlock(&s->mu);

@@ -57,5 +57,8 @@ extern uint64_t dpml_tc[4]; // dropin.c: the C steps of the latest routed call
 
 // Helpers for the Go side.
 static inline uintptr_t dpml_comm_handle(MPI_Comm c) { return (uintptr_t)c; }
+// dpml_comm_from_handle is its inverse, for a handle the Go side gave out
+// (mpi.Comm.Handle: a pointer's value with Open MPI, an int with MPICH).
+static inline MPI_Comm dpml_comm_from_handle(uintptr_t h) { return (MPI_Comm)h; }
 
 #endif

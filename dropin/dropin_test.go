@@ -357,30 +357,38 @@ func TestC(t *testing.T) {
 	}
 }
 
-// TestRepeat: back-to-back calls of one size on one node, the calls the
-// engine clears for the C layer to run without Go once their plan is fixed
-// (DPML_INTRA=tree here; a settled tuner's keys between its samples): the
-// fused tree over the lines' payload (1 to 14 elements) and the slots
-// (100), and a pair the C folds leave to the Go transport (complex
-// products). Each call's inputs are new (the program's ranks count on from
-// call to call), so a stale or a partial result fails. With the tuner
-// (auto) the results must be right whatever it chose.
+// TestRepeat: back-to-back calls of one size, on one node and on two, the
+// calls the engine clears for the C layer to run without Go once their
+// plan is fixed (DPML_INTRA=tree with one leader here; a settled tuner's
+// keys between its samples): the fused tree over the lines' payload (1 to
+// 14 elements) and the slots (100), and a pair the C folds leave to the Go
+// transport (complex products). On two nodes the C layer makes the tree
+// root's inter-node allreduce itself. Each call's inputs are new (the
+// program's ranks count on from call to call), so a stale or a partial
+// result fails. With the tuner (auto) the results must be right whatever
+// it chose.
 //
-// Mutation check: the C layer copying its own input for a cleared call
+// Mutation checks: the C layer copying its own input for a cleared call
 // instead of running it made the run with the library fail ("wrong
-// elements"); without the clearance the counter check fails.
+// elements"), and so did the root skipping its inter-node allreduce on two
+// nodes (ppn=2,2); without the clearance the counter check fails.
 func TestRepeat(t *testing.T) {
 	setup(t)
 	const repeats, fusedCases, cases = 1500, 5, 6
-	m := compareOn(t, "4", []string{"DPML_INTRA=tree"}, cases*repeats, work.progs["allreduce"], "-o", outDir, "repeat=1500")
-	for rank, c := range m {
-		// Each fused case's first call runs in Go, which clears the rest.
-		if want := fusedCases * (repeats - 1); c.fused != want {
-			t.Errorf("rank %d ran %d of %d routed calls in the C layer, want %d", rank, c.fused, c.routed, want)
-		}
+	for _, ppn := range []string{"4", "2,2"} {
+		t.Run("ppn="+ppn, func(t *testing.T) {
+			m := compareOn(t, ppn, []string{"DPML_INTRA=tree", "DPML_LEADERS=1"}, cases*repeats,
+				work.progs["allreduce"], "-o", outDir, "repeat=1500")
+			for rank, c := range m {
+				// Each fused case's first call runs in Go, which clears the rest.
+				if want := fusedCases * (repeats - 1); c.fused != want {
+					t.Errorf("rank %d ran %d of %d routed calls in the C layer, want %d", rank, c.fused, c.routed, want)
+				}
+			}
+			m = compareOn(t, ppn, nil, cases*repeats, work.progs["allreduce"], "-o", outDir, "repeat=1500")
+			t.Logf("tuned: rank 0 ran %d of %d routed calls in the C layer", m[0].fused, m[0].routed)
+		})
 	}
-	m = compareOn(t, "4", nil, cases*repeats, work.progs["allreduce"], "-o", outDir, "repeat=1500")
-	t.Logf("tuned: rank 0 ran %d of %d routed calls in the C layer", m[0].fused, m[0].routed)
 }
 
 // TestThreads: two threads reduce on two communicators at once under

@@ -44,3 +44,8 @@ func mpiError(op string, rc C.int) error {
 	msg := C.GoStringN(&buf[0], n)
 	return &Error{Code: int(rc), Class: int(C.dpml_error_class(rc)), Op: op, Msg: msg}
 }
+
+// ErrorFromCode is the *Error for the failure rc of MPI function op made
+// by C code (libdpml.so's C layer runs some calls without Go and reports
+// their failures through the engine). rc must not be MPI_SUCCESS.
+func ErrorFromCode(op string, rc int) error { return mpiError(op, C.int(rc)) }

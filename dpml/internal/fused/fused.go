@@ -26,6 +26,7 @@ const (
 	OK      = C.DPML_FUSED_OK
 	Timeout = C.DPML_FUSED_TIMEOUT
 	Aborted = C.DPML_FUSED_ABORTED
+	Inter   = C.DPML_FUSED_INTER // the drop-in's inter-node step failed
 )
 
 // Layout is the node segment's layout, as the C routine reads it.
@@ -69,6 +70,13 @@ func (s *State) SetWaits(timeout time.Duration, spin int, noSleep bool) {
 	if noSleep {
 		s.f.nosleep = 1
 	}
+}
+
+// SetInter lets the C caller run calls on nodes > 1 nodes itself, the
+// root's inter-node step on the communicator whose MPI handle is h (in
+// the form mpi.Comm.Handle gives; fused.h).
+func (s *State) SetInter(nodes int, h uintptr) {
+	s.f.nodes, s.f.inter = C.int(nodes), C.uintptr_t(h)
 }
 
 // NewTree makes a rank's view of a tree: its own line, its children's
@@ -132,8 +140,8 @@ func (s *State) Down(t *Tree, recv unsafe.Pointer, bytes int, g uint64) int {
 
 // Failure is the failed wait of the last call that returned an error.
 type Failure struct {
-	Step       int // 1: a child, 2: the result
-	Index      int // the child's local rank
+	Step       int // 1: a child, 2: the result, 3: the inter-node step
+	Index      int // the child's local rank, or the MPI error code (step 3)
 	Want, Seen uint64
 	AbortWord  uint64
 }

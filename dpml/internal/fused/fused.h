@@ -20,6 +20,7 @@ enum {
 	DPML_FUSED_OK = 0,
 	DPML_FUSED_TIMEOUT = 1, // a wait ran past the timeout: see dpml_fused.fail_*
 	DPML_FUSED_ABORTED = 2, // the node's abort word was raised
+	DPML_FUSED_INTER = 3,   // the root's inter-node step failed: fail_index is its MPI error code
 };
 
 // dpml_ftree is one rank's view of tree 0 of one radix: its own control line,
@@ -63,14 +64,23 @@ typedef struct dpml_fused {
 	const dpml_ftree *tree;
 	uint64_t gen;
 	uint64_t ran;
+	// On several nodes, the C caller that runs the root's inter-node step
+	// itself (the drop-in: dpml_fused_up, its own allreduce on inter,
+	// dpml_fused_down) needs the communicator of the node roots: inter is
+	// its MPI handle as an integer (dpml's leader communicator; opaque
+	// here, and meaningful at the tree's root only), and nodes > 1 says
+	// the clearance covers such calls. nodes is 0 where the engine left
+	// it unset: single-node calls only.
+	int nodes;
+	uintptr_t inter;
 	// The drop-in's CLOCK_MONOTONIC (ns) when it entered the call it now
 	// routes through Go; the engine takes it (0: none). See dpml's
 	// transitionCost.
 	int64_t c_entry_ns;
 
 	// The failed wait of the last call that returned an error.
-	int fail_step; // 1: children, 2: the result
-	int fail_index; // the child's local rank, or 0
+	int fail_step; // 1: children, 2: the result, 3: the inter-node step
+	int fail_index; // the child's local rank, the MPI error code (step 3), or 0
 	uint64_t fail_want, fail_seen, fail_abort;
 } dpml_fused;
 
