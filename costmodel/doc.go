@@ -219,7 +219,12 @@
 // faster by more than Leave (5%): on a shared machine drift windows fire
 // on noise, and without that margin near-equal arms traded places at
 // every episode (the device's long runs: 0-5 switches per key in 100,000
-// calls; TestLearnerKeepsSettledArm).
+// calls; TestLearnerKeepsSettledArm). Each switch the key makes raises
+// that margin by Leave (10% after one, up to 20%): a key that has switched
+// has shown that its best arms are within the machine's noise of each
+// other, and 5% alone still let near-equal tree radixes trade places 1-3
+// times per key in 100,000 calls on the device. An arm faster by more
+// than the grown margin is still taken (TestLearnerLeavesHarderAfterSwitching).
 //
 //	              +--- drift (Strikes windows in a row), or once: ConfirmCalls ---+
 //	              v                                                               |

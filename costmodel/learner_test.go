@@ -626,6 +626,66 @@ func TestLearnerKeepsSettledArm(t *testing.T) {
 	}
 }
 
+// TestLearnerLeavesHarderAfterSwitching: two grid arms that trade places,
+// each 7% faster than the other in turn, every other arm far slower, and
+// the machine 30% slower in every other phase of 8000 calls, so that drift
+// windows keep re-exploring at each reversal. With a fixed Leave (5%) the
+// key follows the reversals; with the margin growing by Leave per switch
+// it moves at most once in 80,000 calls and stays. Then both arms become
+// 50% slower than the rest, beyond any grown margin: the key must leave
+// them.
+//
+// Mutation check: a fixed margin (leaveMargin returning c.Leave) made
+// seeds 2 and 3 switch 3 times.
+func TestLearnerLeavesHarderAfterSwitching(t *testing.T) {
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, costmodel.Layout{Nodes: 4, PPN: 8})
+	// The model's first pick and a grid neighbour of it.
+	a := costmodel.Arm{Variant: plan.Pipelined, Leaders: 8, Pipeline: 2, Intra: plan.IntraShm}
+	b := costmodel.Arm{Variant: plan.Pipelined, Leaders: 8, Pipeline: 4, Intra: plan.IntraShm}
+	is := func(x, y costmodel.Arm) bool {
+		return x.Variant == y.Variant && x.Leaders == y.Leaders && x.Pipeline == y.Pipeline && x.Intra == y.Intra
+	}
+	const calls, degrade, phase = 100000, 80000, 8000
+	cost := func(call int, x costmodel.Arm) float64 {
+		v := 1.5e-3
+		flip := call/phase%2 == 1
+		switch {
+		case call >= degrade && (is(x, a) || is(x, b)):
+			v = 2.25e-3
+		case is(x, a) && !flip, is(x, b) && flip:
+			v = 1e-3
+		case is(x, a), is(x, b):
+			v = 1.07e-3
+		}
+		if flip {
+			v *= 1.3
+		}
+		return v
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10}, costmodel.DefaultModel())
+		if _, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: degrade, Noise: 0.02, Outliers: 0.02, Seed: seed}); err != nil {
+			t.Fatal(err)
+		}
+		in, _ := ts[0].Info(k)
+		t.Logf("seed %d: %d switches, %d episodes in %d calls, on %v (%v)", seed, in.Switches, in.Episodes, degrade, in.Arm, in.State)
+		if in.Episodes < 4 {
+			t.Fatalf("seed %d: only %d episodes: the reversals do not make the learner re-explore", seed, in.Episodes)
+		}
+		if in.Switches > 1 {
+			t.Errorf("seed %d: %d switches between two arms 7%% apart, want at most 1", seed, in.Switches)
+		}
+		later := func(call int, x costmodel.Arm) float64 { return cost(degrade+call, x) }
+		res, err := offline.Simulate(ts, k, later, offline.SimOptions{Calls: calls - degrade, Noise: 0.02, Outliers: 0.02, Seed: seed + 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if is(res.Final, a) || is(res.Final, b) {
+			t.Errorf("seed %d: stayed on %v after it became 50%% slower than the rest", seed, res.Final)
+		}
+	}
+}
+
 // TestLearnerSettledStaysQuiet: a settled key on a stationary surface
 // with the noise of a shared machine (heavy per-rank slowdowns, outliers,
 // a level that moves by up to 20% from one burst of calls to the next and
