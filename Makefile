@@ -49,10 +49,13 @@ APT_PKGS_MPICH := mpich libmpich-dev gfortran gcc pkg-config util-linux
 # The MPICH part of `make test` (CI: 2 cores, 20 minutes with the Open MPI
 # suite): the conformance suite on two layouts, the drop-in library's C
 # (every type, op, in place, 1,000 split communicators, /dev/shm clean),
-# Fortran and abort tests, the C benchmark client, and dpmlrun's layouts.
+# Fortran and abort tests, the calls its C layer runs without Go on one
+# node and on two (TestRepeat: the leader communicator's handle crosses
+# from Go to C, an int with MPICH), the C benchmark client, and dpmlrun's
+# layouts.
 # `make test-mpich` runs every ABI-dependent suite on MPICH in full.
 MPICH_QUICK_CONFORMANCE ?= ^TestConformance$$/^(2x2|2\+3)$$
-MPICH_QUICK_RUN         ?= ^(TestC|TestFortran|TestAbort|TestClientC|TestEmulatedLayouts)$$
+MPICH_QUICK_RUN         ?= ^(TestC|TestFortran|TestAbort|TestRepeat|TestClientC|TestEmulatedLayouts)$$
 MPICH_QUICK_PKGS        := ./dropin ./cmd/dpmlbench ./cmd/dpmlrun
 MPICH_FULL_PKGS         := ./mpi ./internal/launch ./internal/mpitest ./cmd/dpmlrun ./dropin
 
@@ -186,7 +189,7 @@ test: deps-openmpi deps-mpich
 	GOEXPERIMENT= $(GO) test ./dpml -run 'Kernel|Partition' -count=1
 	@# The diagnostic build's step recorder (DPML_TRACE, dpml/trace.go).
 	$(GO) test -tags dpmltrace ./dpml -run '^TestTrace$$' -count=1
-	@echo "== MPICH (go test -tags mpich): conformance on 2x2 and 3+2, drop-in C and Fortran, C client, dpmlrun"
+	@echo "== MPICH (go test -tags mpich): conformance on 2x2 and 3+2, drop-in C and Fortran and its C-layer calls, C client, dpmlrun"
 	$(GO) test -tags mpich -count=1 -timeout 20m ./dpml -run '$(MPICH_QUICK_CONFORMANCE)'
 	$(GO) test -tags mpich -count=1 -timeout 20m $(MPICH_QUICK_PKGS) -run '$(MPICH_QUICK_RUN)'
 
