@@ -83,9 +83,6 @@ type fusedView struct {
 	// bookkeeping (takeBack, the entry stamp, grantFused). Go callers
 	// never do.
 	foreign bool
-	// inter: the C layer runs calls on several nodes too, the root's
-	// inter-node step included (FusedState).
-	inter bool
 }
 
 // setupFused makes the C state over the mapped segment (DPML_FUSED). With
@@ -293,10 +290,10 @@ func (c *Comm) transitionCost(p *Plan, kind mpi.Kind, op mpi.Op, ce int64) int64
 }
 
 // cRuns reports whether libdpml.so's C layer runs calls of tree plan p
-// itself once they are cleared: on one node, or on several when it holds
-// the leader communicator (inter).
+// itself once they are cleared: on one node, or on several once it holds
+// the state, which then carries the leader communicator (FusedState).
 func (c *Comm) cRuns(p *Plan, kind mpi.Kind, op mpi.Op) bool {
-	return (c.nodes == 1 || c.fz.inter) && c.fusable(p) && fusedOK[kind][op]
+	return (c.nodes == 1 || c.fz.foreign) && c.fusable(p) && fusedOK[kind][op]
 }
 
 // maxTransition bounds a plausible cgo transition into the engine.
@@ -317,7 +314,6 @@ func (c *Comm) FusedState() unsafe.Pointer {
 	c.fz.foreign = true
 	if c.nodes > 1 {
 		c.fz.f.SetInter(c.nodes, c.leaderComm.Handle())
-		c.fz.inter = true
 	}
 	return c.fz.f.Pointer()
 }
