@@ -169,9 +169,22 @@
 // firing is heard less and less often. A settled key records one call in
 // its stride, which doubles with every window that confirms its estimate
 // (4 up to MaxStride, 256): a steady key costs one exchange per thousands
-// of its calls. Info.Switches counts freezes on another arm than the last
-// freeze; Info.Changes counts calls whose plan differed from the key's
-// previous call after it first settled (later probes included).
+// of its calls. A window that strays halves it (a drift being confirmed
+// is heard sooner), but never below the key's floor: the engine notes
+// what the tuner costs it per recorded call (NoteOverhead: the commit
+// steps' two collectives and, for libdpml.so's C callers, the trip into
+// Go a timed call makes for a plan the C layer would run itself), the
+// ranks agree on the largest (one more value in Pending's max-allreduce,
+// a running mean over commits: Overhead), and the floor is the smallest
+// stride at which that overhead is at most SampleShare (1%) of the key's
+// time. On the device (1 x 16, C client, back to back) straying windows
+// had left settled keys of 8 B-1 KiB at strides of 8-64, sampling one
+// call in 20-40, and auto ran 6-10% behind the same plan fixed; with one
+// call in 4096 sampled, 0-3% (bench/results/2026-11-24-h100x1-16core-s14,
+// r1; TestLearnerSamplesWithinShare). Info.Switches counts freezes on
+// another arm than the last freeze; Info.Changes counts calls whose plan
+// differed from the key's previous call after it first settled (later
+// probes included).
 //
 // A key explores once more on schedule, whatever its drift windows say:
 // when it has made Config.ConfirmCalls (8192) calls since it first
@@ -230,7 +243,7 @@
 //	              v                                                               |
 //	new key --> EXPLORING ------------------------------------------> FROZEN
 //	 cur = model's best grid arm     no neighbour (nor Native) beats   uses cur; one call in
-//	 sample cur, its grid            cur by > Improve (2%): freeze     its stride (4..256) is
+//	 sample cur, its grid            cur by > Improve (2%): freeze     its stride (floor..256) is
 //	 neighbours and Native,          on cur, or on Native if it beats  sampled; every W (8)
 //	 R (5) calls each, in rounds,    cur by > Improve                  samples: median >
 //	 favourites first; when a                                          est*(1+Drift), Drift
@@ -264,7 +277,7 @@
 //
 //  2. RecordSpan(k, arm, entry, exit) stores the times in a fixed-size
 //     batch (Config.Batch) and advances that count. Which calls are stored
-//     (all while exploring, one in FrozenStride when frozen), and its
+//     (all while exploring, one in the key's stride when frozen), and its
 //     result, depend only on the state and the call sequence, never on the
 //     time: every rank gets the same answer.
 //
@@ -272,7 +285,8 @@
 //     every call its schedule asked for), every rank, before its next call
 //     on this communicator, runs the commit step:
 //
-//     buf := t.Pending()                         // entries, -entries, durations, exits; same length everywhere
+//     t.NoteOverhead(s)                          // this rank's tuner cost per recorded call (seconds)
+//     buf := t.Pending()                         // entries, -entries, durations, exits, overhead; same length everywhere
 //     mpi.AllreduceInPlace(comm, buf, mpi.OpMax) // elementwise max over ranks
 //     sum := t.Exits(buf)                        // unless t.Second() == SecondNone: exits after each last entry (int64 ns), and a 1
 //     mpi.AllreduceInPlace(comm, sum, mpi.OpSum) // sums over ranks, and the rank count
@@ -354,6 +368,7 @@
 //	timed := t.Timed(key) // read the clock only for the calls Record keeps
 //	t0 := clock(); err := execute(plan(o)); t1 := clock() // common clock
 //	if err == nil && t.RecordSpan(key, arm, t0, t1) {
+//		t.NoteOverhead(ovh) // the last commit's time and timed trips, per recorded call
 //		buf := t.Pending()
 //		mpi.AllreduceInPlace(c.world, buf, mpi.OpMax) // not inside the timed region
 //		sum := t.Exits(buf) // nil if t.Second() == SecondNone

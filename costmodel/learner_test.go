@@ -855,3 +855,57 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// TestLearnerSamplesWithinShare: a settled key on a bimodal machine
+// (half the calls, drawn per call, 1.5 times slower: a window's median
+// falls on either mode), while the tuner costs each rank 1 us per
+// recorded call (commits and timed trips, as the engine notes). Each
+// straying window halves the stride, and without a floor the key samples
+// closely for much of the run (the device: strides of 8-64 at 8 B-1 KiB,
+// auto 6-10% behind the same plan fixed). With the floor, the settled
+// sampling costs at most Config.SampleShare of the calls' time, give or
+// take the windows confirming a drift; the explorations' samples are
+// counted apart.
+func TestLearnerSamplesWithinShare(t *testing.T) {
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 8, costmodel.Layout{Nodes: 1, PPN: 16})
+	const calls, ovh = 100000, 1e-6
+	for seed := uint64(1); seed <= 3; seed++ {
+		bowl := costmodel.Bowl(1.6e-6, 1, 0, 3)
+		cost := func(call int, a costmodel.Arm) float64 {
+			if mix(uint64(call)+seed<<32)%2 == 1 {
+				return 1.5 * bowl(call, a)
+			}
+			return bowl(call, a)
+		}
+		ts := costmodel.NewTestTuners(t, 16, costmodel.Config{}, costmodel.DefaultModel())
+		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: calls, Noise: 0.05, Seed: seed, Overhead: ovh})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var total float64
+		for i, a := range res.Chosen {
+			total += cost(i, a)
+		}
+		in, _ := ts[0].Info(k)
+		explore := in.Episodes * len(ts[0].Arms(k)) * 8 // at most a full ring of every arm per episode
+		settled := max(int(in.Samples)-explore, 0)
+		share := float64(settled) * ovh / total
+		t.Logf("seed %d: %d samples (%d in %d episodes at most), %d commits, stride %d at the end; settled sampling %.2f%% of the time",
+			seed, in.Samples, explore, in.Episodes, res.Commits, in.Stride, 100*share)
+		if want := ts[0].Config().SampleShare; share > 1.5*want {
+			t.Errorf("seed %d: a settled key's sampling cost %.2f%% of its calls' time, want at most %.2f%% (and a half)", seed, 100*share, 100*want)
+		}
+		if got := ts[0].Overhead(); math.Abs(got-ovh) > 1e-12 {
+			t.Errorf("seed %d: agreed overhead %g s, want %g", seed, got, ovh)
+		}
+	}
+}
+
+// mix is a 64-bit finaliser (splitmix64's): a fixed pseudo-random draw
+// per call, the same for every arm and rank.
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}

@@ -193,6 +193,19 @@ type Config struct {
 	// The confirmation leaves the settled arm only by Leave, like any
 	// later episode. Keys loaded from a table are not confirmed.
 	ConfirmCalls int
+	// SampleShare bounds what a settled key's sampling costs the
+	// program: the engine reports the tuner's overhead per recorded call
+	// (NoteOverhead: the commit steps' collectives and, for libdpml.so's
+	// C callers, the trip through Go that a timed call makes), and a
+	// settled key's stride never falls below what keeps that overhead
+	// under this share of the key's own time (0.01; negative: no
+	// floor). Without it, drift windows straying on a shared machine
+	// halved the stride again and again: on the device (1 x 16, C
+	// client, back to back) settled keys of 8 B-1 KiB ended at strides
+	// of 8-64, timing one call in 20-40, and auto ran 6-10% behind the
+	// same plan fixed; sampling one call in 4096 instead, 0-3%
+	// (bench/results/2026-11-24-h100x1-16core-s14, r1).
+	SampleShare float64
 }
 
 const (
@@ -242,6 +255,9 @@ func (c Config) normalize() (Config, error) {
 	}
 	if c.Reject == 0 {
 		c.Reject = 2
+	}
+	if c.SampleShare == 0 {
+		c.SampleShare = 0.01
 	}
 	if !(c.Reject > 1) {
 		return c, fmt.Errorf("costmodel: Reject = %g: want > 1", c.Reject)
@@ -442,6 +458,10 @@ type Tuner struct {
 	np      int
 	touched []*entry
 	commits uint64
+	// ovhLocal: this rank's tuner overhead per recorded call, as the
+	// engine last noted it (NoteOverhead); ovh: the agreed one, a running
+	// mean of the ranks' largest, the same on every rank (Commit).
+	ovhLocal, ovh float64
 }
 
 // NewTuner returns a tuner using model m for its priors.
@@ -457,7 +477,7 @@ func NewTuner(cfg Config, m Model) (*Tuner, error) {
 	return &Tuner{
 		cfg: c, model: m,
 		keys: map[uint64]*entry{}, sets: map[uint64]*armSet{},
-		pk: make([]*entry, c.Batch), pa: make([]uint8, c.Batch), pe: make([]float64, c.Batch), px: make([]float64, c.Batch), ex: make([]float64, pendingWidth*c.Batch), sx: make([]int64, 2*c.Batch+1),
+		pk: make([]*entry, c.Batch), pa: make([]uint8, c.Batch), pe: make([]float64, c.Batch), px: make([]float64, c.Batch), ex: make([]float64, pendingWidth*c.Batch+1), sx: make([]int64, 2*c.Batch+1),
 		touched: make([]*entry, 0, c.Batch),
 	}, nil
 }
@@ -679,21 +699,47 @@ func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit float64) (commit bool) {
 // Pending returns the first exchange buffer of the buffered samples: for
 // n samples in recording order, four blocks of n: the entry times, the
 // negated entry times, the local durations (exit - entry) and the exit
-// times, as a slice of the tuner's own buffer. The engine max-allreduces
-// it in place (one collective gives every sample's last entry, first
-// entry, longest duration and last exit) and passes the result to Commit,
-// and to Exits first unless Second is SecondNone. Its length is the same
-// on every rank.
+// times, then one value, the overhead NoteOverhead noted last, as a slice
+// of the tuner's own buffer (empty when nothing is pending). The engine
+// max-allreduces it in place (one collective gives every sample's last
+// entry, first entry, longest duration and last exit, and the largest
+// overhead) and passes the result to Commit, and to Exits first unless
+// Second is SecondNone. Its length is the same on every rank.
 func (t *Tuner) Pending() []float64 {
 	n := t.np
+	if n == 0 {
+		return t.ex[:0]
+	}
 	for i := 0; i < n; i++ {
 		t.ex[i], t.ex[n+i], t.ex[2*n+i], t.ex[3*n+i] = t.pe[i], -t.pe[i], t.px[i]-t.pe[i], t.px[i]
 	}
-	return t.ex[:pendingWidth*n]
+	t.ex[pendingWidth*n] = t.ovhLocal
+	return t.ex[:pendingLen(n)]
 }
 
-// pendingWidth is the number of values per sample in Pending's buffer.
+// pendingWidth is the number of values per sample in Pending's buffer,
+// which ends with one more (pendingLen).
 const pendingWidth = 4
+
+// pendingLen is the length of Pending's buffer for n samples.
+func pendingLen(n int) int { return pendingWidth*n + 1 }
+
+// NoteOverhead tells the tuner what it costs this rank per recorded call,
+// in seconds: the engine's commit steps and any extra work a timed call
+// makes, averaged over the calls recorded. The next Pending carries it;
+// the ranks' largest, averaged over commits, sets how sparsely a settled
+// key must sample (Config.SampleShare). Values that are not finite and
+// positive count as none.
+func (t *Tuner) NoteOverhead(seconds float64) {
+	if !(seconds > 0) || math.IsInf(seconds, 0) {
+		seconds = 0
+	}
+	t.ovhLocal = seconds
+}
+
+// Overhead returns the agreed overhead per recorded call (seconds): the
+// running mean of the ranks' largest NoteOverhead values over commits.
+func (t *Tuner) Overhead() float64 { return t.ovh }
 
 // Second reports the second exchange Commit needs of Exits' buffer: a sum
 // for the mean exit, a max for the second exit, none otherwise (the engine
@@ -729,7 +775,7 @@ func (t *Tuner) Exits(maxed []float64) []int64 {
 	n := t.np
 	w := t.exitsWidth(n)
 	out := t.sx[:w]
-	if len(maxed) != pendingWidth*n {
+	if n == 0 || len(maxed) != pendingLen(n) {
 		return out[:0] // Commit reports the length error
 	}
 	ns := func(d float64) int64 {
@@ -764,8 +810,17 @@ func (t *Tuner) Exits(maxed []float64) []int64 {
 func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 	n := t.np
 	sum := t.Second() != SecondNone
-	if len(maxed) != pendingWidth*n || (sum && len(summed) != t.exitsWidth(n)) {
-		return fmt.Errorf("costmodel: commit of %d and %d values for %d pending samples (want %d and %d)", len(maxed), len(summed), n, pendingWidth*n, t.exitsWidth(n))
+	if n == 0 || len(maxed) != pendingLen(n) || (sum && len(summed) != t.exitsWidth(n)) {
+		return fmt.Errorf("costmodel: commit of %d and %d values for %d pending samples (want %d and %d)", len(maxed), len(summed), n, pendingLen(n), t.exitsWidth(n))
+	}
+	if v := maxed[pendingWidth*n]; v > 0 && !math.IsInf(v, 0) {
+		// The same value on every rank (a max), folded in the same
+		// order: the ranks' floors agree.
+		if t.ovh == 0 {
+			t.ovh = v
+		} else {
+			t.ovh += (v - t.ovh) / 4
+		}
 	}
 	var ranks int64 = 1
 	if t.Second() == SecondSum {
@@ -814,6 +869,9 @@ func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 		e.touched = false
 		e.pend = 0
 		e.advance(&t.cfg)
+		if e.state == Frozen {
+			e.stride = max(e.stride, e.strideFloor(&t.cfg, t.ovh))
+		}
 		t.touched[i] = nil
 	}
 	t.touched = t.touched[:0]
@@ -980,6 +1038,26 @@ func (e *entry) advance(c *Config) {
 		e.freeze(0, c) // the reference comes from the first drift window
 		return
 	}
+}
+
+// strideFloor is the smallest stride (FrozenStride doubled, at most
+// MaxStride) at which a settled key's sampling, ovh seconds per recorded
+// call, costs at most SampleShare of the key's time: its drift reference,
+// or before the first window its arm's estimate from the exploration.
+func (e *entry) strideFloor(c *Config, ovh float64) int {
+	est := e.est
+	if !(est > 0) {
+		est = e.st[e.cur].est
+	}
+	s := c.FrozenStride
+	if !(ovh > 0) || !(est > 0) || !(c.SampleShare > 0) {
+		return s
+	}
+	need := ovh / (c.SampleShare * est)
+	for float64(s) < need && s < c.MaxStride {
+		s *= 2
+	}
+	return min(s, c.MaxStride)
 }
 
 // maxLeaveSteps bounds leaveMargin's growth: at most (1 + maxLeaveSteps)
@@ -1272,6 +1350,7 @@ func (t *Tuner) Fingerprint() uint64 {
 			}
 		}
 	}
+	f(t.ovh)
 	u(uint64(t.np))
 	for i := 0; i < t.np; i++ {
 		u(t.pk[i].key.pack())

@@ -112,7 +112,9 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	}
 	if c.fz.foreign {
 		if ce := c.fz.f.TakeEntry(); ce != 0 && timed {
-			t0 -= c.transitionCost(&pp.p, kind, op, ce)
+			shift, ovh := c.trip(&pp.p, kind, op, ce)
+			t0 -= shift
+			c.tunOvh += ovh
 		}
 	}
 	c.mark(tpPlan)

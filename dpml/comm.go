@@ -101,13 +101,21 @@ type inFlight struct {
 	pendingRange [2]flagPost
 	err          error // sticky: a failed call leaves the communicator unusable
 	closed       bool
-	memo         planMemo      // the last call's plan (planFor, LastPlan)
-	keyMemo      keyMemo       // the last tuned call's key and learner state (keyState)
-	lastKey      costmodel.Key // the tuning key of the last call, when lastTuned
-	lastTuned    bool
-	timing       bool
-	times        PhaseTimes
-	reported     map[string]bool // DPML_VERBOSE: plans printed, per size class
+	memo         planMemo // the last call's plan (planFor, LastPlan)
+	keyMemo      keyMemo  // the last tuned call's key and learner state (keyState)
+	// tunOvh: what the tuner cost this rank since its last commit, in
+	// ns (that commit's collectives, and the trips into Go that timed
+	// calls of C callers made for plans the C layer runs itself);
+	// tunTimed: the calls timed since. Their ratio is the overhead per
+	// recorded call the tuner bounds a settled key's sampling by
+	// (costmodel.Config.SampleShare).
+	tunOvh    int64
+	tunTimed  int
+	lastKey   costmodel.Key // the tuning key of the last call, when lastTuned
+	lastTuned bool
+	timing    bool
+	times     PhaseTimes
+	reported  map[string]bool // DPML_VERBOSE: plans printed, per size class
 	// watch marks the blocking MPI step in progress for the watchdog
 	// (watchdog.go), which aborts the job when one outlasts watchTimeout.
 	watch        watch

@@ -47,7 +47,7 @@ import (
 // fusedMaxBytes bounds the fused calls. Above it the tree is no plan the
 // learner should pick on the machines measured (1x16: copies l = 8-16
 // beat the fused tree at 4 KiB, 6.2 against 8.9 us), and a fused arm,
-// whose samples are not charged for the cgo transitions (transitionCost),
+// whose samples are not charged for the cgo transitions (transition),
 // was picked there all the same: the learner's cost rule undervalues a
 // tree's back-to-back period as messages grow. Bounded at 1 KiB, auto's
 // geometric mean over 4 B-64 KiB was 1.07 of the best fixed plan against
@@ -265,28 +265,46 @@ func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, unt
 	f.Grant(int64(min(grant, maxGrant)), t, count, int(kind), int(op), c.gen)
 }
 
-// transitionCost is what a call of plan p made by libdpml.so's C layer
-// pays on top of the engine's own time, in its steady state: nothing when
-// the C layer runs p itself once it is cleared (the fused tree on one node,
-// the MPI library's allreduce), else the two cgo transitions, into Go and
-// back, estimated as twice the one into this call (entered at ce on
-// CLOCK_MONOTONIC); the device's trace measured them alike (150-184 ns in,
-// 144-185 ns out; bench/results/2026-11-23-h100x1-16core-s10). The engine
-// moves a timed call's entry that much earlier, so the learner compares
-// arms as the C program will run them: without it, a sample of every arm
-// came through Go, and the learner preferred copies (Go) to the tree (C)
-// at 1 KiB on 1x16, 4.19 against 3.21 us (bench/results/
-// 2026-11-23-h100x1-16core-s12). An implausible reading (the clock's, or
-// a call of its own) counts nothing.
-func (c *Comm) transitionCost(p *Plan, kind mpi.Kind, op mpi.Op, ce int64) int64 {
-	if p.Variant == Native || c.cRuns(p, kind, op) {
-		return 0
-	}
+// transition is the two cgo transitions a call made by libdpml.so's C
+// layer pays to run in Go, into Go and back, estimated as twice the one
+// into this call (entered at ce on CLOCK_MONOTONIC); the device's trace
+// measured them alike (150-184 ns in, 144-185 ns out;
+// bench/results/2026-11-23-h100x1-16core-s10). An implausible reading
+// (the clock's, or a call of its own) counts nothing.
+//
+// Who pays it: a plan the C layer runs itself once cleared (cRunsCall)
+// pays nothing in its steady state, so a timed call's trip is the
+// tuner's overhead (tunOvh); any other plan pays it on every call, and
+// the engine moves a timed call's entry that much earlier, so the
+// learner compares arms as the C program will run them: without it, a
+// sample of every arm came through Go, and the learner preferred copies
+// (Go) to the tree (C) at 1 KiB on 1x16, 4.19 against 3.21 us
+// (bench/results/2026-11-23-h100x1-16core-s12).
+func (c *Comm) transition(ce int64) int64 {
 	d := nanotime() - ce
 	if d <= 0 || d > maxTransition {
 		return 0
 	}
 	return 2 * d
+}
+
+// trip splits what a timed call of plan p by libdpml.so's C layer,
+// entered at ce, paid to run in Go (transition): the shift of the call's
+// entry when every call of p pays it, or the tuner's overhead when only
+// timed calls do (the C layer runs the others itself: cRunsCall).
+func (c *Comm) trip(p *Plan, kind mpi.Kind, op mpi.Op, ce int64) (shift, overhead int64) {
+	tr := c.transition(ce)
+	if c.cRunsCall(p, kind, op) {
+		return 0, tr
+	}
+	return tr, 0
+}
+
+// cRunsCall reports whether libdpml.so's C layer runs calls of plan p
+// itself once they are cleared: the MPI library's allreduce, or a tree
+// plan it runs (cRuns).
+func (c *Comm) cRunsCall(p *Plan, kind mpi.Kind, op mpi.Op) bool {
+	return p.Variant == Native || c.cRuns(p, kind, op)
 }
 
 // cRuns reports whether libdpml.so's C layer runs calls of tree plan p

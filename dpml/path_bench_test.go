@@ -96,8 +96,9 @@ func BenchmarkSmallPathTuned(b *testing.B) {
 // TestTransitionCost: what a timed call of libdpml.so's C layer is charged
 // for the cgo transitions its plan pays in the steady state: nothing for a
 // plan the C layer runs itself (the fused tree on one node, the MPI
-// library's allreduce), twice the measured entry transition for the rest,
-// nothing for an implausible reading.
+// library's allreduce), whose trip is the tuner's overhead instead, twice
+// the measured entry transition for the rest, nothing for an implausible
+// reading.
 func TestTransitionCost(t *testing.T) {
 	c, done := stubNodeComm(t, 2)
 	defer done()
@@ -123,22 +124,27 @@ func TestTransitionCost(t *testing.T) {
 		p        *Plan
 		op       mpi.Op
 		ago      int64 // the C layer entered this long before now
-		min, max int64
+		min, max int64 // the entry's shift
+		tuner    bool  // the trip is the tuner's overhead instead (the C layer runs the plan untimed)
 	}{
-		{"fused tree", tree, mpi.OpSum, 2 * us, 0, 0},
-		{"native", native, mpi.OpSum, 2 * us, 0, 0},
-		{"copies", copies, mpi.OpSum, 2 * us, 4 * us, 4*us + 2*maxTransition},
-		{"tree, complex product (Go transport)", tree, mpi.OpProd, 2 * us, 4 * us, 4*us + 2*maxTransition},
-		{"copies, clock in the future", copies, mpi.OpSum, -5 * us, 0, 0},
-		{"copies, a second ago", copies, mpi.OpSum, 1_000_000 * us, 0, 0},
+		{"fused tree", tree, mpi.OpSum, 2 * us, 0, 0, true},
+		{"native", native, mpi.OpSum, 2 * us, 0, 0, true},
+		{"copies", copies, mpi.OpSum, 2 * us, 4 * us, 4*us + 2*maxTransition, false},
+		{"tree, complex product (Go transport)", tree, mpi.OpProd, 2 * us, 4 * us, 4*us + 2*maxTransition, false},
+		{"copies, clock in the future", copies, mpi.OpSum, -5 * us, 0, 0, false},
+		{"copies, a second ago", copies, mpi.OpSum, 1_000_000 * us, 0, 0, false},
+		{"fused tree, a second ago", tree, mpi.OpSum, 1_000_000 * us, 0, 0, false},
 	} {
 		kind := mpi.KindFloat64
 		if tc.op == mpi.OpProd {
 			kind = mpi.KindComplex64 // 8 bytes, like the plans above
 		}
-		got := c.transitionCost(tc.p, kind, tc.op, nanotime()-tc.ago)
+		got, ovh := c.trip(tc.p, kind, tc.op, nanotime()-tc.ago)
 		if got < tc.min || got > tc.max {
 			t.Errorf("%s: charged %d ns, want %d..%d", tc.name, got, tc.min, tc.max)
+		}
+		if lo := 4 * us; tc.tuner && (ovh < lo || ovh > lo+2*maxTransition) || !tc.tuner && ovh != 0 {
+			t.Errorf("%s: %d ns of tuner overhead, want %v", tc.name, ovh, tc.tuner)
 		}
 	}
 }

@@ -305,10 +305,21 @@ func (c *Comm) tunerKey(kind mpi.Kind, op mpi.Op, count int) costmodel.Key {
 // nanoseconds: a max with the last rank excluded (the default: the call's
 // cost is the second-to-last exit) or a sum (mean); the arrival skew is
 // the entries' spread.
+//
+// It also tells the tuner what it costs per recorded call (NoteOverhead):
+// the last commit step's time and the timed trips (tunOvh) over the calls
+// timed since.
 func (c *Comm) observe(ks costmodel.KeyState, arm costmodel.Arm, entry, exit int64) error {
+	if exit != 0 {
+		c.tunTimed++
+	}
 	if !ks.Record(arm, float64(entry)*1e-9, float64(exit)*1e-9) {
 		return nil
 	}
+	if c.tunTimed > 0 {
+		c.tuner.NoteOverhead(float64(c.tunOvh) * 1e-9 / float64(c.tunTimed))
+	}
+	t0 := nanotime()
 	buf := c.tuner.Pending()
 	c.watch.enter(stepTuner)
 	err := mpi.AllreduceInPlace(c.world, buf, mpi.OpMax)
@@ -322,6 +333,7 @@ func (c *Comm) observe(ks costmodel.KeyState, arm costmodel.Arm, entry, exit int
 		err = mpi.AllreduceInPlace(c.world, sum, op)
 	}
 	c.watch.leave()
+	c.tunOvh, c.tunTimed = nanotime()-t0, 0 // the next batch's share
 	if err != nil {
 		return fmt.Errorf("dpml: tuner exchange: %w", err)
 	}
@@ -484,7 +496,9 @@ func resolveLinks(path string) (string, error) {
 // at Close): the plan, its state, calls, how often the settled plan
 // changed (switches) and how many calls ran another plan than the call
 // before (changes, probes included), and the running mean of a call's
-// cost (from the last arrival) and of the arrival skew.
+// cost (from the last arrival) and of the arrival skew; in the heading,
+// the tuner's agreed overhead per recorded call (Tuner.Overhead), which
+// sets how sparsely a settled key samples (its stride).
 func (c *Comm) printTuner(w io.Writer) {
 	var used []costmodel.Info // keys this run called (a table's other entries are not news)
 	for _, in := range c.tuner.Infos() {
@@ -492,7 +506,8 @@ func (c *Comm) printTuner(w io.Writer) {
 			used = append(used, in)
 		}
 	}
-	fmt.Fprintf(w, "dpml: tuner, %d key(s) called: key | plan | state | calls | switches | changes | cost us | skew us | episodes | samples | stride\n", len(used))
+	fmt.Fprintf(w, "dpml: tuner, %d key(s) called, %.2f us of overhead per recorded call: key | plan | state | calls | switches | changes | cost us | skew us | episodes | samples | stride\n",
+		len(used), c.tuner.Overhead()*1e6)
 	for _, in := range used {
 		fmt.Fprintf(w, "dpml:   %v | %v | %v | %d | %d | %d | %.2f | %.2f | %d | %d | %d\n", in.Key, in.Arm, in.State, in.Calls,
 			in.Switches, in.Changes, in.Cost*1e6, in.Skew*1e6, in.Episodes, in.Samples, in.Stride)

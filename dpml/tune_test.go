@@ -17,7 +17,8 @@ import (
 // (every rank sleeps a different, varying time inside its measured window
 // by delaying its entry), every rank runs the same plan on every call, the
 // tuner tries more than one plan, and a saved table brings the next
-// communicator up already tuned.
+// communicator up already tuned. The commit steps' cost reaches the tuner,
+// the same on every rank.
 func TestTunerSameDecisionsEverywhere(t *testing.T) {
 	dir := sharedTempDir(t) // the parent's: DPML_TUNING_FILE must be equal on all ranks
 	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
@@ -66,6 +67,11 @@ func TestTunerSameDecisionsEverywhere(t *testing.T) {
 		}
 		if len(plans) < 2 {
 			t.Errorf("the tuner never explored: plans %v", plans)
+		}
+		// The commits' time reached the tuner (NoteOverhead), agreed
+		// (the fingerprints above hold it): the settled keys' floor.
+		if ov := c.Tuner().Overhead(); !(ov > 0 && ov < 1) {
+			t.Errorf("tuner overhead per recorded call %g s, want a commit step's share (> 0)", ov)
 		}
 		// Keys this run learned (the default table holds others).
 		learned := map[costmodel.Key]costmodel.Arm{}

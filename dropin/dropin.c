@@ -507,7 +507,7 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 	if (F != NULL) {
 		// For the learner: the call's cost through Go includes the two
 		// cgo transitions, which a call run here does not pay (dpml's
-		// transitionCost).
+		// transition and trip).
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		F->c_entry_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;

@@ -42,6 +42,10 @@ type SimOptions struct {
 	// entry, which is the last rank's period).
 	B2B  bool
 	Seed uint64
+	// Overhead is what the tuner costs each rank per recorded call, in
+	// seconds (the engine's commit steps and timed trips): every rank
+	// notes it (Tuner.NoteOverhead) before each commit.
+	Overhead float64
 }
 
 // SimResult is the outcome of a simulated run.
@@ -181,6 +185,9 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 		}
 		if !commit {
 			continue
+		}
+		for _, t := range ranks {
+			t.NoteOverhead(o.Overhead)
 		}
 		if err := commitAll(ranks, &maxed, &summed); err != nil {
 			return res, fmt.Errorf("offline: call %d: %w", call, err)

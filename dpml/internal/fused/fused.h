@@ -75,7 +75,7 @@ typedef struct dpml_fused {
 	uintptr_t inter;
 	// The drop-in's CLOCK_MONOTONIC (ns) when it entered the call it now
 	// routes through Go; the engine takes it (0: none). See dpml's
-	// transitionCost.
+	// trip and transition.
 	int64_t c_entry_ns;
 
 	// The failed wait of the last call that returned an error.
