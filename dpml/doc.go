@@ -103,7 +103,8 @@
 // DPML_PIPELINE on auto) is planned by the tuner of package costmodel: a
 // cost model fitted from measurements ranks the (variant, l, k) arms of the
 // call's key (element class, op class, size bucket, layout; the reduction
-// tree's radixes are arms up to 16 KiB), and an online hill-climber
+// tree's radixes are arms up to 16 KiB on several nodes, up to 1 KiB on
+// one: tunerTreeBytes), and an online hill-climber
 // explores around the best, freezes once no neighbour is faster, and
 // re-explores only after repeated drift (and leaves a settled arm only
 // for one more than 5% faster). A call's cost is the second-to-last rank's

@@ -63,6 +63,29 @@ func elemClassOf(k mpi.Kind) costmodel.ElemClass {
 	return costmodel.ElemAny
 }
 
+// tunerTreeBytes is the learner's Config.TreeBytes for a communicator
+// of nodes nodes whose engine serves trees up to treeBytes (DPML_TREE_BYTES;
+// 0: the tree is off, and so are its arms): on several nodes the tree's
+// arms for buckets starting at up to 16 KiB (or treeBytes), where the leaders' inter-node step
+// dominates and l trees over disjoint partitions won at 16 KiB (4x8:
+// 39.7 us against 40.5 for copies), but only up to fusedMaxBytes on one
+// node. There a single tree's back-to-back period loses to the copies
+// from 4 KiB (1x32: 15.0 against 10.2 us at 4 KiB, 41.6 against 20.4 at
+// 16 KiB; 1x16: 11.3 against 6.8 at 4 KiB), while its samples under the
+// learner's cost rule read low (1x32, 16 KiB: 13.6 us), so the first
+// exploration settled on trees there and kept them until the scheduled
+// confirmation: with 1000 tuning calls, auto ran 1.47x the best plan at
+// 4 KiB and 2.25x at 16 KiB (bench/results/2026-11-24-h200x2-s14, h1).
+func tunerTreeBytes(treeBytes, nodes int) int {
+	if treeBytes <= 0 {
+		return -1
+	}
+	if nodes == 1 {
+		return fusedMaxBytes
+	}
+	return max(treeBytes, 16<<10)
+}
+
 // setupTuner builds the tuner (collective: rank 0 reads the tuning file and
 // broadcasts it, so all ranks start from the same state). It takes the same
 // collectives on every rank whatever fails, given the settings New agreed
@@ -97,12 +120,7 @@ func (c *Comm) setupTuner() error {
 	_, defSeg := c.defaultPlan(0)
 	cfg.SegmentBytes = min(c.segBudget, defSeg)
 	cfg.CMA = c.cma // arms with cross-memory attach where the kernel permits it
-	// The reduction tree's arms up to 16 KiB, unless DPML_TREE_BYTES=0
-	// turned the tree off.
-	cfg.TreeBytes = -1
-	if c.treeBytes > 0 {
-		cfg.TreeBytes = max(c.treeBytes, 16<<10)
-	}
+	cfg.TreeBytes = tunerTreeBytes(c.treeBytes, c.nodes)
 	// The in-network offload's arms, where one is attached (the same on
 	// every rank: setupOffload agreed on it).
 	if c.off != nil {

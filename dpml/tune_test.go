@@ -103,3 +103,44 @@ func TestTunerSameDecisionsEverywhere(t *testing.T) {
 		t.Logf("plans tried %d, keys settled and reloaded %d", len(plans), len(learned))
 	})
 }
+
+// TestTunerTreeBytes: the learner's tree arms reach 16 KiB on several
+// nodes but stop at the fused call's bound on one, and none without the
+// tree; the arm sets built from them agree.
+func TestTunerTreeBytes(t *testing.T) {
+	hasTree := func(tb, nodes, bytes int) bool {
+		cfg := costmodel.DefaultConfig()
+		cfg.TreeBytes = tb
+		tu, err := costmodel.NewTuner(cfg, costmodel.DefaultModel())
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, bytes, costmodel.Layout{Nodes: nodes, PPN: 32 / nodes})
+		for _, a := range tu.Arms(k) {
+			if a.Intra == IntraTree {
+				return true
+			}
+		}
+		return false
+	}
+	for _, tc := range []struct {
+		treeBytes, nodes, bytes int
+		want                    bool
+	}{
+		{64 << 10, 1, 8, true},
+		{64 << 10, 1, 1 << 10, true},
+		{64 << 10, 1, 4 << 10, false},
+		{64 << 10, 1, 16 << 10, false},
+		{64 << 10, 4, 4 << 10, true},
+		{64 << 10, 4, 16 << 10, true},
+		{4 << 10, 4, 16 << 10, true},
+		{4 << 10, 4, 64 << 10, false},
+		{0, 1, 8, false},
+		{0, 4, 8, false},
+	} {
+		tb := tunerTreeBytes(tc.treeBytes, tc.nodes)
+		if got := hasTree(tb, tc.nodes, tc.bytes); got != tc.want {
+			t.Errorf("DPML_TREE_BYTES %d, %d node(s), %d B: tree arms %v, want %v (TreeBytes %d)", tc.treeBytes, tc.nodes, tc.bytes, got, tc.want, tb)
+		}
+	}
+}
