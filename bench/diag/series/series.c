@@ -5,7 +5,12 @@
 // calls sit at a period, the period names their cause.
 //
 //	mpicc -O2 -o series bench/diag/series/series.c
-//	mpirun -np 16 --bind-to core [-x LD_PRELOAD=.../libdpml.so] ./series BYTES CALLS SKIP
+//	mpirun -np 16 --bind-to core [-x LD_PRELOAD=.../libdpml.so] ./series BYTES CALLS SKIP [ALT]
+//
+// With ALT > 0 the timed calls come in batches of ALT, each after ALT
+// untimed calls of the MPI library's own allreduce (PMPI_Allreduce, which
+// libdpml.so does not see), as a benchmark that interleaves plans makes
+// them; the output then also gives the mean time by position in the batch.
 //
 // Each rank times each call (MPI_Wtime); the per-call time is the slowest
 // rank's (PMPI_Allreduce MAX after the run, not intercepted). The first
@@ -30,6 +35,8 @@ int main(int argc, char **argv) {
 	long bytes = argc > 1 ? atol(argv[1]) : 64;
 	long calls = argc > 2 ? atol(argv[2]) : 40000;
 	long skip = argc > 3 ? atol(argv[3]) : 10000;
+	long alt = argc > 4 ? atol(argv[4]) : 0;
+	float *other = malloc((bytes / 4 > 0 ? bytes / 4 : 1) * 4);
 	int rank, size;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -44,6 +51,10 @@ int main(int argc, char **argv) {
 	MPI_Barrier(MPI_COMM_WORLD);
 	double prev = MPI_Wtime();
 	for (long c = 0; c < calls; c++) {
+		if (alt > 0 && c % alt == 0) {
+			for (long j = 0; j < alt; j++) PMPI_Allreduce(send, other, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+			prev = MPI_Wtime();
+		}
 		MPI_Allreduce(send, recv, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 		double now = MPI_Wtime();
 		t[c] = now - prev;
@@ -84,13 +95,28 @@ int main(int argc, char **argv) {
 		}
 		// The 40 slowest calls, in call order.
 		double cut = s[m - 40 > 0 ? m - 40 : 0];
+		if (alt > 0) {
+			// Mean per call by position in the batch: 0, 1-9, 10-99, 100-499, 500 on.
+			static const long edge[] = {0, 1, 10, 100, 500, 1L << 40};
+			printf("by position:");
+			for (int k = 0; k < 5; k++) {
+				double sm = 0;
+				long cnt = 0;
+				for (long i = 0; i < m; i++) {
+					long pos = (skip + i) % alt;
+					if (pos >= edge[k] && pos < edge[k + 1]) sm += v[i], cnt++;
+				}
+				if (cnt) printf(" [%ld,%ld) %.3f", edge[k], edge[k + 1] < alt ? edge[k + 1] : alt, sm / cnt * 1e6);
+			}
+			printf("\n");
+		}
 		printf("slowest:");
 		for (long i = 0; i < m; i++)
 			if (v[i] >= cut) printf(" %ld:%.1f", skip + i, v[i] * 1e6);
 		printf("\n");
 		free(s);
 	}
-	free(send), free(recv), free(t), free(mx);
+	free(send), free(recv), free(t), free(mx), free(other);
 	MPI_Finalize();
 	return tb != 0;
 }
