@@ -63,13 +63,13 @@ func elemClassOf(k mpi.Kind) costmodel.ElemClass {
 	return costmodel.ElemAny
 }
 
-// tunerTreeBytes is the learner's Config.TreeBytes for a communicator
-// of nodes nodes whose engine serves trees up to treeBytes (DPML_TREE_BYTES;
-// 0: the tree is off, and so are its arms): on several nodes the tree's
-// arms for buckets starting at up to 16 KiB (or treeBytes), where the leaders' inter-node step
-// dominates and l trees over disjoint partitions won at 16 KiB (4x8:
-// 39.7 us against 40.5 for copies), but only up to fusedMaxBytes on one
-// node. There a single tree's back-to-back period loses to the copies
+// tunerTreeBytes is the learner's Config.TreeBytes for a communicator of
+// nodes nodes whose engine serves trees up to treeBytes (DPML_TREE_BYTES;
+// 0: the tree is off, and so are its arms). On several nodes the tree's
+// arms serve buckets starting at up to 16 KiB (or treeBytes): there the
+// leaders' inter-node step dominates, and l trees over disjoint
+// partitions won at 16 KiB (4x8: 39.7 us against 40.5 for copies). On one
+// node they stop at fusedMaxBytes. There a single tree's back-to-back period loses to the copies
 // from 4 KiB (1x32: 15.0 against 10.2 us at 4 KiB, 41.6 against 20.4 at
 // 16 KiB; 1x16: 11.3 against 6.8 at 4 KiB), while its samples under the
 // learner's cost rule read low (1x32, 16 KiB: 13.6 us), so the first
