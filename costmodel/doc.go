@@ -171,11 +171,12 @@
 // (4 up to MaxStride, 256): a steady key costs one exchange per thousands
 // of its calls. A window that strays halves it (a drift being confirmed
 // is heard sooner), but never below the key's floor: the engine notes
-// what the tuner costs it per recorded call (NoteOverhead: the commit
-// steps' two collectives and, for libdpml.so's C callers, the trip into
-// Go a timed call makes for a plan the C layer would run itself), the
-// ranks agree on the largest (one more value in Pending's max-allreduce,
-// a running mean over commits: Overhead), and the floor is the smallest
+// what the tuner has cost it since the last commit (NoteOverhead: the
+// commit steps' two collectives and, for libdpml.so's C callers, the
+// trip into Go a timed call makes for a plan the C layer would run
+// itself), the ranks agree on the largest per recorded call (one more
+// value in Pending's max-allreduce, a running mean over commits:
+// Overhead), and the floor is the smallest
 // stride at which that overhead is at most SampleShare (1%) of the key's
 // time. On the device (1 x 16, C client, back to back) straying windows
 // had left settled keys of 8 B-1 KiB at strides of 8-64, sampling one
@@ -285,7 +286,7 @@
 //     every call its schedule asked for), every rank, before its next call
 //     on this communicator, runs the commit step:
 //
-//     t.NoteOverhead(s)                          // this rank's tuner cost per recorded call (seconds)
+//     t.NoteOverhead(s)                          // this rank's tuner cost since the last commit (seconds)
 //     buf := t.Pending()                         // entries, -entries, durations, exits, overhead; same length everywhere
 //     mpi.AllreduceInPlace(comm, buf, mpi.OpMax) // elementwise max over ranks
 //     sum := t.Exits(buf)                        // unless t.Second() == SecondNone: exits after each last entry (int64 ns), and a 1
@@ -368,7 +369,7 @@
 //	timed := t.Timed(key) // read the clock only for the calls Record keeps
 //	t0 := clock(); err := execute(plan(o)); t1 := clock() // common clock
 //	if err == nil && t.RecordSpan(key, arm, t0, t1) {
-//		t.NoteOverhead(ovh) // the last commit's time and timed trips, per recorded call
+//		t.NoteOverhead(ovh) // the last commit's time and timed trips since (seconds)
 //		buf := t.Pending()
 //		mpi.AllreduceInPlace(c.world, buf, mpi.OpMax) // not inside the timed region
 //		sum := t.Exits(buf) // nil if t.Second() == SecondNone

@@ -458,9 +458,10 @@ type Tuner struct {
 	np      int
 	touched []*entry
 	commits uint64
-	// ovhLocal: this rank's tuner overhead per recorded call, as the
-	// engine last noted it (NoteOverhead); ovh: the agreed one, a running
-	// mean of the ranks' largest, the same on every rank (Commit).
+	// ovhLocal: what the tuner cost this rank since the last commit, as
+	// the engine last noted it (NoteOverhead); ovh: the agreed overhead
+	// per recorded call, a running mean of the ranks' largest, the same
+	// on every rank (Commit).
 	ovhLocal, ovh float64
 }
 
@@ -699,8 +700,9 @@ func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit float64) (commit bool) {
 // Pending returns the first exchange buffer of the buffered samples: for
 // n samples in recording order, four blocks of n: the entry times, the
 // negated entry times, the local durations (exit - entry) and the exit
-// times, then one value, the overhead NoteOverhead noted last, as a slice
-// of the tuner's own buffer (empty when nothing is pending). The engine
+// times, then one value, the overhead NoteOverhead noted last per pending
+// sample, as a slice of the tuner's own buffer (empty when nothing is
+// pending). The engine
 // max-allreduces it in place (one collective gives every sample's last
 // entry, first entry, longest duration and last exit, and the largest
 // overhead) and passes the result to Commit, and to Exits first unless
@@ -713,7 +715,7 @@ func (t *Tuner) Pending() []float64 {
 	for i := 0; i < n; i++ {
 		t.ex[i], t.ex[n+i], t.ex[2*n+i], t.ex[3*n+i] = t.pe[i], -t.pe[i], t.px[i]-t.pe[i], t.px[i]
 	}
-	t.ex[pendingWidth*n] = t.ovhLocal
+	t.ex[pendingWidth*n] = t.ovhLocal / float64(n)
 	return t.ex[:pendingLen(n)]
 }
 
@@ -724,12 +726,12 @@ const pendingWidth = 4
 // pendingLen is the length of Pending's buffer for n samples.
 func pendingLen(n int) int { return pendingWidth*n + 1 }
 
-// NoteOverhead tells the tuner what it costs this rank per recorded call,
-// in seconds: the engine's commit steps and any extra work a timed call
-// makes, averaged over the calls recorded. The next Pending carries it;
-// the ranks' largest, averaged over commits, sets how sparsely a settled
-// key must sample (Config.SampleShare). Values that are not finite and
-// positive count as none.
+// NoteOverhead tells the tuner what it has cost this rank since the last
+// commit step, in seconds: that commit's collectives and any extra work
+// the calls timed since made. The next Pending carries it per pending
+// sample; the ranks' largest, averaged over commits, sets how sparsely a
+// settled key must sample (Config.SampleShare). Values that are not
+// finite and positive count as none.
 func (t *Tuner) NoteOverhead(seconds float64) {
 	if !(seconds > 0) || math.IsInf(seconds, 0) {
 		seconds = 0

@@ -105,12 +105,10 @@ type inFlight struct {
 	keyMemo      keyMemo  // the last tuned call's key and learner state (keyState)
 	// tunOvh: what the tuner cost this rank since its last commit, in
 	// ns (that commit's collectives, and the trips into Go that timed
-	// calls of C callers made for plans the C layer runs itself);
-	// tunTimed: the calls timed since. Their ratio is the overhead per
-	// recorded call the tuner bounds a settled key's sampling by
-	// (costmodel.Config.SampleShare).
+	// calls of C callers made for plans the C layer runs itself); the
+	// tuner bounds a settled key's sampling by it (NoteOverhead,
+	// costmodel.Config.SampleShare).
 	tunOvh    int64
-	tunTimed  int
 	lastKey   costmodel.Key // the tuning key of the last call, when lastTuned
 	lastTuned bool
 	timing    bool

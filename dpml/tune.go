@@ -324,19 +324,14 @@ func (c *Comm) tunerKey(kind mpi.Kind, op mpi.Op, count int) costmodel.Key {
 // cost is the second-to-last exit) or a sum (mean); the arrival skew is
 // the entries' spread.
 //
-// It also tells the tuner what it costs per recorded call (NoteOverhead):
-// the last commit step's time and the timed trips (tunOvh) over the calls
-// timed since.
+// It also tells the tuner what it has cost this rank since the last
+// commit (NoteOverhead): that commit step's time and the timed trips
+// (tunOvh).
 func (c *Comm) observe(ks costmodel.KeyState, arm costmodel.Arm, entry, exit int64) error {
-	if exit != 0 {
-		c.tunTimed++
-	}
 	if !ks.Record(arm, float64(entry)*1e-9, float64(exit)*1e-9) {
 		return nil
 	}
-	if c.tunTimed > 0 {
-		c.tuner.NoteOverhead(float64(c.tunOvh) * 1e-9 / float64(c.tunTimed))
-	}
+	c.tuner.NoteOverhead(float64(c.tunOvh) * 1e-9)
 	t0 := nanotime()
 	buf := c.tuner.Pending()
 	c.watch.enter(stepTuner)
@@ -351,7 +346,7 @@ func (c *Comm) observe(ks costmodel.KeyState, arm costmodel.Arm, entry, exit int
 		err = mpi.AllreduceInPlace(c.world, sum, op)
 	}
 	c.watch.leave()
-	c.tunOvh, c.tunTimed = nanotime()-t0, 0 // the next batch's share
+	c.tunOvh = nanotime() - t0 // the next batch's share
 	if err != nil {
 		return fmt.Errorf("dpml: tuner exchange: %w", err)
 	}

@@ -43,8 +43,9 @@ type SimOptions struct {
 	B2B  bool
 	Seed uint64
 	// Overhead is what the tuner costs each rank per recorded call, in
-	// seconds (the engine's commit steps and timed trips): every rank
-	// notes it (Tuner.NoteOverhead) before each commit.
+	// seconds (the engine's commit steps and timed trips): before each
+	// commit every rank notes it times the calls recorded since the last
+	// (Tuner.NoteOverhead).
 	Overhead float64
 }
 
@@ -132,6 +133,7 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 	var maxed []float64
 	var summed []int64
 	clock := make([]float64, len(ranks)) // B2B: each rank's last exit
+	timed := 0                           // calls recorded since the last commit (the same on every rank)
 	for call := 0; call < o.Calls; call++ {
 		a := ranks[0].Choose(key)
 		for r := 1; r < len(ranks); r++ {
@@ -162,6 +164,9 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 			lags = append(lags, lag)
 			last = max(last, lag)
 		}
+		if ranks[0].Timed(key) {
+			timed++
+		}
 		for r, t := range ranks {
 			v := c * math.Exp(o.Noise*math.Abs(rngs[r].NormFloat64()))
 			if o.Spread != nil && len(ranks) > 1 {
@@ -187,8 +192,9 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 			continue
 		}
 		for _, t := range ranks {
-			t.NoteOverhead(o.Overhead)
+			t.NoteOverhead(o.Overhead * float64(timed))
 		}
+		timed = 0
 		if err := commitAll(ranks, &maxed, &summed); err != nil {
 			return res, fmt.Errorf("offline: call %d: %w", call, err)
 		}
