@@ -182,7 +182,17 @@
 // had left settled keys of 8 B-1 KiB at strides of 8-64, sampling one
 // call in 20-40, and auto ran 6-10% behind the same plan fixed; with one
 // call in 4096 sampled, 0-3% (bench/results/2026-11-24-h100x1-16core-s14,
-// r1; TestLearnerSamplesWithinShare). Info.Switches counts freezes on
+// r1; TestLearnerSamplesWithinShare). Once a key has settled after its
+// scheduled confirmation, its stride jumps past MaxStride to about the
+// calls it makes in Config.SamplePeriod (1 s), at the call rate its
+// committed samples show (their agreed entries: the same on every rank),
+// so a steady key comes back to the engine about once a second whatever
+// its size (TestLearnerSettledSamplesPerPeriod). For libdpml.so's C
+// callers each such trip into Go costs more than the trip: after more
+// than 10 ms in C the Go runtime's monitor wakes at it and ticks on the
+// rank's core for about 20 ms, on every rank at once
+// (bench/results/2026-11-24-h100x1-16core-s14, r6-r10). A drift is then
+// heard within a few windows of 8 s. Info.Switches counts freezes on
 // another arm than the last freeze; Info.Changes counts calls whose plan
 // differed from the key's previous call after it first settled (later
 // probes included).

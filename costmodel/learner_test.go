@@ -600,7 +600,11 @@ func TestLearnerKeepsSettledArm(t *testing.T) {
 		var sw uint64
 		var ep int
 		for seed := uint64(1); seed <= 3; seed++ {
-			ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10, Leave: leave}, costmodel.DefaultModel())
+			// SamplePeriod off: the key keeps sampling at
+			// MaxStride, so its drift windows see the level
+			// shifts this test is about (at the period's stride a
+			// window spans several of them).
+			ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10, Leave: leave, SamplePeriod: -1}, costmodel.DefaultModel())
 			if _, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: 30000, Noise: noise, Outliers: 0.05, Seed: seed}); err != nil {
 				t.Fatal(err)
 			}
@@ -663,7 +667,9 @@ func TestLearnerLeavesHarderAfterSwitching(t *testing.T) {
 		return v
 	}
 	for seed := uint64(1); seed <= 3; seed++ {
-		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10}, costmodel.DefaultModel())
+		// SamplePeriod off, as in TestLearnerKeepsSettledArm: the
+		// reversals must reach the drift windows.
+		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10, SamplePeriod: -1}, costmodel.DefaultModel())
 		if _, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: degrade, Noise: 0.02, Outliers: 0.02, Seed: seed}); err != nil {
 			t.Fatal(err)
 		}
@@ -908,4 +914,42 @@ func mix(x uint64) uint64 {
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
 	x = (x ^ x>>27) * 0x94d049bb133111eb
 	return x ^ x>>31
+}
+
+// TestLearnerSettledSamplesPerPeriod: once a key has settled after its
+// scheduled confirmation, it records about one call per
+// Config.SamplePeriod at the call rate its samples show, whatever the
+// size: a small key's stride grows far past MaxStride (a C caller's trip
+// into Go wakes the runtime's monitor on every rank), a large key's stays
+// near a second's calls. Before the confirmation the stride stays within
+// MaxStride, so that the confirmation comes on time.
+func TestLearnerSettledSamplesPerPeriod(t *testing.T) {
+	for _, tc := range []struct {
+		bytes int
+		cost  float64
+		calls int
+	}{
+		{8, 1.6e-6, 300000},
+		{64 << 20, 2e-3, 30000},
+	} {
+		k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, tc.bytes, costmodel.Layout{Nodes: 1, PPN: 16})
+		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{}, costmodel.DefaultModel())
+		res, err := offline.Simulate(ts, k, costmodel.Bowl(tc.cost, 1, 0, 3), offline.SimOptions{Calls: tc.calls, Noise: 0.02, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, _ := ts[0].Info(k)
+		c := ts[0].Config()
+		// The simulated calls follow each other: the rate is about one
+		// over the call's time (the slowest rank's, noise included).
+		rate := 1 / (in.Estimate * 1.05)
+		t.Logf("%d B: stride %d (about %.0f calls per %g s), %d commits, confirmed %v, first settled at %d",
+			tc.bytes, in.Stride, rate*c.SamplePeriod, c.SamplePeriod, res.Commits, in.Confirmed, in.FirstSettledAt)
+		if !in.Confirmed || in.State != costmodel.Frozen {
+			t.Fatalf("%d B: %v, confirmed %v: the test needs a key settled after its confirmation", tc.bytes, in.State, in.Confirmed)
+		}
+		if lo, hi := rate*c.SamplePeriod/2.5, rate*c.SamplePeriod*2.5; float64(in.Stride) < lo || float64(in.Stride) > hi {
+			t.Errorf("%d B: stride %d, want about %.0f (one call per %g s)", tc.bytes, in.Stride, rate*c.SamplePeriod, c.SamplePeriod)
+		}
+	}
 }

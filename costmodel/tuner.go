@@ -206,6 +206,19 @@ type Config struct {
 	// same plan fixed; sampling one call in 4096 instead, 0-3%
 	// (bench/results/2026-11-24-h100x1-16core-s14, r1).
 	SampleShare float64
+	// SamplePeriod: once a key has settled after its scheduled
+	// confirmation, its stride grows past MaxStride to about the calls
+	// it makes in this long (1 s; negative: never), from the call rate
+	// its committed samples show (their agreed entries), so a steady key
+	// comes back to the engine about once per period whatever its size.
+	// A trip into Go costs a C caller more than the trip: after a
+	// stretch of more than 10 ms in C the Go runtime's monitor wakes at
+	// it and ticks on the rank's core for about 20 ms, on every rank at
+	// once; on the device (1 x 16, auto's batches of 1500 calls of 1 KiB
+	// after 1500 of the MPI library's) 11-15% of auto's calls were slow
+	// against 1-3% for the same plan fixed
+	// (bench/results/2026-11-24-h100x1-16core-s14, r6-r9).
+	SamplePeriod float64
 }
 
 const (
@@ -258,6 +271,9 @@ func (c Config) normalize() (Config, error) {
 	}
 	if c.SampleShare == 0 {
 		c.SampleShare = 0.01
+	}
+	if c.SamplePeriod == 0 {
+		c.SamplePeriod = 1
 	}
 	if !(c.Reject > 1) {
 		return c, fmt.Errorf("costmodel: Reject = %g: want > 1", c.Reject)
@@ -417,10 +433,16 @@ type entry struct {
 	firstSettled    int64 // calls when first frozen (-1: never)
 	touched         bool
 
-	stride  int   // frozen: record one call in stride
-	deaf    uint8 // re-explorations that came back to the same arm (Strikes << deaf)
-	settled uint8 // the arm of the last freeze
-	last    int16 // the arm of the last call chosen (-1: none)
+	stride int // frozen: record one call in stride
+	// rate: calls per second of the key while settled, a running mean
+	// from its committed samples' agreed entries (lastT, at call
+	// lastCall); SamplePeriod's stride comes from it.
+	rate     float64
+	lastT    float64
+	lastCall uint64
+	deaf     uint8 // re-explorations that came back to the same arm (Strikes << deaf)
+	settled  uint8 // the arm of the last freeze
+	last     int16 // the arm of the last call chosen (-1: none)
 	// switches: freezes on another arm than the previous freeze's;
 	// changes: calls, after the first freeze, that ran another arm than
 	// the key's previous call (probes of later explorations included).
@@ -447,6 +469,7 @@ type Tuner struct {
 
 	pk     []*entry
 	pa     []uint8
+	pc     []uint64  // the key's call count at each buffered sample
 	pe, px []float64 // buffered entry and exit times
 	ex     []float64 // Pending's exchange buffer: pendingWidth x Batch
 	sx     []int64   // Exits' exchange buffer: up to 2 Batch + 1
@@ -478,7 +501,7 @@ func NewTuner(cfg Config, m Model) (*Tuner, error) {
 	return &Tuner{
 		cfg: c, model: m,
 		keys: map[uint64]*entry{}, sets: map[uint64]*armSet{},
-		pk: make([]*entry, c.Batch), pa: make([]uint8, c.Batch), pe: make([]float64, c.Batch), px: make([]float64, c.Batch), ex: make([]float64, pendingWidth*c.Batch+1), sx: make([]int64, 2*c.Batch+1),
+		pk: make([]*entry, c.Batch), pa: make([]uint8, c.Batch), pc: make([]uint64, c.Batch), pe: make([]float64, c.Batch), px: make([]float64, c.Batch), ex: make([]float64, pendingWidth*c.Batch+1), sx: make([]int64, 2*c.Batch+1),
 		touched: make([]*entry, 0, c.Batch),
 	}, nil
 }
@@ -691,7 +714,7 @@ func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit float64) (commit bool) {
 	if t.np == len(t.pe) {
 		return true
 	}
-	t.pk[t.np], t.pa[t.np], t.pe[t.np], t.px[t.np] = e, uint8(idx), entry, exit
+	t.pk[t.np], t.pa[t.np], t.pe[t.np], t.px[t.np], t.pc[t.np] = e, uint8(idx), entry, exit, e.calls
 	t.np++
 	e.pend++
 	return t.np == len(t.pe) || (e.state == Exploring && e.pend >= e.total)
@@ -865,6 +888,7 @@ func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 			cost = exit - entry
 		}
 		e.note(cost, lastEntry-firstEntry)
+		e.pace(t.pa[i], lastEntry, t.pc[i])
 		e.observe(t.pa[i], cost, &t.cfg)
 	}
 	for i, e := range t.touched {
@@ -880,6 +904,24 @@ func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 	t.np = 0
 	t.commits++
 	return nil
+}
+
+// pace keeps the settled key's call rate from its committed samples:
+// the calls between two samples of its arm over the time between their
+// last entries (agreed: the same on every rank).
+func (e *entry) pace(a uint8, at float64, call uint64) {
+	if e.state != Frozen || a != e.cur || math.IsNaN(at) || math.IsInf(at, 0) {
+		return
+	}
+	if e.lastCall > 0 && call > e.lastCall && at > e.lastT {
+		r := float64(call-e.lastCall) / (at - e.lastT)
+		if e.rate == 0 {
+			e.rate = r
+		} else {
+			e.rate += (r - e.rate) / 4
+		}
+	}
+	e.lastT, e.lastCall = at, call
 }
 
 // note keeps the running means of a committed sample's cost and skew.
@@ -982,6 +1024,12 @@ func (e *entry) advance(c *Config) {
 		// re-explored 4-6 times in 18,000 calls (session 8, r1).
 		e.est += (med - e.est) / 4
 		e.stride = min(2*e.stride, c.MaxStride)
+		if s := e.periodStride(c); e.confirmed && !e.confirming && s > e.stride {
+			// Settled after its confirmation: about one call per
+			// SamplePeriod, at once (a doubling ramp from MaxStride
+			// would take tens of seconds of calls).
+			e.stride = s
+		}
 		return
 	}
 	// Exploring: hill climbing on the grid from cur, first improvement:
@@ -1062,6 +1110,24 @@ func (e *entry) strideFloor(c *Config, ovh float64) int {
 	return min(s, c.MaxStride)
 }
 
+// periodStride is the stride at which the key records about one call
+// per SamplePeriod at its measured rate (a power of two times
+// FrozenStride, at most maxPeriodStride), or 0 without a rate.
+func (e *entry) periodStride(c *Config) int {
+	if !(c.SamplePeriod > 0) || !(e.rate > 0) || math.IsInf(e.rate, 0) {
+		return 0
+	}
+	need := e.rate * c.SamplePeriod
+	s := c.FrozenStride
+	for float64(s) < need && s < maxPeriodStride {
+		s *= 2
+	}
+	return s
+}
+
+// maxPeriodStride bounds periodStride (about 8 s of 1 us calls).
+const maxPeriodStride = 1 << 23
+
 // maxLeaveSteps bounds leaveMargin's growth: at most (1 + maxLeaveSteps)
 // times Leave (20% by default).
 const maxLeaveSteps = 3
@@ -1086,6 +1152,7 @@ func (e *entry) freeze(est float64, c *Config) {
 	e.nwin, e.strikes = 0, 0
 	e.fcount = 0
 	e.stride = c.FrozenStride
+	e.lastCall = 0 // the rate counts settled calls only
 	e.nprobe, e.total = 0, 0
 	e.settledAt = int64(e.calls)
 	switch {
@@ -1338,6 +1405,7 @@ func (t *Tuner) Fingerprint() uint64 {
 		u(uint64(e.moves))
 		u(uint64(e.strikes))
 		u(uint64(e.stride))
+		f(e.rate)
 		u(uint64(e.deaf))
 		u(boolBits(e.confirmed, e.confirming))
 		f(e.est)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/dpmlgo/dpml/costmodel"
 )
@@ -133,7 +134,12 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 	var maxed []float64
 	var summed []int64
 	clock := make([]float64, len(ranks)) // B2B: each rank's last exit
-	timed := 0                           // calls recorded since the last commit (the same on every rank)
+	// base: the time the call starts at, without B2B (the calls follow
+	// each other, each after the slowest rank of the one before), so
+	// that the samples' times run forward as a program's do: the tuner
+	// reads a settled key's call rate from them (Config.SamplePeriod).
+	base := 0.0
+	timed := 0 // calls recorded since the last commit (the same on every rank)
 	for call := 0; call < o.Calls; call++ {
 		a := ranks[0].Choose(key)
 		for r := 1; r < len(ranks); r++ {
@@ -181,12 +187,15 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 			// Enters at its lag; leaves once the last rank has
 			// arrived and the plan has run (its own noise).
 			clock[r] = last + v
-			cm := t.RecordSpan(key, a, lags[r], last+v)
+			cm := t.RecordSpan(key, a, base+lags[r], base+last+v)
 			if r == 0 {
 				commit = cm
 			} else if cm != commit {
 				return res, fmt.Errorf("offline: call %d: ranks disagree on committing", call)
 			}
+		}
+		if !o.B2B {
+			base += slices.Max(clock) // the next call starts after the slowest rank's exit
 		}
 		if !commit {
 			continue
