@@ -1103,11 +1103,16 @@ func (e *entry) strideFloor(c *Config, ovh float64) int {
 	if !(ovh > 0) || !(est > 0) || !(c.SampleShare > 0) {
 		return s
 	}
-	need := ovh / (c.SampleShare * est)
-	for float64(s) < need && s < c.MaxStride {
+	return doubledTo(s, ovh/(c.SampleShare*est), c.MaxStride)
+}
+
+// doubledTo is the smallest of s, 2s, 4s, ... that is at least need,
+// at most hi.
+func doubledTo(s int, need float64, hi int) int {
+	for float64(s) < need && s < hi {
 		s *= 2
 	}
-	return min(s, c.MaxStride)
+	return min(s, hi)
 }
 
 // periodStride is the stride at which the key records about one call
@@ -1117,12 +1122,7 @@ func (e *entry) periodStride(c *Config) int {
 	if !(c.SamplePeriod > 0) || !(e.rate > 0) || math.IsInf(e.rate, 0) {
 		return 0
 	}
-	need := e.rate * c.SamplePeriod
-	s := c.FrozenStride
-	for float64(s) < need && s < maxPeriodStride {
-		s *= 2
-	}
-	return s
+	return doubledTo(c.FrozenStride, e.rate*c.SamplePeriod, maxPeriodStride)
 }
 
 // maxPeriodStride bounds periodStride (about 8 s of 1 us calls).
