@@ -178,7 +178,11 @@
 // value in Pending's max-allreduce, a running mean over commits:
 // Overhead), and the floor is the smallest
 // stride at which that overhead is at most SampleShare (1%) of the key's
-// time. On the device (1 x 16, C client, back to back) straying windows
+// time, even where that passes MaxStride (a key of 1.3 us calls and 5-10
+// us of overhead per recorded call needs one call in 1024): up to an
+// eighth of ConfirmCalls before the scheduled confirmation, so that it
+// comes on time, and up to 2^23 after it. On the device (1 x 16, C
+// client, back to back) straying windows
 // had left settled keys of 8 B-1 KiB at strides of 8-64, sampling one
 // call in 20-40, and auto ran 6-10% behind the same plan fixed; with one
 // call in 4096 sampled, 0-3% (bench/results/2026-11-24-h100x1-16core-s14,

@@ -1091,7 +1091,7 @@ func (e *entry) advance(c *Config) {
 }
 
 // strideFloor is the smallest stride (FrozenStride doubled, at most
-// MaxStride) at which a settled key's sampling, ovh seconds per recorded
+// floorCap) at which a settled key's sampling, ovh seconds per recorded
 // call, costs at most SampleShare of the key's time: its drift reference,
 // or before the first window its arm's estimate from the exploration.
 func (e *entry) strideFloor(c *Config, ovh float64) int {
@@ -1103,7 +1103,26 @@ func (e *entry) strideFloor(c *Config, ovh float64) int {
 	if !(ovh > 0) || !(est > 0) || !(c.SampleShare > 0) {
 		return s
 	}
-	return doubledTo(s, ovh/(c.SampleShare*est), c.MaxStride)
+	return doubledTo(s, ovh/(c.SampleShare*est), e.floorCap(c))
+}
+
+// floorCap bounds strideFloor. MaxStride bounds only the doubling of
+// confirmed windows: a key whose calls are short next to the tuner's
+// overhead needs a longer stride to keep SampleShare. Capped at
+// MaxStride, the floor let 4-16 byte keys (1.3 us calls, 5-7 us of
+// overhead per recorded call) sample one call in 256, at 2-3% of their
+// time, and auto ran 6-13% behind the same tree fixed in runs too short
+// for the confirmation (nvidia-h100-x1, 1x16, C client, 3,000 calls per
+// key: bench/results/2026-11-24-h100x1-16core-s15, r1). Before the
+// scheduled confirmation the floor stays within an eighth of
+// ConfirmCalls (and MaxStride), so that the confirmation, which a
+// commit starts, comes at most that late; after it, or without one, up
+// to maxPeriodStride.
+func (e *entry) floorCap(c *Config) int {
+	if !e.confirmed && c.ConfirmCalls >= 0 {
+		return max(c.MaxStride, c.ConfirmCalls/8)
+	}
+	return maxPeriodStride
 }
 
 // doubledTo is the smallest of s, 2s, 4s, ... that is at least need,

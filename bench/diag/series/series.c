@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static int cmpd(const void *a, const void *b) {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -49,6 +50,11 @@ int main(int argc, char **argv) {
 	memset(t, 0, calls * sizeof *t), memset(mx, 0, calls * sizeof *mx);
 	long bad = 0;
 	MPI_Barrier(MPI_COMM_WORLD);
+	// Context switches of the whole process (every thread: the MPI
+	// thread, and the Go runtime's threads under libdpml.so) over the
+	// loop, PMPI batches included.
+	struct rusage ru0, ru1;
+	getrusage(RUSAGE_SELF, &ru0);
 	double prev = MPI_Wtime();
 	for (long c = 0; c < calls; c++) {
 		if (alt > 0 && c % alt == 0) {
@@ -60,6 +66,9 @@ int main(int argc, char **argv) {
 		t[c] = now - prev;
 		prev = now;
 	}
+	getrusage(RUSAGE_SELF, &ru1);
+	long sw[2] = {ru1.ru_nvcsw - ru0.ru_nvcsw, ru1.ru_nivcsw - ru0.ru_nivcsw}, swt[2] = {0, 0};
+	PMPI_Allreduce(sw, swt, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
 	for (long i = 0; i < n; i++) {
 		long want = 0;
 		for (int r = 0; r < size; r++) want += (r + i) % 5;
@@ -85,6 +94,8 @@ int main(int argc, char **argv) {
 			}
 		}
 		printf("bytes %ld calls %ld (after %ld) ranks %d wrong %ld\n", bytes, m, skip, size, tb);
+		printf("context switches per 1000 calls per rank (whole run, every thread): voluntary %.3f involuntary %.3f\n",
+		       1000.0 * swt[0] / size / calls, 1000.0 * swt[1] / size / calls);
 		printf("median_us %.3f mean_us %.3f p99_us %.2f slow %ld (%.2f%% of calls) excess %.2f%% of the time\n",
 		       med * 1e6, sum / m * 1e6, s[(long)(m * 0.99)] * 1e6, nslow, 100.0 * nslow / m, 100 * slow / sum);
 		for (int k = 0; k < 4; k++) {
