@@ -60,7 +60,14 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if c.err != nil {
 		return fmt.Errorf("dpml: communicator unusable after an earlier failure: %w", c.err)
 	}
+	if ok, err := runCleared(c, send, recv, op, o); ok {
+		if err != nil {
+			c.failed(err)
+		}
+		return err
+	}
 	c.mark(tpEnter)
+	c.settleClear()
 	if c.fz.foreign && c.fz.f.Pending() {
 		c.takeBack() // calls libdpml.so ran in C since the last one here
 	}
@@ -132,22 +139,30 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		err = c.observe(ks, arm, t0, t1)
 	}
 	if err != nil {
-		// Wake local peers blocked on this rank, and refuse further calls:
-		// the node's flags no longer agree.
-		if c.abort != nil {
-			c.abort.Store(1)
-		}
-		if c.fz.f != nil {
-			c.fz.f.Revoke()
-		}
-		c.err = err
+		c.failed(err)
 		return err
 	}
 	if c.fz.foreign {
 		c.grantFused(pp, kind, op, len(send), untuned, tuned)
+	} else {
+		c.clearGo(pp, kern, kind, op, len(send), untuned, tuned)
 	}
 	c.markDone()
 	return nil
+}
+
+// failed makes err the communicator's: it wakes local peers blocked on
+// this rank and refuses further calls, since the node's flags no longer
+// agree.
+func (c *Comm) failed(err error) {
+	if c.abort != nil {
+		c.abort.Store(1)
+	}
+	if c.fz.f != nil {
+		c.fz.f.Revoke()
+	}
+	c.fz.clear = goClearance{}
+	c.err = err
 }
 
 // Plan returns the plan a call of count elements of elemSize bytes would

@@ -585,6 +585,7 @@ func (c *Comm) Close() error {
 	if c == nil || c.closed {
 		return nil
 	}
+	c.settleClear() // the learner counts the cleared calls (tables, the report)
 	if c.verbose > 0 && c.rank == 0 && c.tuner != nil {
 		c.printTuner(os.Stderr)
 	}
@@ -601,6 +602,7 @@ func (c *Comm) LastTunerInfo() (costmodel.Info, bool) {
 	if c == nil || !c.lastTuned || c.tuner == nil {
 		return costmodel.Info{}, false
 	}
+	c.settleClear() // the cleared calls counted
 	return c.tuner.Info(c.lastKey)
 }
 
