@@ -16,7 +16,9 @@ import (
 // C routine rather than as the executor's steps.
 //
 //	Go caller       allreduce -> executePlan -> one cgo call (one node), or
-//	                up (cgo), the root's inter-node allreduce, down (cgo)
+//	                up (cgo), the root's inter-node allreduce, down (cgo);
+//	                the calls the engine cleared go to executePlan
+//	                directly (goClearance)
 //	C caller        MPI_Allreduce (dropin.c) -> dpml_fused_call directly,
 //	(libdpml.so)    or up, the root's PMPI_Allreduce on the leader
 //	                communicator, down, for the calls the engine cleared
