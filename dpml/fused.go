@@ -146,21 +146,12 @@ func (c *Comm) settleClear() {
 // of the same arguments would run the same plan, fused or native, and
 // need nothing of the engine.
 func (c *Comm) clearGo(pp *prepared, kern kernel, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool) {
-	if c.check || c.verbose >= 2 || c.timing {
-		return
-	}
 	// The fused tree as executePlan runs it (on several nodes too: the
 	// root's inter-node step is runFused's, in Go).
 	if pp.p.Variant != Native && !(c.fusable(&pp.p) && fusedOK[kind][op]) {
 		return
 	}
-	n := 0
-	switch {
-	case tuned:
-		n = c.keyMemo.st.Untimed()
-	case untuned:
-		n = maxGrant
-	}
+	n := c.clearCalls(untuned, tuned)
 	if n <= 0 {
 		return
 	}
@@ -319,20 +310,11 @@ func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, unt
 	f := c.fz.f
 	f.Revoke()
 	c.fz.granted = false
-	if c.check || c.verbose >= 2 || c.timing {
-		return
-	}
 	native := pp.p.Variant == Native
 	if !native && !c.cRuns(&pp.p, kind, op) {
 		return
 	}
-	grant := 0
-	switch {
-	case tuned:
-		grant = c.keyMemo.st.Untimed()
-	case untuned:
-		grant = maxGrant
-	}
+	grant := c.clearCalls(untuned, tuned)
 	if grant <= 0 {
 		return
 	}
@@ -345,6 +327,24 @@ func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, unt
 	}
 	c.fz.granted = tuned
 	f.Grant(int64(min(grant, maxGrant)), t, count, int(kind), int(op), c.gen)
+}
+
+// clearCalls is how many of the next calls of the same arguments a
+// clearance (the drop-in's or the Go one) covers: for a plan the tuner
+// chose, the calls before its key's next sample (the learner needs them
+// neither timed nor seen); for a fixed plan, all of them; none while the
+// engine must see every call (DPML_CHECK, DPML_VERBOSE=2, phase timing).
+func (c *Comm) clearCalls(untuned, tuned bool) int {
+	if c.check || c.verbose >= 2 || c.timing {
+		return 0
+	}
+	switch {
+	case tuned:
+		return c.keyMemo.st.Untimed()
+	case untuned:
+		return maxGrant
+	}
+	return 0
 }
 
 // transition is the two cgo transitions a call made by libdpml.so's C
