@@ -42,35 +42,58 @@ const PaceEvery = 5 * time.Millisecond
 var (
 	paceEvery  atomic.Int64 // PaceEvery in ns; tests change it
 	paceOn     atomic.Bool  // set by InitThread (DPML_GOSCHED)
-	paceLast   atomic.Int64 // time of the last yield, ns since paceEpoch
+	paceSlot   atomic.Int64 // the slot (paceNow / paceEvery) of the last yield
 	paceEpoch  = time.Now() // monotonic: time.Since reads only the monotonic clock
+	paceWall0  = paceEpoch.UnixNano()
 	paceYields atomic.Int64 // yields so far
 	procsSet   atomic.Bool  // InitThread raised GOMAXPROCS from 1 to 2
 	schedMode  atomic.Value // the DPML_GOSCHED mode InitThread applied (string)
 )
 
+// paceNow is the time pace goes by, in ns: the wall clock at the process's
+// start plus the monotonic time since, so one clock read (time.Since) per
+// call, yet the same grid in every process of a host (and across hosts as
+// far as their clocks agree), and never stepping back.
+func paceNow() int64 { return paceWall0 + int64(time.Since(paceEpoch)) }
+
 // Pace lets the calling goroutine yield (runtime.Gosched) if it is due:
-// when the package paces (DPML_GOSCHED auto or pace, after Init) and
-// PaceEvery has passed since the last yield by any goroutine. Every MPI
-// call of the package that may wait calls it first; call it yourself in a
-// loop of your own cgo calls that poll or wait (another C library's
-// progress function, say) made by a goroutine that is otherwise never
-// rescheduled. It costs a clock read when not due.
+// when the package paces (DPML_GOSCHED auto or pace, after Init) and the
+// clock has entered a new slot of PaceEvery since the last yield by any
+// goroutine. The slots are a grid on the wall clock, the same in every
+// process, so the ranks of a job yield in the same call or the next
+// (below). Every MPI call of the package that may wait calls it first;
+// call it yourself in a loop of your own cgo calls that poll or wait
+// (another C library's progress function, say) made by a goroutine that is
+// otherwise never rescheduled. It costs a clock read when not due.
 func Pace() { pace() }
 
 func init() { paceEvery.Store(int64(PaceEvery)) }
 
 // pace is Pace. Two goroutines passing the check at once both yield:
 // harmless.
+//
+// Why a grid and not PaceEvery after this process's last yield: a locked
+// goroutine's yield takes the rank off its core for two thread switches,
+// and in a collective every rank waits for the one delayed. Each process
+// timing its own interval from its own start puts the ranks' yields at
+// unrelated times, so a job of N ranks has N separate delays per
+// interval; on one grid they fall in the same call (or, for a rank that
+// entered it just before the slot began, the next), where they overlap.
+// The interval between one process's yields stays at most PaceEvery plus
+// one call, as before.
 func pace() {
 	if !paceOn.Load() {
 		return
 	}
-	now := int64(time.Since(paceEpoch))
-	if now-paceLast.Load() < paceEvery.Load() {
-		return
+	every := paceEvery.Load()
+	slot := paceNow()
+	if every > 0 {
+		slot /= every
+		if slot == paceSlot.Load() {
+			return
+		}
 	}
-	paceLast.Store(now)
+	paceSlot.Store(slot)
 	paceYields.Add(1)
 	runtime.Gosched()
 }
@@ -103,7 +126,7 @@ func applyGosched(mode string, pace, procs bool) {
 		runtime.GOMAXPROCS(2)
 		procsSet.Store(true)
 	}
-	paceLast.Store(int64(time.Since(paceEpoch)))
+	paceSlot.Store(paceNow() / max(paceEvery.Load(), 1))
 	paceOn.Store(pace)
 	schedMode.Store(mode)
 }

@@ -41,13 +41,13 @@ func TestGoschedMode(t *testing.T) {
 
 // withPace sets the pacing state for a test and restores it after.
 func withPace(t *testing.T, on bool, every time.Duration) {
-	oldOn, oldEvery, oldLast := paceOn.Load(), paceEvery.Load(), paceLast.Load()
+	oldOn, oldEvery, oldSlot := paceOn.Load(), paceEvery.Load(), paceSlot.Load()
 	paceOn.Store(on)
 	paceEvery.Store(int64(every))
 	t.Cleanup(func() {
 		paceOn.Store(oldOn)
 		paceEvery.Store(oldEvery)
-		paceLast.Store(oldLast)
+		paceSlot.Store(oldSlot)
 	})
 }
 
@@ -100,8 +100,8 @@ func TestPaceYieldsWhenDue(t *testing.T) {
 		t.Errorf("yields %d, want %d", paceYields.Load(), y+tries)
 	}
 
-	paceEvery.Store(int64(time.Hour)) // never due again
-	paceLast.Store(int64(time.Since(paceEpoch)))
+	paceEvery.Store(int64(time.Hour)) // not due again within the hour's slot
+	paceSlot.Store(paceNow() / int64(time.Hour))
 	y = paceYields.Load()
 	if n := runs(pace); n > 1 {
 		t.Errorf("a pace that was not due let another goroutine run %d times of %d", n, tries)
@@ -116,21 +116,64 @@ func TestPaceYieldsWhenDue(t *testing.T) {
 	}
 }
 
-// Pace is due again once the interval has passed since the last yield,
-// on the monotonic clock.
+// Pace is due again once the clock has entered the next slot.
 func TestPaceInterval(t *testing.T) {
 	withPace(t, true, time.Hour)
-	paceLast.Store(int64(time.Since(paceEpoch)))
+	paceSlot.Store(paceNow() / int64(time.Hour))
 	y := paceYields.Load()
 	pace()
 	if paceYields.Load() != y {
-		t.Fatal("yielded before the interval had passed")
+		t.Fatal("yielded before the slot had passed")
 	}
 	paceEvery.Store(int64(20 * time.Millisecond))
 	time.Sleep(30 * time.Millisecond)
 	pace()
 	if paceYields.Load() != y+1 {
-		t.Fatal("did not yield after the interval had passed")
+		t.Fatal("did not yield after the slot had passed")
+	}
+}
+
+// The yields follow a grid on the wall clock, not the time since this
+// process's last yield: a pace early in a slot yields, one later in the
+// same slot does not, and the first after the next slot begins yields
+// although less than the interval has passed since the last yield. So
+// processes that started at different times yield in the same call.
+//
+// Mutation check: with pace timing PaceEvery from its last yield (the
+// rule before), the pace just after the slot boundary does not yield.
+func TestPaceFollowsTheGrid(t *testing.T) {
+	const every = 200 * time.Millisecond
+	withPace(t, true, every)
+	e := int64(every)
+	for try := 0; ; try++ {
+		// Early in a slot (the sleep may run late: checked below).
+		now := paceNow()
+		time.Sleep(time.Duration((now/e+1)*e + e/10 - now))
+		y := paceYields.Load()
+		t0 := paceNow()
+		pace()
+		if paceYields.Load() != y+1 {
+			t.Fatalf("no yield at the start of a new slot (%d ns into it)", t0%e)
+		}
+		pace()
+		if got := paceNow(); got/e == t0/e && paceYields.Load() != y+1 {
+			t.Fatal("a second yield in the same slot")
+		}
+		// Just past the next boundary.
+		next := (t0/e + 1) * e
+		time.Sleep(time.Duration(next + e/100 - paceNow()))
+		t1 := paceNow()
+		pace()
+		if paceYields.Load() != y+2 {
+			t.Fatalf("no yield %d ns into the next slot, %d ns after the last yield", t1-next, t1-t0)
+		}
+		if t1-t0 < e || try == 4 {
+			// The yield came before the interval had passed since the
+			// last one (on an idle machine, 90% of it): the grid's. An
+			// oversubscribed machine may sleep past it 5 times; the
+			// checks above held all the same.
+			return
+		}
 	}
 }
 
