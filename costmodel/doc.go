@@ -227,6 +227,23 @@
 // calls each, and the simulator's bursts mislead blocks in a fifth of
 // its runs (TestLearnerExploresRoundRobin).
 //
+// A sample is a warm call: a call right after one of the same key's
+// other arms only warms its arm up and is no sample (unless
+// Config.ColdSamples), so the rounds run each arm in pairs. Back to back a
+// plan's call starts from the trail of its own last call (the ranks
+// arrive in the order it released them, its flag lines sit where it left
+// them), and a sample after another arm's call measures a state the
+// plan never meets when it runs. With cold samples the device's
+// confirmations (1 x 16, C client) ranked tree r=8 10-19% ahead of r=4
+// at 1 KiB while r=4 ran 7-10% faster back to back, and settled on r=8 in
+// 3 runs of 3; with warm samples on r=4 in 3 of 3, and auto/best at
+// 256 B-1 KiB fell from 1.11-1.14 to 1.03-1.04
+// (bench/results/2026-11-24-h100x1-16core-s16, r2;
+// TestLearnerSamplesWarm). A call after another key's call is a sample:
+// a program that interleaves its keys runs each key's calls after the
+// others'. Warm-up calls keep no time (Timed), and they double what an
+// episode costs.
+//
 // In a grid a cell's neighbours are at most six; a set of at most 20
 // arms (one node's: 9 to 17) is searched whole, every arm a neighbour of
 // every other, since a climb stops on the first stretch where
@@ -234,12 +251,15 @@
 // (TestLearnerSearchesSmallSetsWhole). An arm the model expects to be more than Reject (2)
 // times slower than cur first gets one call, and any arm whose first call
 // took more than Reject times the episode's best estimate gets no more:
-// so an arm much slower than the best costs at most one call per episode,
-// and the others at most R calls each, at most Reject times the best's
-// time. Per episode the extra time is bounded by (R x (arms within Reject
-// of the best) x (Reject - 1) + (slow arms) x (their time)) over the best
-// arm's calls; in the learner's simulations (TestLearnerFindsBest) the
-// regret over 600 calls is about 8 to 11 best-call times on average.
+// so an arm much slower than the best costs at most two calls per
+// episode (its warm-up and its one sample), and the others at most 2R
+// calls each, at most Reject times the best's time. Per episode the
+// extra time is bounded by (2R x (arms within Reject of the best) x
+// (Reject - 1) + 2 x (slow arms) x (their time)) over the best arm's
+// calls; in the learner's simulations (TestLearnerFindsBest) a key
+// settles after about 85 calls (8.5 per arm tried) and the regret over
+// 600 calls is about 54 best-call times on average (27 with cold
+// samples).
 // Native is always an arm: a key settles on the MPI library's own
 // allreduce when it beats the climb's arm by more than Improve (2%).
 //

@@ -55,8 +55,11 @@ func surfaceCases() []surfaceCase {
 func TestLearnerFindsBest(t *testing.T) {
 	cfg := costmodel.Config{SegmentBytes: 256 << 10}
 	// The bounds on exploration scale with the samples an arm needs (R):
-	// about R calls per arm tried, and settling within some 27 R calls.
-	r := float64(costmodel.DefaultConfig().SamplesPerArm)
+	// about R calls per arm tried, and settling within some 27 R calls,
+	// each twice over, since a sample taken right after another arm's
+	// call runs a warm-up call first (Config.ColdSamples) and the round
+	// robin switches arms at every call.
+	r := 2 * float64(costmodel.DefaultConfig().SamplesPerArm)
 	noises := []struct {
 		name         string
 		sigma, pOut  float64
@@ -570,6 +573,74 @@ func TestLearnerPenultCountsBackToBack(t *testing.T) {
 	}
 }
 
+// TestLearnerSamplesWarm: a plan can run faster after itself than after
+// another plan (the trail it leaves: ranks arriving in the order it
+// released them, its flag lines in the right caches). Here tree radix 4
+// costs 1 us after itself and 1.25 us after any other arm (or none),
+// radix 8 costs 1.08 us whatever ran before, every other arm 3 us. Back
+// to back radix 4 wins. Round-robin samples taken right after another
+// arm's call see it at 1.25 us, and the first exploration settles on
+// radix 8 (the scheduled confirmation may later chance on a warm sample:
+// when cur has its samples, the last rounds run the other arm alone);
+// warm samples (the default) settle on radix 4 from the first
+// exploration on.
+//
+// Mutation check: with the warm-up rule removed from recordSpan (a call
+// after the key's other arm is a sample), the default settles on radix
+// 8 in its first exploration and the test fails.
+func TestLearnerSamplesWarm(t *testing.T) {
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<10, costmodel.Layout{Nodes: 1, PPN: 16})
+	isTree := func(a costmodel.Arm, r int) bool { return a.Intra == plan.IntraTree && a.Radix == r }
+	cost := func(_ int, a costmodel.Arm) float64 {
+		switch {
+		case isTree(a, 4):
+			return 1e-6
+		case isTree(a, 8):
+			return 1.08e-6
+		}
+		return 3e-6
+	}
+	trail := func(prev, a costmodel.Arm) float64 {
+		if isTree(a, 4) && prev != a {
+			return 1.25
+		}
+		return 1
+	}
+	// run returns the arm settled on after calls calls.
+	run := func(cold bool, seed uint64, calls int) costmodel.Arm {
+		t.Helper()
+		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{ColdSamples: cold}, costmodel.DefaultModel())
+		if !slices.ContainsFunc(ts[0].Arms(k), func(a costmodel.Arm) bool { return isTree(a, 4) }) {
+			t.Fatal("no radix-4 tree among the key's arms")
+		}
+		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: calls, Noise: 0.02, Seed: seed, Trail: trail})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, _ := ts[0].Info(k)
+		t.Logf("cold %v, seed %d, %d calls: %v, %s (%d episodes, confirmed %v), regret %.0f best-calls",
+			cold, seed, calls, res.Final, in.State, in.Episodes, in.Confirmed, res.Regret[len(res.Regret)-1]/res.BestCost)
+		if in.State != costmodel.Frozen {
+			t.Errorf("cold %v, seed %d: not settled after %d calls", cold, seed, calls)
+		}
+		return res.Final
+	}
+	coldWrong := 0
+	for seed := uint64(1); seed <= 3; seed++ {
+		for _, calls := range []int{3000, 12000} { // before and after the confirmation (ConfirmCalls)
+			if a := run(false, seed, calls); !isTree(a, 4) {
+				t.Errorf("seed %d, %d calls: warm samples settled on %v, want the radix-4 tree", seed, calls, a)
+			}
+		}
+		if a := run(true, seed, 3000); isTree(a, 8) {
+			coldWrong++
+		}
+	}
+	if coldWrong == 0 {
+		t.Error("cold samples never settled on radix 8: the surface does not show the bias this test is about")
+	}
+}
+
 // TestLearnerKeepsSettledArm: two grid arms 2% apart, every other arm far
 // slower, and the whole machine 30% slower for 1500 calls in every 3000,
 // so drift windows keep re-exploring. Within Leave (5%) the settled arm
@@ -604,7 +675,10 @@ func TestLearnerKeepsSettledArm(t *testing.T) {
 			// MaxStride, so its drift windows see the level
 			// shifts this test is about (at the period's stride a
 			// window spans several of them).
-			ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10, Leave: leave, SamplePeriod: -1}, costmodel.DefaultModel())
+			// ColdSamples: the drift windows' phase against the
+			// level shifts decides how many fire, and the warm-up
+			// calls move it; this test is about Leave.
+			ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10, Leave: leave, SamplePeriod: -1, ColdSamples: true}, costmodel.DefaultModel())
 			if _, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: 30000, Noise: noise, Outliers: 0.05, Seed: seed}); err != nil {
 				t.Fatal(err)
 			}

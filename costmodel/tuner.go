@@ -219,6 +219,22 @@ type Config struct {
 	// against 1-3% for the same plan fixed
 	// (bench/results/2026-11-24-h100x1-16core-s14, r6-r9).
 	SamplePeriod float64
+	// ColdSamples: a call right after a call of the same key's other arm
+	// is a sample too. By default it is not, under every Cost rule: the
+	// exploring key's probe then runs one call longer (its first call
+	// warms it up; round robin over the probes becomes pairs). Back to
+	// back a call's entries follow the exits of the call before, and a
+	// plan leaves a trail (which ranks leave last, which lines sit in
+	// which caches) that the next call of the same plan starts from, and
+	// that its samples must start from too. Sampled after other arms'
+	// calls, the device's confirmations ranked a radix-8 tree 10-19% ahead
+	// of radix 4 at 1 KiB, while radix 4 ran 7-10% faster back to back,
+	// and the learner settled on radix 8 in 3 runs of 3; with warm samples
+	// on radix 4 in 3 of 3 (1 x 16, C client;
+	// bench/results/2026-11-24-h100x1-16core-s16, r1 and r2). A call
+	// after another key's stays a sample: a program that interleaves its
+	// keys runs each key's calls after the others'.
+	ColdSamples bool
 }
 
 const (
@@ -586,7 +602,15 @@ func (t *Tuner) Timed(k Key) bool {
 }
 
 func (t *Tuner) timed(e *entry) bool {
-	return t.cfg.Mode != ModeModel && (e.state != Frozen || (e.fcount+1)%uint64(e.stride) == 0)
+	if t.cfg.Mode == ModeModel {
+		return false
+	}
+	if e.state == Frozen {
+		return (e.fcount+1)%uint64(e.stride) == 0
+	}
+	// A warm-up call (recordSpan: the key's previous call ran another
+	// arm) keeps no time.
+	return t.cfg.ColdSamples || t.prevE != e || t.prevA == int(e.next())
 }
 
 // KeyState is one key's learner state, taken once for a run of calls of
@@ -694,7 +718,14 @@ func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit float64) (commit bool) {
 	// sample: an exploring key's probe then runs one call longer (its
 	// first is a warm-up), and a frozen key's stride sample waits for a
 	// call after one of its own.
+	//
+	// Under every rule a call right after one of the same key's other
+	// arms is no sample either (unless ColdSamples): it starts from the
+	// trail that arm left, which the arm being measured never meets when
+	// it runs. A call after another key's is a sample: that is how this
+	// key's calls run when the program interleaves its keys.
 	same := t.prevE == e && t.prevA == idx
+	switched := t.prevE == e && t.prevA != idx
 	t.prevE, t.prevA = e, idx
 	if idx < 0 {
 		return false
@@ -705,7 +736,7 @@ func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit float64) (commit bool) {
 			return false
 		}
 	}
-	if t.cfg.Cost == CostPenult && !same {
+	if (t.cfg.Cost == CostPenult && !same) || (switched && !t.cfg.ColdSamples) {
 		if e.state == Frozen {
 			e.fcount-- // sample the next call instead
 		}

@@ -505,7 +505,9 @@ func TestKeyStateSkip(t *testing.T) {
 				ts[1].State(k).Skip(u)
 				skipped += u
 				v := 1 + 0.1*rng.Float64()
-				if a, b := call(0, v), call(1, v); a != b || !a && mode != ModeModel {
+				// Timed after the untimed calls of a settled key (u > 0);
+				// a key exploring again may be at a warm-up call.
+				if a, b := call(0, v), call(1, v); a != b || !a && mode != ModeModel && u > 0 {
 					t.Fatalf("round %d: the call after %d untimed ones timed %v, after Skip %v; want both timed", round, u, a, b)
 				}
 				if fa, fb := ts[0].Fingerprint(), ts[1].Fingerprint(); fa != fb {

@@ -41,8 +41,15 @@ type SimOptions struct {
 	// spread becomes the next call's arrival spread, and the program's
 	// time per call is the true cost (the last rank's exit after the last
 	// entry, which is the last rank's period).
-	B2B  bool
-	Seed uint64
+	B2B bool
+	// Trail, if set, is the factor a call of arm a costs after a call of
+	// arm prev (the first call after the zero Arm: no call before): a plan that leaves the machine as
+	// its next call wants it (flag lines in the right caches, ranks
+	// arriving in the order it releases them) runs faster after itself
+	// than after another plan. The regret's best arm is the best back
+	// to back, cost x Trail(x, x).
+	Trail func(prev, a costmodel.Arm) float64
+	Seed  uint64
 	// Overhead is what the tuner costs each rank per recorded call, in
 	// seconds (the engine's commit steps and timed trips): before each
 	// commit every rank notes it times the calls recorded since the last
@@ -139,7 +146,8 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 	// that the samples' times run forward as a program's do: the tuner
 	// reads a settled key's call rate from them (Config.SamplePeriod).
 	base := 0.0
-	timed := 0 // calls recorded since the last commit (the same on every rank)
+	timed := 0             // calls recorded since the last commit (the same on every rank)
+	var prev costmodel.Arm // the arm of the call before (Trail)
 	for call := 0; call < o.Calls; call++ {
 		a := ranks[0].Choose(key)
 		for r := 1; r < len(ranks); r++ {
@@ -150,9 +158,17 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 		seen[a] = true
 		best := math.Inf(1)
 		for _, x := range arms {
-			best = math.Min(best, cost(call, x))
+			bx := cost(call, x)
+			if o.Trail != nil {
+				bx *= o.Trail(x, x)
+			}
+			best = math.Min(best, bx)
 		}
 		c := cost(call, a)
+		if o.Trail != nil {
+			c *= o.Trail(prev, a)
+		}
+		prev = a
 		cum += c - best
 		res.Chosen = append(res.Chosen, a)
 		res.Regret = append(res.Regret, cum)
@@ -212,12 +228,19 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 	last := max(o.Calls-1, 0)
 	res.BestCost = math.Inf(1)
 	for _, x := range arms {
-		if c := cost(last, x); c < res.BestCost {
+		c := cost(last, x)
+		if o.Trail != nil {
+			c *= o.Trail(x, x)
+		}
+		if c < res.BestCost {
 			res.Best, res.BestCost = x, c
 		}
 	}
 	res.Final = ranks[0].Choose(key)
 	res.FinalCost = cost(last, res.Final)
+	if o.Trail != nil {
+		res.FinalCost *= o.Trail(res.Final, res.Final)
+	}
 	in, _ := ranks[0].Info(key)
 	res.SettledAt = -1
 	if in.State == costmodel.Frozen {
