@@ -39,15 +39,23 @@ func TestGoschedMode(t *testing.T) {
 	}
 }
 
-// withPace sets the pacing state for a test and restores it after.
+// withPace sets the pacing state for a test and restores it after; the
+// clock gate starts fresh (the next pace reads the clock).
 func withPace(t *testing.T, on bool, every time.Duration) {
 	oldOn, oldEvery, oldSlot := paceOn.Load(), paceEvery.Load(), paceSlot.Load()
+	oldLeft, oldGap, oldRead, oldNow := paceLeft.Load(), paceGap.Load(), paceRead.Load(), paceNow
 	paceOn.Store(on)
 	paceEvery.Store(int64(every))
+	paceLeft.Store(0)
+	paceGap.Store(1)
 	t.Cleanup(func() {
 		paceOn.Store(oldOn)
 		paceEvery.Store(oldEvery)
 		paceSlot.Store(oldSlot)
+		paceLeft.Store(oldLeft)
+		paceGap.Store(oldGap)
+		paceRead.Store(oldRead)
+		paceNow = oldNow
 	})
 }
 
@@ -116,65 +124,78 @@ func TestPaceYieldsWhenDue(t *testing.T) {
 	}
 }
 
-// Pace is due again once the clock has entered the next slot.
-func TestPaceInterval(t *testing.T) {
-	withPace(t, true, time.Hour)
-	paceSlot.Store(paceNow() / int64(time.Hour))
-	y := paceYields.Load()
-	pace()
-	if paceYields.Load() != y {
-		t.Fatal("yielded before the slot had passed")
-	}
-	paceEvery.Store(int64(20 * time.Millisecond))
-	time.Sleep(30 * time.Millisecond)
-	pace()
-	if paceYields.Load() != y+1 {
-		t.Fatal("did not yield after the slot had passed")
-	}
-}
-
-// The yields follow a grid on the wall clock, not the time since this
-// process's last yield: a pace early in a slot yields, one later in the
-// same slot does not, and the first after the next slot begins yields
-// although less than the interval has passed since the last yield. So
-// processes that started at different times yield in the same call.
+// TestPaceGrid drives pace on a fake clock, one call every us, then one
+// every ms:
+//   - the yields follow the wall clock's grid of PaceEvery slots, not the
+//     time since this process's last yield: the first comes at the first
+//     call (mid-slot), each later one at the first read of the clock after
+//     a slot boundary, less than PaceEvery after the one before, so
+//     processes that started at different times yield in the same call;
+//   - with calls 1 us apart the clock is read once in paceMaxGap calls,
+//     and a yield comes at most paceMaxGap calls after its boundary;
+//   - once calls take 1 ms, after at most paceMaxGap calls the clock is
+//     read at every call again, and a yield comes at the first call after
+//     its boundary.
 //
-// Mutation check: with pace timing PaceEvery from its last yield (the
-// rule before), the pace just after the slot boundary does not yield.
-func TestPaceFollowsTheGrid(t *testing.T) {
-	const every = 200 * time.Millisecond
-	withPace(t, true, every)
-	e := int64(every)
-	for try := 0; ; try++ {
-		// Early in a slot (the sleep may run late: checked below).
-		now := paceNow()
-		time.Sleep(time.Duration((now/e+1)*e + e/10 - now))
+// Mutation checks: with pace timing PaceEvery from its last yield (the
+// rule before the grid), the second yield comes PaceEvery after the
+// first, past its boundary's allowance; with the gate removed (a read
+// every call), the reads of the fast stretch are 20000, not at most
+// 20000/3.
+func TestPaceGrid(t *testing.T) {
+	const every = 5 * int64(time.Millisecond)
+	withPace(t, true, time.Duration(every))
+	var now int64 = 1_000_000 * every // a slot far from 0
+	now += every / 5                  // 1 ms into it
+	paceNow = func() int64 { return now }
+	var yields []int64
+	step := func(d int64) {
 		y := paceYields.Load()
-		t0 := paceNow()
 		pace()
-		if paceYields.Load() != y+1 {
-			t.Fatalf("no yield at the start of a new slot (%d ns into it)", t0%e)
+		if paceYields.Load() != y {
+			yields = append(yields, now)
 		}
-		pace()
-		if got := paceNow(); got/e == t0/e && paceYields.Load() != y+1 {
-			t.Fatal("a second yield in the same slot")
-		}
-		// Just past the next boundary.
-		next := (t0/e + 1) * e
-		time.Sleep(time.Duration(next + e/100 - paceNow()))
-		t1 := paceNow()
-		pace()
-		if paceYields.Load() != y+2 {
-			t.Fatalf("no yield %d ns into the next slot, %d ns after the last yield", t1-next, t1-t0)
-		}
-		if t1-t0 < e || try == 4 {
-			// The yield came before the interval had passed since the
-			// last one (on an idle machine, 90% of it): the grid's. An
-			// oversubscribed machine may sleep past it 5 times; the
-			// checks above held all the same.
-			return
+		now += d
+	}
+	start, r0 := now, paceReads.Load()
+	for range 20000 { // 20 ms of 1 us calls
+		step(1000)
+	}
+	if reads := paceReads.Load() - r0; reads > 20000/3 {
+		t.Errorf("%d clock reads in 20000 calls 1 us apart, want at most %d", reads, 20000/3)
+	}
+	if len(yields) == 0 || yields[0] != start {
+		t.Fatalf("yields at %v, want the first at the first call (%d)", yields, start)
+	}
+	check := func(from int, late int64) {
+		t.Helper()
+		for i, y := range yields[from:] {
+			b := y / every * every // the boundary of y's slot
+			if y-b > late {
+				t.Errorf("yield %d at %d ns, %d ns after its slot began; want at most %d", from+i, y, y-b, late)
+			}
+			if i+from > 0 && y/every == yields[from+i-1]/every {
+				t.Errorf("yields %d and %d in the same slot", from+i-1, from+i)
+			}
 		}
 	}
+	if len(yields) != 5 {
+		t.Errorf("%d yields in 20 ms from 1 ms into a slot of 5 ms, want 5: %v", len(yields), yields)
+	}
+	check(1, paceMaxGap*1000)
+	if len(yields) > 1 && yields[1]-yields[0] >= every {
+		t.Errorf("second yield %d ns after the first: the grid's comes less than PaceEvery (%d) after a mid-slot yield", yields[1]-yields[0], every)
+	}
+	n := len(yields)
+	for range 60 { // 60 ms of 1 ms calls
+		step(1_000_000)
+	}
+	// The switch leaves at most paceMaxGap calls before the next read;
+	// from then on the first call after each boundary yields.
+	if len(yields) != n+12 {
+		t.Errorf("%d yields in 60 ms of 1 ms calls, want 12: %v", len(yields)-n, yields[n:])
+	}
+	check(n, 1_000_000)
 }
 
 func TestPaceDoesNotAllocate(t *testing.T) {
