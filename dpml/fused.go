@@ -112,6 +112,9 @@ type goClearance struct {
 	pp    *prepared // in c.memo, unchanged until the engine's next call
 	kern  kernel
 	tuned bool // credit the learner's key (keyMemo)
+	// ft: the C view of the plan's tree when the plan is a fused tree on
+	// one node; runCleared then calls it without executePlan's dispatch.
+	ft *fused.Tree
 }
 
 // runCleared runs a call the Go clearance covers: the arguments match
@@ -122,7 +125,12 @@ func runCleared[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) (o
 	if g.n <= 0 || g.count != len(send) || g.op != op || g.kind != mpi.KindOf[T]() || o != (Override{}) {
 		return false, nil
 	}
-	if err := executePlan(c, g.pp, send, recv, op, g.kern, time.Time{}); err != nil {
+	if g.ft != nil {
+		err = callFused(c, g.ft, send, recv, op)
+	} else {
+		err = executePlan(c, g.pp, send, recv, op, g.kern, time.Time{})
+	}
+	if err != nil {
 		return true, err
 	}
 	g.n--
@@ -155,7 +163,13 @@ func (c *Comm) clearGo(pp *prepared, kern kernel, kind mpi.Kind, op mpi.Op, coun
 	if n <= 0 {
 		return
 	}
-	c.fz.clear = goClearance{n: int64(n), count: count, kind: kind, op: op, pp: pp, kern: kern, tuned: tuned}
+	g := goClearance{n: int64(n), count: count, kind: kind, op: op, pp: pp, kern: kern, tuned: tuned}
+	if c.nodes == 1 && pp.p.Variant != Native && pp.p.Count > 0 {
+		if ft, err := c.ftree(pp.p.Radix); err == nil {
+			g.ft = ft
+		}
+	}
+	c.fz.clear = g
 }
 
 // setupFused makes the C state over the mapped segment (DPML_FUSED). With
@@ -227,6 +241,9 @@ func runFused[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op) error {
 	if err != nil {
 		return err
 	}
+	if c.nodes == 1 {
+		return callFused(c, t, send, recv, op)
+	}
 	g := c.gen + 1
 	var sp unsafe.Pointer
 	if unsafe.SliceData(send) != unsafe.SliceData(recv) {
@@ -236,14 +253,6 @@ func runFused[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op) error {
 	kind, n, bytes := int(mpi.KindOf[T]()), len(recv), len(recv)*p.ElemSize
 	f := c.fz.f
 	mpi.Pace() // a wait in C is a long cgo call: see mpi's package doc
-	if c.nodes == 1 {
-		if rc := f.Call(t, sp, rp, n, kind, int(op), g); rc != fused.OK {
-			return c.fusedError(rc)
-		}
-		c.gen = g
-		c.fz.calls++
-		return nil
-	}
 	if rc := f.Up(t, sp, rp, n, kind, int(op), g); rc != fused.OK {
 		return c.fusedError(rc)
 	}
@@ -258,6 +267,23 @@ func runFused[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op) error {
 		mpi.Pace()
 	}
 	if rc := f.Down(t, rp, bytes, g); rc != fused.OK {
+		return c.fusedError(rc)
+	}
+	c.gen = g
+	c.fz.calls++
+	return nil
+}
+
+// callFused runs a whole single-node call through the C routine, on the
+// C view t of the plan's tree.
+func callFused[T mpi.Number](c *Comm, t *fused.Tree, send, recv []T, op mpi.Op) error {
+	var sp unsafe.Pointer
+	if unsafe.SliceData(send) != unsafe.SliceData(recv) {
+		sp = unsafe.Pointer(unsafe.SliceData(send))
+	}
+	g := c.gen + 1
+	mpi.Pace() // a wait in C is a long cgo call: see mpi's package doc
+	if rc := c.fz.f.Call(t, sp, unsafe.Pointer(unsafe.SliceData(recv)), len(recv), int(mpi.KindOf[T]()), int(op), g); rc != fused.OK {
 		return c.fusedError(rc)
 	}
 	c.gen = g
