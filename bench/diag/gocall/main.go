@@ -7,6 +7,7 @@
 //	mpirun -np 2 --bind-to core --map-by core bin/gocall
 //	bin/gocall summary [-min] results/*.csv   # medians (fastest) over repetitions, Go/C ratios (no MPI)
 //	bin/gocall version                       # the commit it was built from
+//	mpirun -np 2 --bind-to core bin/gocall clock  # ns per clock read, cgo call and mpi.Pace (clock.go)
 //
 // bench/diag/gocall.sh runs both on the 32-core device (1x32 and 4x8).
 //
@@ -66,6 +67,12 @@ var gitCommit string
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "version" {
 		fmt.Printf("gocall commit %s, %s\n", gitCommit, runtime.Version())
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "clock" {
+		if err := clockProbe(2_000_000); err != nil {
+			fail("clock: %v", err)
+		}
 		return
 	}
 	if len(os.Args) > 1 && os.Args[1] == "summary" {

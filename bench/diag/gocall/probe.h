@@ -63,6 +63,27 @@ static inline int probe_spin(long ns) {
 	}
 }
 
+// The clock probe (gocall clock): iters reads of CLOCK_MONOTONIC, of
+// MPI_Wtime, and a call that does nothing (a cgo call's own cost).
+static inline double probe_clock_loop(long iters, int wtime) {
+	struct timespec a, b, t;
+	double sink = 0;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (long i = 0; i < iters; i++) {
+		if (wtime) {
+			sink += MPI_Wtime();
+		} else {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			sink += (double)t.tv_nsec;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	if (sink == -1) return -1; // keeps the reads
+	return ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)iters;
+}
+
+static inline void probe_noop(void) {}
+
 static int probe_loop_spin(long ns, long iters) {
 	for (long i = 0; i < iters; i++) probe_spin(ns);
 	return 0;

@@ -1,0 +1,64 @@
+package main
+
+// #include "probe.h"
+import "C"
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/dpmlgo/dpml/mpi"
+)
+
+// clockProbe is `gocall clock`: what the calls a timed loop makes around
+// each MPI call cost on this machine, every rank measuring at once. Rank
+// 0 prints, in ns per call (max over ranks): CLOCK_MONOTONIC and
+// MPI_Wtime read in C, Go's time.Now and time.Since, an empty cgo call,
+// and mpi.Pace (a clock read when no yield is due). A Go caller pays the
+// cgo call and Pace on every MPI call it makes; a timed loop adds its
+// clock read.
+func clockProbe(iters int) error {
+	if _, err := mpi.Init(); err != nil {
+		return err
+	}
+	defer mpi.Finalize()
+	w := mpi.World()
+	epoch := time.Now()
+	var sink time.Duration
+	goLoop := func(f func()) float64 {
+		t0 := time.Now()
+		for range iters {
+			f()
+		}
+		return float64(time.Since(t0).Nanoseconds()) / float64(iters)
+	}
+	names := []string{"c_clock_gettime", "c_mpi_wtime", "go_time_now", "go_time_since", "cgo_noop", "mpi_pace"}
+	var v [6]float64
+	for rep := 0; rep < 3; rep++ {
+		if err := w.Barrier(); err != nil {
+			return err
+		}
+		v[0] = float64(C.probe_clock_loop(C.long(iters), 0))
+		v[1] = float64(C.probe_clock_loop(C.long(iters), 1))
+		v[2] = goLoop(func() { sink += time.Duration(time.Now().Nanosecond()) })
+		v[3] = goLoop(func() { sink += time.Since(epoch) })
+		v[4] = goLoop(func() { C.probe_noop() })
+		v[5] = goLoop(mpi.Pace)
+		var mx [6]float64
+		if err := mpi.Reduce(w, v[:], mx[:], mpi.OpMax, 0); err != nil {
+			return err
+		}
+		if w.Rank() == 0 {
+			if rep == 0 {
+				fmt.Println("clock,ranks,rep,probe,ns_per_call_max")
+			}
+			for i, n := range names {
+				fmt.Printf("clock,%d,%d,%s,%.1f\n", w.Size(), rep, n, mx[i])
+			}
+		}
+	}
+	if sink == -1 {
+		fmt.Println(sink) // keeps the reads
+	}
+	return nil
+}
