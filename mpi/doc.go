@@ -182,6 +182,21 @@
 //     thread and back (two thread wake-ups); yielding unlocked would be
 //     one switch fewer but lets another thread take the goroutine, and
 //     with it the MPI calls (not allowed below ThreadMultiple).
+//   - Session 16 (nvidia-h100-x1, 1x16, gocall against its C twin,
+//     bench/results/2026-11-24-h100x1-16core-s16): a clock read costs a
+//     Go rank 60-67 ns there and an empty cgo call 56-62 ns (gocall
+//     clock), against 1.3-1.5 us for a whole 4-byte dpml call. Pace now
+//     reads the clock every few calls (paceGap), and its yields fall on a
+//     wall-clock grid shared by the processes, so the ranks of a node
+//     yield in the same call instead of each delaying the collective at
+//     its own time. The grid left the context switches per call as they
+//     were (0.004 with mpi.Allreduce, 0.0015 with dpml.Allreduce) and the
+//     times within the noise at 4-16 B; with the gated clock read and the
+//     Go clearance's direct fused call, dpml.Allreduce from Go ran 3-13%
+//     faster, and Go/C was 1.13-1.17 for mpi.Allreduce and 1.05-1.13 for
+//     dpml.Allreduce (libdpml.so in the C loop) at 4 B-256 B, in one
+//     call of alternating launches; a later, slower call of the same
+//     machine gave up to 1.39 and 1.30.
 //
 // Alternatives weighed and rejected: waiting in Go code (Iallreduce, then
 // Test in a loop) runs Open MPI's non-blocking collectives (libnbc), slower
