@@ -215,6 +215,22 @@
 // when it finds the same arm the key does not grow deafer to drift
 // (TestLearnerConfirmsOnce).
 //
+// Each sample of the confirmation is a block of Config.ConfirmBlock (8)
+// back-to-back calls of its arm, cur's included (the drift window's
+// single calls do not seed it then): the block's first entry to its last
+// exit, under the Cost rule, divided by its length, which is the
+// back-to-back period per call. A single call's cost leaves out what a
+// plan does to the call after it, and the second exit leaves out a last
+// rank that lags: on the device single-call samples put tree r=8 ahead of
+// r=4 at 1 KiB in most runs while r=4 ran 8-12% faster back to back, at
+// its per-call minimum and median too
+// (bench/results/2026-11-24-h100x1-16core-s16, r1-r3;
+// TestLearnerConfirmsInBlocks shows a lagging last rank caught by
+// blocks). A call after another key's call ends the
+// block under way and is a sample alone, so a program that interleaves
+// its keys confirms from single calls. The confirmation costs about
+// ConfirmBlock times the calls of the first exploration, once per key.
+//
 // # The cost of exploring
 //
 // An episode samples cur and its neighbours and Native, R (5) calls

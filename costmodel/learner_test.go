@@ -641,6 +641,63 @@ func TestLearnerSamplesWarm(t *testing.T) {
 	}
 }
 
+// TestLearnerConfirmsInBlocks: tree r=8's last rank leaves 20% of its call
+// after the others, so the second exit after the last entry (the cost of
+// a single call) reads 0.88 us for a plan that takes 1.10 us per call
+// back to back, where r=4 takes 1.00 and leaves all at once. The first
+// exploration, from single calls, settles on r=8. The scheduled
+// confirmation samples blocks of ConfirmBlock back-to-back calls, whose
+// first entry to last exit is the period: r=8 reads 1.07 us, r=4 wins by
+// more than Leave, and the key moves to it. With single-call samples
+// (ConfirmBlock 1) it stays on r=8.
+//
+// Mutation check: with recordSpan storing every call of a block as a
+// sample of its own (w always 1), the key stays on r=8 and the test fails.
+func TestLearnerConfirmsInBlocks(t *testing.T) {
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<10, costmodel.Layout{Nodes: 1, PPN: 16})
+	isTree := func(a costmodel.Arm, r int) bool { return a.Intra == plan.IntraTree && a.Radix == r }
+	cost := func(_ int, a costmodel.Arm) float64 {
+		switch {
+		case isTree(a, 4):
+			return 1e-6
+		case isTree(a, 8):
+			return 1.10e-6
+		}
+		return 3e-6
+	}
+	tail := func(a costmodel.Arm) float64 {
+		if isTree(a, 8) {
+			return 0.2
+		}
+		return 0
+	}
+	run := func(block int, seed uint64, calls int) costmodel.Arm {
+		t.Helper()
+		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{ConfirmBlock: block}, costmodel.DefaultModel())
+		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: calls, Noise: 0.02, Seed: seed, B2B: true, Tail: tail})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, _ := ts[0].Info(k)
+		t.Logf("block %d, seed %d, %d calls: %v, %s (%d episodes, confirmed %v)", block, seed, calls, res.Final, in.State, in.Episodes, in.Confirmed)
+		if in.State != costmodel.Frozen || (calls > 9000 && !in.Confirmed) {
+			t.Errorf("block %d, seed %d: after %d calls state %s, confirmed %v", block, seed, calls, in.State, in.Confirmed)
+		}
+		return res.Final
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		if a := run(0, seed, 3000); !isTree(a, 8) {
+			t.Errorf("seed %d: the first exploration settled on %v: the surface does not show the single-call bias this test is about", seed, a)
+		}
+		if a := run(0, seed, 12000); !isTree(a, 4) {
+			t.Errorf("seed %d: after the confirmation in blocks the key runs %v, want the radix-4 tree", seed, a)
+		}
+		if a := run(1, seed, 12000); !isTree(a, 8) {
+			t.Errorf("seed %d: single-call confirmation moved to %v: the test cannot tell blocks from single calls", seed, a)
+		}
+	}
+}
+
 // TestLearnerKeepsSettledArm: two grid arms 2% apart, every other arm far
 // slower, and the whole machine 30% slower for 1500 calls in every 3000,
 // so drift windows keep re-exploring. Within Leave (5%) the settled arm
@@ -972,7 +1029,10 @@ func TestLearnerSamplesWithinShare(t *testing.T) {
 				}
 				return bowl(call, a)
 			}
-			ts := costmodel.NewTestTuners(t, 16, costmodel.Config{}, costmodel.DefaultModel())
+			// ConfirmBlock 1: a confirmation block times two of its
+			// calls per sample, and this test's overhead is per
+			// timed call.
+			ts := costmodel.NewTestTuners(t, 16, costmodel.Config{ConfirmBlock: 1}, costmodel.DefaultModel())
 			res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: tc.calls, Noise: 0.05, Seed: seed, Overhead: tc.ovh})
 			if err != nil {
 				t.Fatal(err)

@@ -235,6 +235,18 @@ type Config struct {
 	// after another key's stays a sample: a program that interleaves its
 	// keys runs each key's calls after the others'.
 	ColdSamples bool
+	// ConfirmBlock: each sample of the scheduled confirmation is a block
+	// of this many back-to-back calls of its arm (8; 1: single calls),
+	// timed from the block's first entry to its last exit and divided
+	// by its length: the back-to-back period, with whatever rule Cost
+	// applies to single calls diluted over the block. Single-call
+	// samples ranked tree r=8 ahead of r=4 at 1 KiB on the device in most
+	// runs, warm or cold, while r=4 ran 8-12% faster back to back, per
+	// call at its minimum and median too (1 x 16, C client;
+	// bench/results/2026-11-24-h100x1-16core-s16, r1-r3). A call after
+	// another key's call ends a block early and is a single sample (a
+	// program that interleaves keys never makes a block).
+	ConfirmBlock int
 }
 
 const (
@@ -268,6 +280,7 @@ func (c Config) normalize() (Config, error) {
 		def(&c.Strikes, 3, 1, 64, "Strikes"),
 		def(&c.MaxStride, 256, 1, 1<<20, "MaxStride"),
 		def(&c.ConfirmCalls, 8192, -1, 1<<30, "ConfirmCalls"),
+		def(&c.ConfirmBlock, 8, 1, 256, "ConfirmBlock"),
 	} {
 		if e != nil {
 			return c, e
@@ -434,6 +447,10 @@ type entry struct {
 	confirmed bool
 	// confirming: the episode under way is the confirmation.
 	confirming bool
+	// blk, blkEntry: calls so far of the confirmation's block under way
+	// and this rank's entry to its first (ConfirmBlock).
+	blk      int
+	blkEntry float64
 
 	pend    int    // calls buffered since the last commit
 	fcount  uint64 // frozen calls since the freeze (stride sampling)
@@ -486,6 +503,7 @@ type Tuner struct {
 	pk     []*entry
 	pa     []uint8
 	pc     []uint64  // the key's call count at each buffered sample
+	pw     []uint16  // calls per buffered sample (ConfirmBlock's blocks)
 	pe, px []float64 // buffered entry and exit times
 	ex     []float64 // Pending's exchange buffer: pendingWidth x Batch
 	sx     []int64   // Exits' exchange buffer: up to 2 Batch + 1
@@ -517,7 +535,7 @@ func NewTuner(cfg Config, m Model) (*Tuner, error) {
 	return &Tuner{
 		cfg: c, model: m,
 		keys: map[uint64]*entry{}, sets: map[uint64]*armSet{},
-		pk: make([]*entry, c.Batch), pa: make([]uint8, c.Batch), pc: make([]uint64, c.Batch), pe: make([]float64, c.Batch), px: make([]float64, c.Batch), ex: make([]float64, pendingWidth*c.Batch+1), sx: make([]int64, 2*c.Batch+1),
+		pk: make([]*entry, c.Batch), pa: make([]uint8, c.Batch), pc: make([]uint64, c.Batch), pw: make([]uint16, c.Batch), pe: make([]float64, c.Batch), px: make([]float64, c.Batch), ex: make([]float64, pendingWidth*c.Batch+1), sx: make([]int64, 2*c.Batch+1),
 		touched: make([]*entry, 0, c.Batch),
 	}, nil
 }
@@ -609,8 +627,16 @@ func (t *Tuner) timed(e *entry) bool {
 		return (e.fcount+1)%uint64(e.stride) == 0
 	}
 	// A warm-up call (recordSpan: the key's previous call ran another
-	// arm) keeps no time.
-	return t.cfg.ColdSamples || t.prevE != e || t.prevA == int(e.next())
+	// arm) keeps no time, nor does a call inside a confirmation block:
+	// the block is timed from its first call's entry to its last call's
+	// exit.
+	if t.prevE != e {
+		return true
+	}
+	if t.prevA != int(e.next()) {
+		return t.cfg.ColdSamples
+	}
+	return !(e.confirming && e.blk > 0 && e.blk < t.cfg.ConfirmBlock-1)
 }
 
 // KeyState is one key's learner state, taken once for a run of calls of
@@ -737,15 +763,33 @@ func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit float64) (commit bool) {
 		}
 	}
 	if (t.cfg.Cost == CostPenult && !same) || (switched && !t.cfg.ColdSamples) {
+		e.blk = 0
 		if e.state == Frozen {
 			e.fcount-- // sample the next call instead
 		}
 		return false
 	}
+	w := 1
+	if e.confirming && e.state == Exploring && t.cfg.ConfirmBlock > 1 {
+		// A block of back-to-back calls (Config.ConfirmBlock); a call
+		// after another key's is a sample alone.
+		if !same {
+			e.blk = 0
+		} else {
+			if e.blk == 0 {
+				e.blkEntry = entry
+			}
+			e.blk++
+			if e.blk < t.cfg.ConfirmBlock {
+				return false
+			}
+			w, entry, e.blk = e.blk, e.blkEntry, 0
+		}
+	}
 	if t.np == len(t.pe) {
 		return true
 	}
-	t.pk[t.np], t.pa[t.np], t.pe[t.np], t.px[t.np], t.pc[t.np] = e, uint8(idx), entry, exit, e.calls
+	t.pk[t.np], t.pa[t.np], t.pe[t.np], t.px[t.np], t.pc[t.np], t.pw[t.np] = e, uint8(idx), entry, exit, e.calls, uint16(w)
 	t.np++
 	e.pend++
 	return t.np == len(t.pe) || (e.state == Exploring && e.pend >= e.total)
@@ -918,6 +962,7 @@ func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 			}
 			cost = exit - entry
 		}
+		cost /= float64(t.pw[i]) // a block's period per call
 		e.note(cost, lastEntry-firstEntry)
 		e.pace(t.pa[i], lastEntry, t.pc[i])
 		e.observe(t.pa[i], cost, &t.cfg)
@@ -1228,9 +1273,13 @@ func (e *entry) reexplore(c *Config) {
 	for i := range e.st {
 		e.st[i] = armStat{}
 	}
-	cur := &e.st[e.cur]
-	for _, v := range e.win[max(0, e.nwin-maxSamples):e.nwin] {
-		cur.add(v, c.Stat)
+	if !e.confirming || c.ConfirmBlock == 1 {
+		// The drift window's single calls seed cur; a confirmation in
+		// blocks samples cur in blocks too, as it does the others.
+		cur := &e.st[e.cur]
+		for _, v := range e.win[max(0, e.nwin-maxSamples):e.nwin] {
+			cur.add(v, c.Stat)
+		}
 	}
 	e.nwin = 0
 	if int(e.cur) == e.set.native && len(e.set.arms) > 1 {
