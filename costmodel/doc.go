@@ -226,7 +226,14 @@
 // its per-call minimum and median too
 // (bench/results/2026-11-24-h100x1-16core-s16, r1-r3;
 // TestLearnerConfirmsInBlocks shows a lagging last rank caught by
-// blocks). A call after another key's call ends the
+// blocks). For libdpml.so's C callers a block's span also holds the
+// trips into Go of its later calls, which a tree the C layer runs
+// itself will not pay once the key settles: the engine reports each
+// call's trip (KeyState.RecordTrip) and the block subtracts them (on
+// the device, before this, the confirmations' blocks priced the copies,
+// which pay the trip in production too, 4-18% below the tree radix 4 at
+// 1 KiB, and 3 runs of 4 settled on them, 22-40% slower back to back;
+// TestRecordTripInBlocks). A call after another key's call ends the
 // block under way and is a sample alone, so a program that interleaves
 // its keys confirms from single calls. The confirmation costs about
 // ConfirmBlock times the calls of the first exploration, once per key.

@@ -451,6 +451,7 @@ type entry struct {
 	// and this rank's entry to its first (ConfirmBlock).
 	blk      int
 	blkEntry float64
+	blkTrip  float64 // the trips (RecordTrip) of the block's later calls
 
 	pend    int    // calls buffered since the last commit
 	fcount  uint64 // frozen calls since the freeze (stride sampling)
@@ -660,7 +661,18 @@ func (s KeyState) Next() (a Arm, timed bool) {
 
 // Record is RecordSpan for the state's key.
 func (s KeyState) Record(a Arm, entry, exit float64) (commit bool) {
-	return s.t.recordSpan(s.e, a, entry, exit)
+	return s.t.recordSpan(s.e, a, entry, exit, 0)
+}
+
+// RecordTrip is Record for a call that also spent trip seconds on a way
+// the program will not pay once the key has settled on its arm: a
+// libdpml.so C caller's trip into Go for a plan the C layer runs itself
+// once cleared. A single-call sample leaves it out by its timing (the
+// engine starts the call's time after it); a confirmation block
+// (Config.ConfirmBlock) spans the trips of its later calls and subtracts
+// them.
+func (s KeyState) RecordTrip(a Arm, entry, exit, trip float64) (commit bool) {
+	return s.t.recordSpan(s.e, a, entry, exit, trip)
 }
 
 // maxUntimed is Untimed's answer for a key that never needs a call seen
@@ -728,10 +740,10 @@ func (t *Tuner) Record(k Key, a Arm, localSeconds float64) (commit bool) {
 // that are not in k's arm set, and calls recorded while the batch is full,
 // are ignored. O(1); no allocation.
 func (t *Tuner) RecordSpan(k Key, a Arm, entry, exit float64) (commit bool) {
-	return t.recordSpan(t.entry(k), a, entry, exit)
+	return t.recordSpan(t.entry(k), a, entry, exit, 0)
 }
 
-func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit float64) (commit bool) {
+func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit, trip float64) (commit bool) {
 	e.calls++
 	if t.cfg.Mode == ModeModel {
 		return false
@@ -777,13 +789,16 @@ func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit float64) (commit bool) {
 			e.blk = 0
 		} else {
 			if e.blk == 0 {
-				e.blkEntry = entry
+				e.blkEntry, e.blkTrip = entry, 0
+			} else {
+				e.blkTrip += trip
 			}
 			e.blk++
 			if e.blk < t.cfg.ConfirmBlock {
 				return false
 			}
 			w, entry, e.blk = e.blk, e.blkEntry, 0
+			exit -= e.blkTrip
 		}
 	}
 	if t.np == len(t.pe) {

@@ -523,3 +523,55 @@ func TestKeyStateSkip(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordTripInBlocks: a single-rank learner driven through KeyState
+// as libdpml.so's engine drives it. Tree r=4 runs 1.0 us per call but,
+// until it settles and the C layer runs it, every call first spends 0.5
+// us on a trip into Go, which the engine reports (RecordTrip) and leaves
+// out of a call's own time; every other arm runs 1.2 us or more with no
+// trip. A confirmation block's span holds the trips of its later calls:
+// subtracted, r=4 keeps winning (1.0 against 1.2); counted, r=4's blocks
+// read 1.44 and the key leaves it.
+//
+// Mutation check: with recordSpan ignoring trip, the key leaves r=4 at
+// its confirmation and the test fails.
+func TestRecordTripInBlocks(t *testing.T) {
+	k := MakeKey(ElemFloat32, OpArith, 1<<10, Layout{Nodes: 1, PPN: 16})
+	isR4 := func(a Arm) bool { return a.Intra == plan.IntraTree && a.Radix == 4 }
+	for _, report := range []bool{true, false} {
+		tu := newTuners(t, 1, Config{}, DefaultModel())[0]
+		now := 0.0
+		for n := 0; n < 12000; n++ {
+			ks := tu.State(k)
+			a, timed := ks.Next()
+			c, trip := 1.2e-6, 0.0
+			if isR4(a) {
+				c, trip = 1e-6, 0.5e-6
+			} else if a.Intra != plan.IntraTree {
+				c = 3e-6
+			}
+			now += trip // the trip comes before the engine's entry
+			entry, exit := now, now+c
+			now = exit
+			if !timed {
+				entry, exit = 0, 0
+			}
+			if !report {
+				trip = 0
+			}
+			if ks.RecordTrip(a, entry, exit, trip) {
+				if err := commitLocal(tu); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		in, _ := tu.Info(k)
+		t.Logf("trips reported %v: %v, %s, %d episodes, confirmed %v; measured %+v", report, in.Arm, in.State, in.Episodes, in.Confirmed, in.Measured)
+		if !in.Confirmed {
+			t.Fatalf("trips reported %v: no confirmation in 12000 calls", report)
+		}
+		if isR4(in.Arm) != report {
+			t.Errorf("trips reported %v: the key runs %v after its confirmation", report, in.Arm)
+		}
+	}
+}

@@ -113,7 +113,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if c.verbose > 0 {
 		c.report(pp.p)
 	}
-	var t0 int64
+	var t0, trip int64
 	if timed {
 		t0 = c.now()
 	}
@@ -122,6 +122,11 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 			shift, ovh := c.trip(&pp.p, kind, op, ce)
 			t0 -= shift
 			c.tunOvh += ovh
+			trip = ovh
+		} else if ce != 0 && tuned && c.cRunsCall(&pp.p, kind, op) {
+			// An untimed call inside a confirmation block: the
+			// block's span holds this trip (KeyState.RecordTrip).
+			trip = c.transition(ce)
 		}
 	}
 	c.mark(tpPlan)
@@ -136,7 +141,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		if timed {
 			t1 = c.now()
 		}
-		err = c.observe(ks, arm, t0, t1)
+		err = c.observe(ks, arm, t0, t1, trip)
 	}
 	if err != nil {
 		c.failed(err)
