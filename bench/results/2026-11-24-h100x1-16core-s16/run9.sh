@@ -1,6 +1,6 @@
 #!/bin/bash
 # Session 16, device call 9 (nvidia-h100-x1, 16 cores). Issue 16: builds c
-# (8b71a90, warm single-call samples) and e (4c9d249: the scheduled
+# (8b71a90, warm single-call samples) and e (9238499: the scheduled
 # confirmation samples blocks of 8 back-to-back calls, less the later
 # calls' trips into Go). The C client, 1x16 b2b, 4 B-64 KiB, 20000
 # tuning calls (every key confirmed before the timed calls), c and e
