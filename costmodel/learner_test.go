@@ -573,6 +573,27 @@ func TestLearnerPenultCountsBackToBack(t *testing.T) {
 	}
 }
 
+// radixKey is a 1 KiB key of one node of 16 ranks, whose arms include the
+// radix-4 and radix-8 trees.
+var radixKey = costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<10, costmodel.Layout{Nodes: 1, PPN: 16})
+
+// isTree reports whether a is the tree of radix r.
+func isTree(a costmodel.Arm, r int) bool { return a.Intra == plan.IntraTree && a.Radix == r }
+
+// radixSurface prices the radix-4 tree at r4, the radix-8 tree at r8 and
+// every other arm at 3 us.
+func radixSurface(r4, r8 float64) func(int, costmodel.Arm) float64 {
+	return func(_ int, a costmodel.Arm) float64 {
+		switch {
+		case isTree(a, 4):
+			return r4
+		case isTree(a, 8):
+			return r8
+		}
+		return 3e-6
+	}
+}
+
 // TestLearnerSamplesWarm: a plan can run faster after itself than after
 // another plan (the trail it leaves: ranks arriving in the order it
 // released them, its flag lines in the right caches). Here tree radix 4
@@ -589,17 +610,7 @@ func TestLearnerPenultCountsBackToBack(t *testing.T) {
 // after the key's other arm is a sample), the default settles on radix
 // 8 in its first exploration and the test fails.
 func TestLearnerSamplesWarm(t *testing.T) {
-	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<10, costmodel.Layout{Nodes: 1, PPN: 16})
-	isTree := func(a costmodel.Arm, r int) bool { return a.Intra == plan.IntraTree && a.Radix == r }
-	cost := func(_ int, a costmodel.Arm) float64 {
-		switch {
-		case isTree(a, 4):
-			return 1e-6
-		case isTree(a, 8):
-			return 1.08e-6
-		}
-		return 3e-6
-	}
+	k, cost := radixKey, radixSurface(1e-6, 1.08e-6)
 	trail := func(prev, a costmodel.Arm) float64 {
 		if isTree(a, 4) && prev != a {
 			return 1.25
@@ -654,17 +665,7 @@ func TestLearnerSamplesWarm(t *testing.T) {
 // Mutation check: with recordSpan storing every call of a block as a
 // sample of its own (w always 1), the key stays on r=8 and the test fails.
 func TestLearnerConfirmsInBlocks(t *testing.T) {
-	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<10, costmodel.Layout{Nodes: 1, PPN: 16})
-	isTree := func(a costmodel.Arm, r int) bool { return a.Intra == plan.IntraTree && a.Radix == r }
-	cost := func(_ int, a costmodel.Arm) float64 {
-		switch {
-		case isTree(a, 4):
-			return 1e-6
-		case isTree(a, 8):
-			return 1.10e-6
-		}
-		return 3e-6
-	}
+	k, cost := radixKey, radixSurface(1e-6, 1.10e-6)
 	tail := func(a costmodel.Arm) float64 {
 		if isTree(a, 8) {
 			return 0.2
