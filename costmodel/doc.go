@@ -229,7 +229,8 @@
 // blocks). For libdpml.so's C callers a block's span also holds the
 // trips into Go of its later calls, which a tree the C layer runs
 // itself will not pay once the key settles: the engine reports each
-// call's trip (KeyState.RecordTrip) and the block subtracts them (on
+// call's way in and the previous call's way out (KeyState.RecordTrip;
+// dpml's blockTrip) and the block subtracts them (on
 // the device, before this, the confirmations' blocks priced the copies,
 // which pay the trip in production too, 4-18% below the tree radix 4 at
 // 1 KiB, and 3 runs of 4 settled on them, 22-40% slower back to back;

@@ -117,16 +117,23 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if timed {
 		t0 = c.now()
 	}
+	cRunsTuned := false // a tuned call of libdpml.so of a plan its C layer runs once cleared
 	if c.fz.foreign {
+		cRunsTuned = tuned && c.cRunsCall(&pp.p, kind, op)
+		ret, after := c.fz.f.TakeReturn(), c.fz.afterExec
+		c.fz.afterExec = 0
 		if ce := c.fz.f.TakeEntry(); ce != 0 && timed {
 			shift, ovh := c.trip(&pp.p, kind, op, ce)
 			t0 -= shift
 			c.tunOvh += ovh
 			trip = ovh
-		} else if ce != 0 && tuned && c.cRunsCall(&pp.p, kind, op) {
+		} else if ce != 0 && cRunsTuned {
 			// An untimed call inside a confirmation block: the
 			// block's span holds this trip (KeyState.RecordTrip).
 			trip = c.transition(ce)
+		}
+		if trip != 0 && cRunsTuned {
+			trip = blockTrip(trip, ret, after)
 		}
 	}
 	c.mark(tpPlan)
@@ -135,6 +142,9 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	err = execute(c, pp, send, recv, op, kern)
 	if testHookPlanCost != nil && err == nil {
 		time.Sleep(testHookPlanCost(&pp.p))
+	}
+	if cRunsTuned {
+		c.fz.afterExec = nanotime()
 	}
 	if err == nil && tuned {
 		var t1 int64 // 0 and 0 when untimed: the tuner keeps no time

@@ -90,6 +90,32 @@ type fusedView struct {
 	// clearedCalls counts the calls it served (tests check the path ran).
 	clear        goClearance
 	clearedCalls uint64
+	// afterExec: this process's CLOCK_MONOTONIC (ns) when the last call
+	// routed through Go by libdpml.so, of a plan the C layer runs itself,
+	// had run (0: none); blockTrip.
+	afterExec int64
+}
+
+// maxPost bounds a plausible way back out of the engine (blockTrip): the
+// tuner's commit step, when it falls there, takes tens of us.
+const maxPost = 1_000_000 // ns
+
+// blockTrip is what a call of libdpml.so routed through Go pays, of a
+// plan whose settled calls the C layer will run without Go, beyond what
+// it will pay then, within a confirmation block's span
+// (KeyState.RecordTrip): its own way in (pre: the drop-in's entry stamp
+// to the plan's run, the engine's planning included) and the previous
+// call's way out (from that call's run, through the tuner's record and
+// the clearance, to the drop-in's return stamp: ret - afterExec). An
+// implausible reading counts nothing.
+func blockTrip(pre, ret, afterExec int64) int64 {
+	if ret == 0 || afterExec == 0 {
+		return pre
+	}
+	if post := ret - afterExec; post > 0 && post < maxPost {
+		return pre + post
+	}
+	return pre
 }
 
 // goClearance is the drop-in's clearance (see the top of this file) kept

@@ -516,6 +516,13 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 	TC_SET(0, tc0);
 	TC_SET(1, TC_NOW());
 	int rc = dpmlGoAllreduce(s->id, send, recvbuf, count, d->kind, o);
+	if (F != NULL) {
+		// The way back out of Go, for the learner's confirmation
+		// blocks (dpml's blockTrip).
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		F->c_return_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	}
 	TC_SET(2, TC_NOW());
 	dpml_depth--;
 	pthread_mutex_unlock(&s->mu);

@@ -77,6 +77,10 @@ typedef struct dpml_fused {
 	// routes through Go; the engine takes it (0: none). See dpml's
 	// trip and transition.
 	int64_t c_entry_ns;
+	// The drop-in's CLOCK_MONOTONIC (ns) when the call it routed through
+	// Go had returned to it; the engine takes it at the next call (0:
+	// none). See dpml's blockTrip.
+	int64_t c_return_ns;
 
 	// The failed wait of the last call that returned an error.
 	int fail_step; // 1: children, 2: the result, 3: the inter-node step
