@@ -121,6 +121,7 @@ const (
 	TunerStat    = "DPML_TUNER_STAT"
 	TunerCost    = "DPML_TUNER_COST"
 	TunerSamples = "DPML_TUNER_SAMPLES"
+	TunerConfirm = "DPML_TUNER_CONFIRM"
 	ShmDir       = "DPML_SHM_DIR"
 	Job          = "DPML_JOB"
 	Disable      = "DPML_DISABLE"
@@ -230,6 +231,8 @@ var Vars = []Var{
 
 	{Name: Tuner, Kind: KindEnum, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto", "model", "static"}, Agreed: AtNew,
 		Doc: "Plan selection: `auto` (cost model + online learner), `model` (cost model only), `static` (built-in table only)."},
+	{Name: TunerConfirm, Kind: KindInt, Default: "8192", Scope: AllRanks, Users: "engine", Min: -1, Max: 1 << 30, Agreed: AtNew,
+		Doc: "Calls a key makes after it first settles before the online learner's one scheduled confirmation, which samples every arm again in blocks of back-to-back calls and keeps the settled plan unless another is clearly faster (-1: never). The first exploration runs in a process's first, noisiest calls."},
 	{Name: TunerCost, Kind: KindEnum, Default: "second", Scope: AllRanks, Users: "engine", Values: []string{"second", "last", "mean", "slowest", "penult"}, Agreed: AtNew,
 		Doc: "What the online learner counts as a call's cost, on a clock common to the ranks: `second` (the second-to-last rank's exit after the last rank's entry: when the call is over for the program, without the one rank a shared machine stalls now and then), `last` (the last rank's exit), `mean` (the ranks' mean exit after the last entry: favours plans whose ranks leave at different times, such as trees), `slowest` (the longest time of a rank from its own entry: arrival skew included), `penult` (the second-to-last rank's exit after the second-to-last rank's entry: back to back, the program's time per call, without one stalled rank). Kept selectable to compare rules on a machine."},
 	{Name: TunerSamples, Kind: KindInt, Default: "5", Scope: AllRanks, Users: "engine", Min: 1, Max: 8, Agreed: AtNew,

@@ -236,7 +236,18 @@
 // 1 KiB, and 3 runs of 4 settled on them, 22-40% slower back to back;
 // TestRecordTripInBlocks). A call after another key's call ends the
 // block under way and is a sample alone, so a program that interleaves
-// its keys confirms from single calls. The confirmation costs about
+// its keys confirms from single calls.
+//
+// A caller that can run a block without the learner on every call asks
+// KeyState.Block for it and reports it whole with RecordBlock (its first
+// entry, its last exit), which leaves the state exactly as the block's
+// calls one by one would (TestKeyStateBlock); Warm makes the call before
+// it a warm-up, no sample. libdpml.so's engine does this for the arms its
+// C layer runs (a tree of at most 1 KiB, the MPI library's allreduce):
+// the call before the block runs in Go as a warm-up, and the C layer runs
+// the block's calls and stamps its first entry and last exit, so no call
+// of a block pays the trip into Go, which the subtraction above only
+// estimated (dpml/fused.go, grantFused). The confirmation costs about
 // ConfirmBlock times the calls of the first exploration, once per key.
 //
 // # The cost of exploring

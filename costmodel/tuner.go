@@ -713,6 +713,72 @@ func (s KeyState) Skip(n int) {
 	t.prevE, t.prevA = e, int(e.cur)
 }
 
+// Block returns the arm a and the length n of the confirmation block
+// (Config.ConfirmBlock) the key's next calls make, when a caller may run
+// them without Next and Record on every call and report them at once
+// with RecordBlock: libdpml.so's C layer runs such a block of a plan it
+// runs itself, timing only its first entry and its last exit, so the
+// sample holds no trip into Go at all. n is 0 unless the key is in its
+// confirmation, its next call is warm (the key's last call ran a: not a
+// warm-up) and the batch has room for the block's sample; n counts the
+// block's calls still to come (fewer than ConfirmBlock when the block
+// began call by call).
+func (s KeyState) Block() (a Arm, n int) {
+	e, t := s.e, s.t
+	c := &t.cfg
+	if c.Mode == ModeModel || e.state != Exploring || !e.confirming || c.ConfirmBlock <= 1 ||
+		e.pend >= e.total || t.np == len(t.pe) {
+		return Arm{}, 0
+	}
+	i := e.next()
+	if t.prevE != e || t.prevA != int(i) {
+		return Arm{}, 0
+	}
+	return e.set.arms[i], c.ConfirmBlock - e.blk
+}
+
+// Warm records a call of arm a that is no sample: it only warms the arm
+// up, as a call right after another arm's does, and a block of the
+// confirmation starts after it. A caller that runs the blocks itself
+// (Block) warms with the call before each block: libdpml.so's engine runs
+// that call in Go, and a block whose first call paid the trip into Go and
+// back out would not be timed as the C layer runs the arm. The episode
+// then takes one call more per block. A settled key's stride sample, if
+// this call was due to be one, moves to the key's next call.
+func (s KeyState) Warm(a Arm) {
+	e, t := s.e, s.t
+	e.calls++
+	if t.cfg.Mode == ModeModel {
+		return
+	}
+	idx := e.set.index(a)
+	t.prevE, t.prevA = e, idx
+	if idx < 0 {
+		return
+	}
+	e.blk = 0
+	if e.state == Frozen && (e.fcount+1)%uint64(e.stride) != 0 {
+		e.fcount++
+	}
+}
+
+// RecordBlock records n back-to-back calls of arm a (n at most Block's)
+// run without Next and Record: the first entered at entry, the last left
+// at exit (seconds, on the clock RecordSpan takes). The key's state is
+// then exactly what n pairs of Next and Record would have left with those
+// times, since a block keeps no time of its middle calls: fewer calls
+// than Block's n leave the block to go on with the key's next calls. It
+// reports whether the commit step is due, as Record does.
+func (s KeyState) RecordBlock(a Arm, entry, exit float64, n int) (commit bool) {
+	for range n {
+		s.t.choose(s.e)
+		if s.t.recordSpan(s.e, a, entry, exit, 0) {
+			commit = true
+		}
+	}
+	return commit
+}
+
 func (e *entry) next() uint8 {
 	if e.state == Frozen || e.pend >= e.total {
 		return e.cur
@@ -1206,12 +1272,13 @@ func (e *entry) strideFloor(c *Config, ovh float64) int {
 // for the confirmation (nvidia-h100-x1, 1x16, C client, 3,000 calls per
 // key: bench/results/2026-11-24-h100x1-16core-s15, r1). Before the
 // scheduled confirmation the floor stays within an eighth of
-// ConfirmCalls (and MaxStride), so that the confirmation, which a
-// commit starts, comes at most that late; after it, or without one, up
+// ConfirmCalls (at least FrozenStride), so that the confirmation, which
+// a commit starts, comes at most about Batch eighths of ConfirmCalls
+// late (a commit waits for a full batch); after it, or without one, up
 // to maxPeriodStride.
 func (e *entry) floorCap(c *Config) int {
 	if !e.confirmed && c.ConfirmCalls >= 0 {
-		return max(c.MaxStride, c.ConfirmCalls/8)
+		return max(c.FrozenStride, c.ConfirmCalls/8)
 	}
 	return maxPeriodStride
 }

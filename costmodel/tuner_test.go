@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -520,6 +521,115 @@ func TestKeyStateSkip(t *testing.T) {
 				t.Errorf("calls %d and %d after skipping %d", ia.Calls, ib.Calls, skipped)
 			}
 			t.Logf("%d calls, %d of them skipped; stride %d", ia.Calls, skipped, ia.Stride)
+		})
+	}
+}
+
+// TestKeyStateBlock: the confirmation's blocks that a caller runs without
+// Next and Record on every call and reports with RecordBlock (libdpml.so's
+// C layer does: dpml/fused.go) leave the learner exactly as Next and
+// Record of each call would. Two single-rank learners see the same calls at
+// the same times; one is told each block at once (whole, or 3 of its calls
+// and then one call by call, as when another key's call cuts it short),
+// the other every call. With warm set, the call before each fresh block
+// is a warm-up (Warm) on both, as the engine makes it, and must be no
+// sample: the block after it is still a whole block.
+//
+// Mutation checks: RecordBlock counting the block as one call, or timing
+// it from its last call alone, makes the fingerprints part; Warm recording
+// its call as a block's first (Record) fails the whole-block check.
+func TestKeyStateBlock(t *testing.T) {
+	k := MakeKey(ElemFloat32, OpArith, 1<<10, Layout{Nodes: 1, PPN: 16})
+	for _, tc := range []struct {
+		cut  int
+		warm bool
+	}{{0, false}, {3, false}, {0, true}, {3, true}} {
+		cut := tc.cut
+		t.Run(fmt.Sprintf("cut=%d,warm=%v", cut, tc.warm), func(t *testing.T) {
+			ts := newTuners(t, 2, Config{ConfirmCalls: 300}, DefaultModel())
+			cb := ts[0].Config().ConfirmBlock
+			cost := func(n int, a Arm) float64 {
+				c := 3e-6
+				if a.Intra == plan.IntraTree {
+					c = (1 + 0.05*float64(a.Radix%5)) * 1e-6
+				}
+				return c * (1 + 0.2*float64((n*7919)%13)/13)
+			}
+			var now [2]float64
+			// call makes call n on learner i through Next and Record.
+			call := func(i, n int) {
+				ks := ts[i].State(k)
+				a, timed := ks.Next()
+				entry, exit := now[i], now[i]+cost(n, a)
+				now[i] = exit
+				if !timed {
+					entry, exit = 0, 0
+				}
+				if ks.Record(a, entry, exit) {
+					if err := commitLocal(ts[i]); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			blocks, blockCalls, warms := 0, 0, 0
+			warmed := false
+			for n := 0; n < 6000; {
+				a, m := ts[1].State(k).Block()
+				switch {
+				case m == 0:
+					call(0, n)
+					call(1, n)
+					n++
+				case tc.warm && m == cb && !warmed:
+					for i := range ts {
+						ks := ts[i].State(k)
+						a, _ := ks.Next()
+						now[i] += cost(n, a)
+						ks.Warm(a)
+					}
+					n++
+					warms++
+					warmed = true
+					if b, m := ts[1].State(k).Block(); m != cb || b != a {
+						t.Fatalf("call %d: after a warm-up call of %v the block is %d calls of %v, want %d of it", n, a, m, b, cb)
+					}
+				default:
+					warmed = false
+					if cut > 0 {
+						m = min(m, cut)
+					}
+					entry := now[1]
+					for j := range m {
+						call(0, n+j)
+						now[1] += cost(n+j, a)
+					}
+					if ts[1].State(k).RecordBlock(a, entry, now[1], m) {
+						if err := commitLocal(ts[1]); err != nil {
+							t.Fatal(err)
+						}
+					}
+					n += m
+					blocks++
+					blockCalls += m
+					if cut > 0 { // the block's next call goes call by call
+						call(0, n)
+						call(1, n)
+						n++
+					}
+				}
+				if fa, fb := ts[0].Fingerprint(), ts[1].Fingerprint(); fa != fb {
+					t.Fatalf("call %d (%d blocks so far): learners differ: fingerprints %#x and %#x", n, blocks, fa, fb)
+				}
+			}
+			ia, _ := ts[0].Info(k)
+			ib, _ := ts[1].Info(k)
+			if !reflect.DeepEqual(ia, ib) {
+				t.Errorf("learners differ:\n call by call %+v\n in blocks    %+v", ia, ib)
+			}
+			if blocks == 0 || !ia.Confirmed {
+				t.Fatalf("%d blocks, confirmed %v: the test saw no block", blocks, ia.Confirmed)
+			}
+			t.Logf("%d blocks of %d calls in all, %d warm-up calls; %v, %s, %d episodes", blocks, blockCalls, warms, ia.Arm, ia.State, ia.Episodes)
 		})
 	}
 }

@@ -69,7 +69,11 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	c.mark(tpEnter)
 	c.settleClear()
 	if c.fz.foreign && c.fz.f.Pending() {
-		c.takeBack() // calls libdpml.so ran in C since the last one here
+		// Calls libdpml.so ran in C since the last one here.
+		if err := c.takeBack(); err != nil {
+			c.failed(err)
+			return err
+		}
 	}
 	kind := mpi.KindOf[T]()
 	if c.check {
@@ -113,13 +117,19 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if c.verbose > 0 {
 		c.report(pp.p)
 	}
+	cRunsTuned := false // a tuned call of libdpml.so of a plan its C layer runs once cleared
+	warm := false       // the call before a confirmation block the C layer runs (warmBlock)
+	if c.fz.foreign {
+		cRunsTuned = tuned && c.cRunsCall(&pp.p, kind, op)
+		if cRunsTuned && c.warmBlock(ks, arm) {
+			warm, timed = true, false
+		}
+	}
 	var t0, trip int64
 	if timed {
 		t0 = c.now()
 	}
-	cRunsTuned := false // a tuned call of libdpml.so of a plan its C layer runs once cleared
 	if c.fz.foreign {
-		cRunsTuned = tuned && c.cRunsCall(&pp.p, kind, op)
 		ret, after := c.fz.f.TakeReturn(), c.fz.afterExec
 		c.fz.afterExec = 0
 		if ce := c.fz.f.TakeEntry(); ce != 0 && timed {
@@ -151,14 +161,18 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		if timed {
 			t1 = c.now()
 		}
-		err = c.observe(ks, arm, t0, t1, trip)
+		if warm {
+			ks.Warm(arm)
+		} else {
+			err = c.observe(ks, arm, t0, t1, trip)
+		}
 	}
 	if err != nil {
 		c.failed(err)
 		return err
 	}
 	if c.fz.foreign {
-		c.grantFused(pp, kind, op, len(send), untuned, tuned)
+		c.grantFused(pp, kind, op, len(send), untuned, tuned, arm)
 	} else {
 		c.clearGo(pp, kern, kind, op, len(send), untuned, tuned)
 	}

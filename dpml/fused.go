@@ -5,6 +5,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/dpml/internal/fused"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/plan"
@@ -78,9 +79,15 @@ type fusedView struct {
 	f     *fused.State
 	trees [maxRadix + 1]*fused.Tree
 	// granted: the drop-in's clearance is for a tuned key, whose learner
-	// takeBack credits.
-	granted bool
-	calls   uint64 // fused calls so far (the drop-in's included at takeBack): tests check the path ran
+	// takeBack credits. block: the clearance is one block of the key's
+	// confirmation, of arm blockArm (costmodel.KeyState.Block), which the
+	// drop-in times and takeBack reports; blockCalls counts such calls
+	// (tests check the path ran).
+	granted    bool
+	block      bool
+	blockArm   costmodel.Arm
+	blockCalls uint64
+	calls      uint64 // fused calls so far (the drop-in's included at takeBack): tests check the path ran
 	// foreign: libdpml.so's C layer holds f (FusedState) and follows its
 	// clearance; only then does a call pay for the C clearance's
 	// bookkeeping (takeBack, the entry stamp, grantFused). Go callers
@@ -341,32 +348,62 @@ func (c *Comm) fusedError(rc int) error {
 
 // takeBack credits the calls the drop-in ran since the engine's last call:
 // the communicator's generation, and the learner's count of the key's
-// calls. Every rank ran the same calls, so the learners stay equal.
-func (c *Comm) takeBack() {
+// calls, or, for a confirmation block, the block's calls with its first
+// entry and last exit (RecordBlock; the commit step runs here when that
+// makes it due). Every rank ran the same calls, so the learners stay
+// equal and every rank takes the commit step on the same call.
+func (c *Comm) takeBack() error {
 	n, gen := c.fz.f.Ran()
 	c.gen = gen
 	c.fz.calls += n
-	if c.fz.granted {
+	commit := false
+	switch {
+	case c.fz.block:
+		entry, exit := c.fz.f.TakeBlock()
+		c.fz.blockCalls += n
+		commit = c.keyMemo.st.RecordBlock(c.fz.blockArm, float64(entry-c.clockOffset)*1e-9,
+			float64(exit-c.clockOffset)*1e-9, int(n))
+	case c.fz.granted:
 		c.keyMemo.st.Skip(int(n))
 	}
 	c.fz.f.TakeRan()
-	c.fz.granted = false
+	c.fz.granted, c.fz.block = false, false
+	if commit {
+		return c.exchange()
+	}
+	return nil
 }
 
 // grantFused sets the drop-in's clearance after a call that ran plan pp
 // (see the comment at the top): none unless the next calls of the same
-// arguments would run the same fused plan and need nothing of the engine.
-// untuned: the plan is fixed for these arguments (no per-call override,
-// no tuner deciding); tuned: the tuner chose it.
-func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool) {
+// arguments would run the same fused plan and need nothing of the engine
+// but their times at the end. untuned: the plan is fixed for these
+// arguments (no per-call override, no tuner deciding); tuned: the tuner
+// chose it, arm.
+//
+// A confirmation block (costmodel.KeyState.Block) of the arm that just
+// ran is cleared too, timed: the drop-in stamps its first entry and its
+// last exit, and the block is then priced as the C program will run the
+// arm once settled. Through Go every call of the block paid the trip in
+// and out, which the engine estimated and subtracted (blockTrip); on the
+// device the 4-byte key's blocks still read 1.2-1.7 us for a tree the C
+// layer ran in 1.1, so radixes 5-10% apart were told apart by noise
+// (bench/results/2026-11-24-h100x1-16core-s16, r11).
+func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, arm costmodel.Arm) {
 	f := c.fz.f
 	f.Revoke()
-	c.fz.granted = false
+	c.fz.granted, c.fz.block = false, false
 	native := pp.p.Variant == Native
 	if !native && !c.cRuns(&pp.p, kind, op) {
 		return
 	}
 	grant := c.clearCalls(untuned, tuned)
+	block := false
+	if grant <= 0 && tuned && !c.mustSee() {
+		if a, n := c.keyMemo.st.Block(); n > 0 && a == arm {
+			grant, block = n, true
+		}
+	}
 	if grant <= 0 {
 		return
 	}
@@ -377,8 +414,8 @@ func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, unt
 			return
 		}
 	}
-	c.fz.granted = tuned
-	f.Grant(int64(min(grant, maxGrant)), t, count, int(kind), int(op), c.gen)
+	c.fz.granted, c.fz.block, c.fz.blockArm = tuned, block, arm
+	f.Grant(int64(min(grant, maxGrant)), t, count, int(kind), int(op), c.gen, block)
 }
 
 // clearCalls is how many of the next calls of the same arguments a
@@ -387,7 +424,7 @@ func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, unt
 // neither timed nor seen); for a fixed plan, all of them; none while the
 // engine must see every call (DPML_CHECK, DPML_VERBOSE=2, phase timing).
 func (c *Comm) clearCalls(untuned, tuned bool) int {
-	if c.check || c.verbose >= 2 || c.timing {
+	if c.mustSee() {
 		return 0
 	}
 	switch {
@@ -398,6 +435,24 @@ func (c *Comm) clearCalls(untuned, tuned bool) int {
 	}
 	return 0
 }
+
+// warmBlock reports whether this call of arm, which libdpml.so's C layer
+// runs itself once cleared, would be the first of a confirmation block:
+// the engine then makes it a warm-up call (KeyState.Warm) and clears the
+// whole block for the C layer after it (grantFused), so that no call of
+// the block pays the trip into Go. The same on every rank (the learner's
+// replicated state and the call's arguments).
+func (c *Comm) warmBlock(ks costmodel.KeyState, arm costmodel.Arm) bool {
+	if c.mustSee() {
+		return false
+	}
+	a, n := ks.Block()
+	return n > 0 && n == c.tuner.Config().ConfirmBlock && a == arm
+}
+
+// mustSee reports whether the engine must see every call: DPML_CHECK,
+// DPML_VERBOSE=2, phase timing.
+func (c *Comm) mustSee() bool { return c.check || c.verbose >= 2 || c.timing }
 
 // transition is the two cgo transitions a call made by libdpml.so's C
 // layer pays to run in Go, into Go and back, estimated as twice the one

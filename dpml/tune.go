@@ -117,6 +117,9 @@ func (c *Comm) setupTuner() error {
 	if cfg.SamplesPerArm, err = config.Int(config.TunerSamples); err != nil {
 		return err
 	}
+	if cfg.ConfirmCalls, err = config.Int(config.TunerConfirm); err != nil {
+		return err
+	}
 	_, defSeg := c.defaultPlan(0)
 	cfg.SegmentBytes = min(c.segBudget, defSeg)
 	cfg.CMA = c.cma // arms with cross-memory attach where the kernel permits it
@@ -333,6 +336,14 @@ func (c *Comm) observe(ks costmodel.KeyState, arm costmodel.Arm, entry, exit, tr
 	if !ks.RecordTrip(arm, float64(entry)*1e-9, float64(exit)*1e-9, float64(trip)*1e-9) {
 		return nil
 	}
+	return c.exchange()
+}
+
+// exchange is the tuner's commit step: the buffered samples' times
+// max-allreduced (and the second exchange its cost rule needs), then
+// Commit. Collective over c.world: every rank's learner asks for it on
+// the same call.
+func (c *Comm) exchange() error {
 	c.tuner.NoteOverhead(float64(c.tunOvh) * 1e-9)
 	t0 := nanotime()
 	buf := c.tuner.Pending()

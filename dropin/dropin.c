@@ -23,6 +23,8 @@ const char *const dpml_reason_words[DPML_NREASONS] = {"routed", "nested", "not-i
 uint64_t dpml_comms_setup, dpml_comms_released;
 // Routed calls the C layer ran itself, on the engine's clearance (fused.h).
 uint64_t dpml_fused_calls;
+// Of those, the calls of the learner's confirmation blocks (timed).
+uint64_t dpml_block_calls;
 
 void dpml_note_released(void) { __atomic_fetch_add(&dpml_comms_released, 1, __ATOMIC_RELAXED); }
 
@@ -317,6 +319,13 @@ static int delete_state(MPI_Comm comm, int kv, void *val, void *extra) {
 // ---------------------------------------------------------------------------
 // MPI_Allreduce.
 
+// mono_ns is CLOCK_MONOTONIC in ns: the clock the engine's nanotime reads.
+static inline int64_t mono_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 // fused_nodes runs a cleared call on several nodes as the engine's runFused
 // does in Go: the tree's first half, the root's allreduce of the node's
 // result on the leader communicator (in place, with the caller's datatype
@@ -477,13 +486,26 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 		// protocol in C, no Go. Every rank takes this branch on the same
 		// calls: the clearance is computed alike on all.
 		__atomic_fetch_add(&dpml_fused_calls, 1, __ATOMIC_RELAXED);
+		// A timed clearance is a block of the learner's confirmation
+		// (fused.h): its first entry and last exit, nothing between.
+		int timed = F->timed;
+		if (timed) {
+			__atomic_fetch_add(&dpml_block_calls, 1, __ATOMIC_RELAXED);
+			if (F->ran == 0) F->blk_entry_ns = mono_ns();
+		}
 		if (F->native) {
 			// The plan is the MPI library's own allreduce: on comm, as
 			// every rank calls it on the same call (the engine's private
-			// duplicate would serve no purpose here).
+			// duplicate would serve no purpose here). A block's last
+			// call keeps the lock until its exit is stamped.
 			F->ran++, F->budget--;
-			pthread_mutex_unlock(&s->mu);
+			int last = timed && F->budget == 0;
+			if (!last) pthread_mutex_unlock(&s->mu);
 			int nrc = PMPI_Allreduce(send != NULL ? send : MPI_IN_PLACE, recvbuf, count, dt, op, comm);
+			if (last) {
+				F->blk_exit_ns = mono_ns();
+				pthread_mutex_unlock(&s->mu);
+			}
 			free(tmp);
 			return nrc;
 		}
@@ -492,6 +514,7 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 				       : dpml_fused_call(F, F->tree, send, recvbuf, count, d->kind, o, g);
 		if (frc == DPML_FUSED_OK) {
 			F->gen = g, F->ran++, F->budget--;
+			if (timed && F->budget == 0) F->blk_exit_ns = mono_ns();
 			pthread_mutex_unlock(&s->mu);
 			free(tmp);
 			return MPI_SUCCESS;
@@ -508,9 +531,7 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 		// For the learner: the call's cost through Go includes the two
 		// cgo transitions, which a call run here does not pay (dpml's
 		// transition and trip).
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		F->c_entry_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+		F->c_entry_ns = mono_ns();
 	}
 	dpml_depth++;
 	TC_SET(0, tc0);
@@ -518,10 +539,8 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 	int rc = dpmlGoAllreduce(s->id, send, recvbuf, count, d->kind, o);
 	if (F != NULL) {
 		// The way back out of Go, for the learner's confirmation
-		// blocks (dpml's blockTrip).
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		F->c_return_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+		// blocks that run through Go (dpml's blockTrip).
+		F->c_return_ns = mono_ns();
 	}
 	TC_SET(2, TC_NOW());
 	dpml_depth--;

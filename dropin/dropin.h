@@ -42,6 +42,7 @@ extern const char *const dpml_reason_words[DPML_NREASONS];
 extern uint64_t dpml_counts[DPML_NREASONS];
 extern uint64_t dpml_comms_setup, dpml_comms_released;
 extern uint64_t dpml_fused_calls; // routed calls the C layer ran itself (fused.h)
+extern uint64_t dpml_block_calls; // of those, calls of the learner's timed blocks
 void dpml_note_released(void);
 
 // The allreduce entry shared by the C and Fortran bindings: routes or

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -236,11 +237,11 @@ func failures(out string) []string {
 // counters is one rank's summary line printed at MPI_Finalize under
 // DPML_VERBOSE=1.
 type counters struct {
-	routed, passed, setup, released, fused int
-	reasons                                map[string]int
+	routed, passed, setup, released, fused, blocks int
+	reasons                                        map[string]int
 }
 
-var summaryRE = regexp.MustCompile(`libdpml: rank (\d+): routed (\d+) passed (\d+) \(([^)]*)\) comms set up (\d+) released (\d+) fused (\d+)`)
+var summaryRE = regexp.MustCompile(`libdpml: rank (\d+): routed (\d+) passed (\d+) \(([^)]*)\) comms set up (\d+) released (\d+) fused (\d+) blocks (\d+)`)
 
 func summaries(t *testing.T, stderr string) map[int]counters {
 	t.Helper()
@@ -253,7 +254,7 @@ func summaries(t *testing.T, stderr string) map[int]counters {
 			}
 			return n
 		}
-		c := counters{routed: atoi(s[2]), passed: atoi(s[3]), setup: atoi(s[5]), released: atoi(s[6]), fused: atoi(s[7]), reasons: map[string]int{}}
+		c := counters{routed: atoi(s[2]), passed: atoi(s[3]), setup: atoi(s[5]), released: atoi(s[6]), fused: atoi(s[7]), blocks: atoi(s[8]), reasons: map[string]int{}}
 		f := strings.Fields(s[4])
 		for i := 0; i+1 < len(f); i += 2 {
 			c.reasons[f[i]] = atoi(f[i+1])
@@ -276,6 +277,13 @@ func compare(t *testing.T, env []string, minRouted int, prog string, args ...str
 
 // compareOn is compare on the fake nodes of ppn.
 func compareOn(t *testing.T, ppn string, env []string, minRouted int, prog string, args ...string) map[int]counters {
+	t.Helper()
+	m, _ := compareRun(t, ppn, env, minRouted, prog, args...)
+	return m
+}
+
+// compareRun is compareOn, also returning the run with the library.
+func compareRun(t *testing.T, ppn string, env []string, minRouted int, prog string, args ...string) (map[int]counters, result) {
 	t.Helper()
 	native := dpmlrunPPN(t, ppn, false, env, prog, args...)
 	pre := dpmlrunPPN(t, ppn, true, env, prog, args...)
@@ -321,7 +329,7 @@ func compareOn(t *testing.T, ppn string, env []string, minRouted int, prog strin
 		}
 	}
 	t.Logf("rank 0 counters: %+v", m[0])
-	return m
+	return m, pre
 }
 
 func firstDiff(a, b []string) string {
@@ -366,12 +374,15 @@ func TestC(t *testing.T) {
 // root's inter-node allreduce itself. Each call's inputs are new (the
 // program's ranks count on from call to call), so a stale or a partial
 // result fails. With the tuner (auto) the results must be right whatever
-// it chose.
+// it chose, and its confirmation's blocks run in the C layer and reach the
+// learner as real durations.
 //
 // Mutation checks: the C layer copying its own input for a cleared call
 // instead of running it made the run with the library fail ("wrong
 // elements"), and so did the root skipping its inter-node allreduce on two
-// nodes (ppn=2,2); without the clearance the counter check fails.
+// nodes (ppn=2,2); without the clearance the counter check fails, and
+// without the confirmation blocks' clearance (grantFused) the blocks'; the
+// C layer not stamping a block's exit fails the full samples' check.
 func TestRepeat(t *testing.T) {
 	setup(t)
 	const repeats, fusedCases, cases = 1500, 5, 6
@@ -385,8 +396,51 @@ func TestRepeat(t *testing.T) {
 					t.Errorf("rank %d ran %d of %d routed calls in the C layer, want %d", rank, c.fused, c.routed, want)
 				}
 			}
-			m = compareOn(t, ppn, nil, cases*repeats, work.progs["allreduce"], "-o", outDir, "repeat=1500")
-			t.Logf("tuned: rank 0 ran %d of %d routed calls in the C layer", m[0].fused, m[0].routed)
+			// Tuned, with the scheduled confirmation early enough to run:
+			// its blocks run in C, timed (dpml/fused.go, grantFused).
+			var pre result
+			m, pre = compareRun(t, ppn, []string{"DPML_TUNER_CONFIRM=100"}, cases*repeats, work.progs["allreduce"], "-o", outDir, "repeat=1500")
+			for rank, c := range m {
+				if c.blocks == 0 || c.blocks != m[0].blocks || c.blocks > c.fused {
+					t.Errorf("rank %d ran %d calls of confirmation blocks in the C layer (rank 0: %d; fused calls %d), want > 0, equal on all ranks", rank, c.blocks, m[0].blocks, c.fused)
+				}
+			}
+			// The blocks' times reached the learner: every arm's estimate
+			// in the tuner's table (DPML_VERBOSE=1) is a real duration,
+			// whatever its size, and some key the C folds serve (not the
+			// complex product) has a tree arm with a confirmation's 8
+			// samples, which only the C layer's blocks give it there (a
+			// block timed wrong is no sample: costmodel drops negative
+			// costs).
+			full, key := 0, ""
+			for _, l := range strings.Split(pre.stderr, "\n") {
+				if f := strings.Fields(l); len(f) > 2 && f[0] == "dpml:" && f[2] == "|" {
+					key = f[1]
+				}
+				_, m, ok := strings.Cut(l, "measured: ")
+				if !ok {
+					continue
+				}
+				// "dpml l=1 k=1 tree r=4=14.03/8; native=16.58/8;"
+				for _, item := range strings.Split(m, ";") {
+					i := strings.LastIndex(item, "=")
+					if i < 0 {
+						continue
+					}
+					arm, est := strings.TrimSpace(item[:i]), item[i+1:]
+					v, n, _ := strings.Cut(est, "/")
+					if x, err := strconv.ParseFloat(v, 64); err != nil || !(x > 0) || math.IsInf(x, 0) {
+						t.Errorf("key %s: the tuner's estimate of %s is %s us (%s samples), want a positive duration", key, arm, v, n)
+					}
+					if n == "8" && strings.Contains(arm, "tree") && !strings.HasPrefix(key, "complex/") {
+						full++
+					}
+				}
+			}
+			if full == 0 {
+				t.Errorf("no tree arm the C layer runs has a confirmation's 8 samples in the tuner's tables:\n%s", pre.stderr)
+			}
+			t.Logf("tuned: rank 0 ran %d of %d routed calls in the C layer, %d of them in confirmation blocks", m[0].fused, m[0].routed, m[0].blocks)
 		})
 	}
 }

@@ -294,8 +294,9 @@ func dpmlGoFinalize() {
 }
 
 // summary is the counters line printed at MPI_Finalize under DPML_VERBOSE:
-// "routed N passed M (reason n, ...) comms set up S released R fused F",
-// F of the N routed calls run by the C layer without entering Go.
+// "routed N passed M (reason n, ...) comms set up S released R fused F
+// blocks B", F of the N routed calls run by the C layer without entering
+// Go, B of those the calls of the tuner's confirmation blocks (timed).
 func summary() string {
 	var passed uint64
 	s := ""
@@ -306,8 +307,9 @@ func summary() string {
 			s += fmt.Sprintf(" %s %d", reasonName(i), n)
 		}
 	}
-	return fmt.Sprintf("routed %d passed %d (%s ) comms set up %d released %d fused %d",
-		uint64(C.dpml_counts[0]), passed, s, uint64(C.dpml_comms_setup), uint64(C.dpml_comms_released), uint64(C.dpml_fused_calls))
+	return fmt.Sprintf("routed %d passed %d (%s ) comms set up %d released %d fused %d blocks %d",
+		uint64(C.dpml_counts[0]), passed, s, uint64(C.dpml_comms_setup), uint64(C.dpml_comms_released), uint64(C.dpml_fused_calls),
+		uint64(C.dpml_block_calls))
 }
 
 func worldRank() int {

@@ -154,19 +154,35 @@ func (s *State) Failure() Failure {
 
 // Grant is the drop-in's clearance (fused.h): the next n calls of exactly
 // (count, kind, op) may run tree t at generations gen+1, gen+2, ..., or,
-// with t nil, the MPI library's allreduce.
-func (s *State) Grant(n int64, t *Tree, count, kind, op int, gen uint64) {
+// with t nil, the MPI library's allreduce. timed: the calls are one block
+// of the learner's confirmation, whose first entry and last exit the
+// drop-in stamps (TakeBlock).
+func (s *State) Grant(n int64, t *Tree, count, kind, op int, gen uint64, timed bool) {
 	f := s.f
 	f.tree, f.native = nil, 1
 	if t != nil {
 		f.tree, f.native = t.t, 0
 	}
 	f.count, f.kind, f.op, f.gen = C.int(count), C.int(kind), C.int(op), C.uint64_t(gen)
+	f.timed, f.blk_entry_ns, f.blk_exit_ns = 0, 0, 0
+	if timed {
+		f.timed = 1
+	}
 	f.budget = C.int64_t(n)
 }
 
+// TakeBlock returns the drop-in's stamps of a timed clearance
+// (CLOCK_MONOTONIC, ns: its first call's entry, its last call's exit; 0
+// where it did not get there) and clears them.
+func (s *State) TakeBlock() (entry, exit int64) {
+	f := s.f
+	entry, exit = int64(f.blk_entry_ns), int64(f.blk_exit_ns)
+	f.blk_entry_ns, f.blk_exit_ns = 0, 0
+	return entry, exit
+}
+
 // Revoke ends the clearance.
-func (s *State) Revoke() { s.f.budget = 0 }
+func (s *State) Revoke() { s.f.budget, s.f.timed = 0, 0 }
 
 // Ran returns the calls the drop-in ran since the last TakeRan and the
 // generation after them.
@@ -192,4 +208,4 @@ func (s *State) TakeReturn() int64 {
 func (s *State) Pending() bool { return s.f.ran != 0 }
 
 // TakeRan zeroes the count of calls the drop-in ran and ends the clearance.
-func (s *State) TakeRan() { s.f.ran, s.f.budget = 0, 0 }
+func (s *State) TakeRan() { s.f.ran, s.f.budget, s.f.timed = 0, 0, 0 }

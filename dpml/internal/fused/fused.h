@@ -82,6 +82,15 @@ typedef struct dpml_fused {
 	// none). See dpml's blockTrip.
 	int64_t c_return_ns;
 
+	// timed: the clearance is one block of the learner's confirmation
+	// (costmodel.KeyState.Block): the drop-in stamps CLOCK_MONOTONIC (ns)
+	// before its first call runs (blk_entry_ns, when ran is 0) and after
+	// its last has run (blk_exit_ns, when the budget is spent), and the
+	// engine reports the block at its next call. A block is timed as the
+	// C layer runs its calls once the key settles: no trip into Go.
+	int timed;
+	int64_t blk_entry_ns, blk_exit_ns;
+
 	// The failed wait of the last call that returned an error.
 	int fail_step; // 1: children, 2: the result, 3: the inter-node step
 	int fail_index; // the child's local rank, the MPI error code (step 3), or 0
