@@ -229,8 +229,7 @@
 // blocks). For libdpml.so's C callers a block's span also holds the
 // trips into Go of its later calls, which a tree the C layer runs
 // itself will not pay once the key settles: the engine reports each
-// call's way in and the previous call's way out (KeyState.RecordTrip;
-// dpml's blockTrip) and the block subtracts them (on
+// call's way in (KeyState.RecordTrip) and the block subtracts them (on
 // the device, before this, the confirmations' blocks priced the copies,
 // which pay the trip in production too, 4-18% below the tree radix 4 at
 // 1 KiB, and 3 runs of 4 settled on them, 22-40% slower back to back;
@@ -247,7 +246,8 @@
 // the call before the block runs in Go as a warm-up, and the C layer runs
 // the block's calls and stamps its first entry and last exit, so no call
 // of a block pays the trip into Go, which the subtraction above only
-// estimated (dpml/fused.go, grantFused). The confirmation costs about
+// estimated (dpml/fused.go, grantFused); only a block another call cuts
+// short goes on through Go with the subtraction. The confirmation costs about
 // ConfirmBlock times the calls of the first exploration, once per key.
 //
 // # The cost of exploring

@@ -130,20 +130,16 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		t0 = c.now()
 	}
 	if c.fz.foreign {
-		ret, after := c.fz.f.TakeReturn(), c.fz.afterExec
-		c.fz.afterExec = 0
 		if ce := c.fz.f.TakeEntry(); ce != 0 && timed {
 			shift, ovh := c.trip(&pp.p, kind, op, ce)
 			t0 -= shift
 			c.tunOvh += ovh
 			trip = ovh
 		} else if ce != 0 && cRunsTuned {
-			// An untimed call inside a confirmation block: the
+			// An untimed call inside a confirmation block the C
+			// layer left to Go (cut short by another call): the
 			// block's span holds this trip (KeyState.RecordTrip).
 			trip = c.transition(ce)
-		}
-		if trip != 0 && cRunsTuned {
-			trip = blockTrip(trip, ret, after)
 		}
 	}
 	c.mark(tpPlan)
@@ -152,9 +148,6 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	err = execute(c, pp, send, recv, op, kern)
 	if testHookPlanCost != nil && err == nil {
 		time.Sleep(testHookPlanCost(&pp.p))
-	}
-	if cRunsTuned {
-		c.fz.afterExec = nanotime()
 	}
 	if err == nil && tuned {
 		var t1 int64 // 0 and 0 when untimed: the tuner keeps no time
@@ -232,13 +225,16 @@ func (c *Comm) report(p Plan) {
 	for b := p.Count * p.ElemSize; b > 1; b >>= 1 {
 		class++
 	}
-	key := fmt.Sprintf("%d/%v/%d/%d/%v/%d/%d/%v", class, p.Variant, p.Leaders, p.Pipeline, p.Intra, p.Radix, p.Segments, p.Offload)
+	// A struct, not a formatted string: every call of a Go-routed plan
+	// comes here under DPML_VERBOSE=1, which the device's benchmarks set
+	// for the tuner's tables, and a string cost an allocation per call.
+	key := reportKey{class, p.Variant, p.Leaders, p.Pipeline, p.Intra, p.Radix, p.Segments, p.Offload}
 	if c.verbose < 2 {
 		if c.reported[key] {
 			return
 		}
 		if c.reported == nil {
-			c.reported = map[string]bool{}
+			c.reported = map[reportKey]bool{}
 		}
 		if len(c.reported) == maxReported {
 			fmt.Fprintf(os.Stderr, "dpml: %d plans printed; DPML_VERBOSE=2 prints every call's\n", maxReported)
@@ -254,6 +250,17 @@ func (c *Comm) report(p Plan) {
 			fmt.Fprintf(os.Stderr, "reduction tree %d of node 0 (local ranks, children indented):\n%s", j, c.treeFor(p.Radix, j).tree.String())
 		}
 	}
+}
+
+// reportKey is what report prints a plan once for: its size class and
+// shape.
+type reportKey struct {
+	class             int
+	variant           Variant
+	leaders, pipeline int
+	intra             Intra
+	radix, segments   int
+	offload           plan.Offload
 }
 
 // maxReported bounds DPML_VERBOSE=1's plan printing.

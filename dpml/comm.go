@@ -113,7 +113,7 @@ type inFlight struct {
 	lastTuned bool
 	timing    bool
 	times     PhaseTimes
-	reported  map[string]bool // DPML_VERBOSE: plans printed, per size class
+	reported  map[reportKey]bool // DPML_VERBOSE: plans printed, per size class
 	// watch marks the blocking MPI step in progress for the watchdog
 	// (watchdog.go), which aborts the job when one outlasts watchTimeout.
 	watch        watch

@@ -97,32 +97,6 @@ type fusedView struct {
 	// clearedCalls counts the calls it served (tests check the path ran).
 	clear        goClearance
 	clearedCalls uint64
-	// afterExec: this process's CLOCK_MONOTONIC (ns) when the last call
-	// routed through Go by libdpml.so, of a plan the C layer runs itself,
-	// had run (0: none); blockTrip.
-	afterExec int64
-}
-
-// maxPost bounds a plausible way back out of the engine (blockTrip): the
-// tuner's commit step, when it falls there, takes tens of us.
-const maxPost = 1_000_000 // ns
-
-// blockTrip is what a call of libdpml.so routed through Go pays, of a
-// plan whose settled calls the C layer will run without Go, beyond what
-// it will pay then, within a confirmation block's span
-// (KeyState.RecordTrip): its own way in (pre: the drop-in's entry stamp
-// to the plan's run, the engine's planning included) and the previous
-// call's way out (from that call's run, through the tuner's record and
-// the clearance, to the drop-in's return stamp: ret - afterExec). An
-// implausible reading counts nothing.
-func blockTrip(pre, ret, afterExec int64) int64 {
-	if ret == 0 || afterExec == 0 {
-		return pre
-	}
-	if post := ret - afterExec; post > 0 && post < maxPost {
-		return pre + post
-	}
-	return pre
 }
 
 // goClearance is the drop-in's clearance (see the top of this file) kept
@@ -385,10 +359,12 @@ func (c *Comm) takeBack() error {
 // ran is cleared too, timed: the drop-in stamps its first entry and its
 // last exit, and the block is then priced as the C program will run the
 // arm once settled. Through Go every call of the block paid the trip in
-// and out, which the engine estimated and subtracted (blockTrip); on the
-// device the 4-byte key's blocks still read 1.2-1.7 us for a tree the C
-// layer ran in 1.1, so radixes 5-10% apart were told apart by noise
-// (bench/results/2026-11-24-h100x1-16core-s16, r11).
+// and out, which the engine estimated and subtracted; on the device the
+// 4-byte key's blocks still read 1.2-1.7 us for a tree the C layer ran in
+// 1.1, so radixes 5-10% apart were told apart by noise
+// (bench/results/2026-11-24-h100x1-16core-s16, r11), and auto ran 8-22%
+// behind the best fixed tree at 4-64 B, 0-4% with the blocks in C
+// (bench/results/2026-11-24-h100x1-16core-s17, r1).
 func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, arm costmodel.Arm) {
 	f := c.fz.f
 	f.Revoke()

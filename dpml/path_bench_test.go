@@ -2,6 +2,9 @@ package dpml
 
 import (
 	"fmt"
+	"io"
+	"os"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -146,5 +149,44 @@ func TestTransitionCost(t *testing.T) {
 		if lo := 4 * us; tc.tuner && (ovh < lo || ovh > lo+2*maxTransition) || !tc.tuner && ovh != 0 {
 			t.Errorf("%s: %d ns of tuner overhead, want %v", tc.name, ovh, tc.tuner)
 		}
+	}
+}
+
+// TestReportOnce: DPML_VERBOSE=1 prints a plan once per size class and
+// shape, whatever the call's count inside the class (report keeps a
+// struct key, not a string, since every Go-routed call comes to it).
+// Mutation check: a key without the size class prints one plan and the
+// test fails.
+func TestReportOnce(t *testing.T) {
+	c, done := stubNodeComm(t, 2)
+	defer done()
+	c.verbose = 1
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := os.Stderr
+	os.Stderr = w
+	for _, n := range []int{1, 1, 2, 3, 128, 100, 1} {
+		pp, err := c.planFor(n, 8, Override{Variant: DPML, Intra: IntraShm, Leaders: 1})
+		if err != nil {
+			os.Stderr = stderr
+			t.Fatal(err)
+		}
+		c.report(pp.p)
+	}
+	os.Stderr = stderr
+	w.Close()
+	out, _ := io.ReadAll(r)
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "dpml: ") {
+			lines = append(lines, l)
+		}
+	}
+	// Size classes: 8 B (1), 16 B (2), 24 B (3, class of 16), 1 KiB (128),
+	// 800 B (100, class of 512).
+	if len(lines) != 4 {
+		t.Errorf("printed %d plans, want 4 (one per size class):\n%s", len(lines), out)
 	}
 }

@@ -144,27 +144,3 @@ func TestTunerTreeBytes(t *testing.T) {
 		}
 	}
 }
-
-// TestBlockTrip: a confirmation block subtracts, per later call, its way
-// in and the previous call's way out (libdpml.so's return stamp less the
-// engine's clock after the run); a missing or implausible stamp counts
-// only the way in. Mutation check: with blockTrip returning pre alone,
-// the "way out" rows fail.
-func TestBlockTrip(t *testing.T) {
-	for _, tc := range []struct {
-		name            string
-		pre, ret, after int64
-		want            int64
-	}{
-		{"way out", 300, 10_500, 10_000, 800},
-		{"way out with a commit", 300, 40_000, 10_000, 30_300},
-		{"no return stamp", 300, 0, 10_000, 300},
-		{"no run before", 300, 10_500, 0, 300},
-		{"return before the run", 300, 9_000, 10_000, 300},
-		{"return too late", 300, 10_000 + maxPost, 10_000, 300},
-	} {
-		if got := blockTrip(tc.pre, tc.ret, tc.after); got != tc.want {
-			t.Errorf("%s: blockTrip(%d, %d, %d) = %d, want %d", tc.name, tc.pre, tc.ret, tc.after, got, tc.want)
-		}
-	}
-}

@@ -537,11 +537,6 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 	TC_SET(0, tc0);
 	TC_SET(1, TC_NOW());
 	int rc = dpmlGoAllreduce(s->id, send, recvbuf, count, d->kind, o);
-	if (F != NULL) {
-		// The way back out of Go, for the learner's confirmation
-		// blocks that run through Go (dpml's blockTrip).
-		F->c_return_ns = mono_ns();
-	}
 	TC_SET(2, TC_NOW());
 	dpml_depth--;
 	pthread_mutex_unlock(&s->mu);

@@ -196,14 +196,6 @@ func (s *State) TakeEntry() int64 {
 	return e
 }
 
-// TakeReturn returns and clears the drop-in's clock (CLOCK_MONOTONIC, ns)
-// when the last call it routed through Go returned to it, 0 if none.
-func (s *State) TakeReturn() int64 {
-	r := int64(s.f.c_return_ns)
-	s.f.c_return_ns = 0
-	return r
-}
-
 // Pending reports whether the drop-in ran calls since the last TakeRan.
 func (s *State) Pending() bool { return s.f.ran != 0 }
 

@@ -77,10 +77,6 @@ typedef struct dpml_fused {
 	// routes through Go; the engine takes it (0: none). See dpml's
 	// trip and transition.
 	int64_t c_entry_ns;
-	// The drop-in's CLOCK_MONOTONIC (ns) when the call it routed through
-	// Go had returned to it; the engine takes it at the next call (0:
-	// none). See dpml's blockTrip.
-	int64_t c_return_ns;
 
 	// timed: the clearance is one block of the learner's confirmation
 	// (costmodel.KeyState.Block): the drop-in stamps CLOCK_MONOTONIC (ns)
