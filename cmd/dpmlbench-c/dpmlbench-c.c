@@ -79,12 +79,13 @@ static struct {
 	double time_s;          // timed duration wanted per (size, variant) point
 	int iters;              // fixed timed calls per point (0: from -time)
 	int min_iters, max_iters, warmup, tune_calls, batches;
+	int run; // barrier, skew: consecutive samples of a point per round
 	int check, percall, progress, quiet, samples;
 	const char *out;        // "" none
 } cfg = {
 	.sizes_flag = "4:64M:x4", .type = "float32", .op = OP_SUM, .variants_flag = "native,auto",
 	.pattern = PAT_B2B, .skew_us = 20, .seed = 1, .time_s = 0.1, .min_iters = 10, .max_iters = 1000,
-	.warmup = 3, .tune_calls = 100, .batches = 10, .percall = 1, .out = "",
+	.warmup = 3, .tune_calls = 100, .batches = 10, .run = 100, .percall = 1, .out = "",
 };
 
 static int rank, nranks;
@@ -809,9 +810,14 @@ static void round_order(int *order, int np, int j) {
 }
 
 // time_all runs the timed calls of one size's points round by round: round
-// j runs sample j of every point, in round_order's order for j, so no
-// variant always follows the same one and drift of the machine touches all
-// alike. Every rank makes the same calls (the counts were broadcast).
+// j runs sample j of every point (b2b: a batch), or under barrier and skew
+// the next -run samples (calls) of every point, in round_order's order for
+// j, so no variant always follows the same one and drift of the machine
+// touches all alike. A program runs one plan for many calls: switching
+// plans on every call (-run 1) sends every call of libdpml.so through its
+// Go engine (DPMLX_Set_plan ends the C layer's clearance), which the
+// program never pays. Every rank makes the same calls (the counts were
+// broadcast).
 static void time_all(point *pts, int np) {
 	int most = 0;
 	for (int i = 0; i < np; i++)
@@ -822,44 +828,47 @@ static void time_all(point *pts, int np) {
 	// (for the tests).
 	const char *tr = getenv("DPMLBENCH_ORDER_TRACE");
 	int trace_order = rank == 0 && tr != NULL && strcmp(tr, "1") == 0;
-	for (int j = 0; j < most; j++) {
-		round_order(order, np, j);
+	int step = cfg.pattern == PAT_B2B ? 1 : cfg.run;
+	for (int j0 = 0; j0 < most; j0 += step) {
+		round_order(order, np, j0 / step);
 		if (trace_order) {
-			fprintf(stderr, "dpmlbench-c: order %ld %d:", pts[0].count, j);
+			fprintf(stderr, "dpmlbench-c: order %ld %d:", pts[0].count, j0 / step);
 			for (int i = 0; i < np; i++) fprintf(stderr, " %d", order[i]);
 			fputc('\n', stderr);
 		}
 		for (int i = 0; i < np; i++) {
-			point *p = &pts[order[i]];
-			if (p->skip || j >= p->n) continue;
-			use_plan(p->v);
-			if (cfg.check) poison(recvbuf, p->count);
-			if (cfg.pattern == PAT_B2B) {
-				MPI_Barrier(MPI_COMM_WORLD);
-				double *pc = p->percall ? p->percall + (size_t)j * (size_t)p->m : NULL;
-				double t0 = now(), prev = t0;
-				if (pc) {
-					for (int c = 0; c < p->m; c++) {
-						call(p);
-						double t = now();
-						pc[c] = t - prev;
-						prev = t;
+			for (int j = j0; j < j0 + step; j++) {
+				point *p = &pts[order[i]];
+				if (p->skip || j >= p->n) break;
+				use_plan(p->v);
+				if (cfg.check) poison(recvbuf, p->count);
+				if (cfg.pattern == PAT_B2B) {
+					MPI_Barrier(MPI_COMM_WORLD);
+					double *pc = p->percall ? p->percall + (size_t)j * (size_t)p->m : NULL;
+					double t0 = now(), prev = t0;
+					if (pc) {
+						for (int c = 0; c < p->m; c++) {
+							call(p);
+							double t = now();
+							pc[c] = t - prev;
+							prev = t;
+						}
+					} else {
+						for (int c = 0; c < p->m; c++) call(p);
+						prev = now();
 					}
+					p->local[j] = (prev - t0) / p->m;
+					if (cfg.check) check_result(p, "last call of batch", j);
 				} else {
-					for (int c = 0; c < p->m; c++) call(p);
-					prev = now();
+					if (cfg.pattern == PAT_BARRIER) MPI_Barrier(MPI_COMM_WORLD);
+					else busy();
+					double t0 = now();
+					call(p);
+					p->local[j] = now() - t0;
+					if (cfg.check) check_result(p, "call", j);
 				}
-				p->local[j] = (prev - t0) / p->m;
-				if (cfg.check) check_result(p, "last call of batch", j);
-			} else {
-				if (cfg.pattern == PAT_BARRIER) MPI_Barrier(MPI_COMM_WORLD);
-				else busy();
-				double t0 = now();
-				call(p);
-				p->local[j] = now() - t0;
-				if (cfg.check) check_result(p, "call", j);
+				if (j == p->n - 1) last_plan(p);
 			}
-			if (j == p->n - 1) last_plan(p);
 		}
 	}
 	free(order);
@@ -1142,6 +1151,7 @@ static int write_json(const char *path, int argc, char **argv, double elapsed, c
 	fputs(",\n    \"elapsed_s\": ", f), jnum(f, elapsed);
 	fputs(",\n    \"client\": \"c\",\n    \"pattern\": ", f), jstr(f, pattern_names[cfg.pattern]);
 	if (cfg.pattern == PAT_SKEW) fputs(",\n    \"skew_us\": ", f), jnum(f, cfg.skew_us);
+	if (cfg.pattern != PAT_B2B) fprintf(f, ",\n    \"run\": %d", cfg.run);
 	if (cfg.pattern == PAT_SKEW) fprintf(f, ",\n    \"seed\": %llu", (unsigned long long)cfg.seed);
 	if (cfg.pattern == PAT_B2B) fprintf(f, ",\n    \"batches\": %d,\n    \"per_call\": %s", cfg.batches, cfg.percall ? "true" : "false");
 	if (dpml_library[0]) fputs(",\n    \"dpml_library\": ", f), jstr(f, dpml_library);
@@ -1288,6 +1298,7 @@ static void usage(FILE *f) {
 		"  -max-iters N       at most N timed calls per point (default 1000)\n"
 		"  -batches N         b2b: the timed calls of a point run in N batches, each a sample (default 10)\n"
 		"  -percall=false     b2b: do not time each call of a batch (one MPI_Wtime per call)\n"
+		"  -run N             barrier, skew: consecutive calls of a variant per round, as a program runs one plan (default 100; 1: switch plans every call)\n"
 		"  -warmup N          warm-up calls per point, barrier before each (default 3)\n"
 		"  -tune-calls N      untimed calls of auto before its warm-up, so the engine's tuner settles (default 100)\n"
 		"  -check             verify results against an independent oracle (see README.md)\n"
@@ -1322,7 +1333,7 @@ static int parse_flags(int argc, char **argv) {
 			continue;
 		}
 		static const char *const known[] = {"sizes", "type", "op", "variants", "pattern", "skew", "seed", "time", "iters",
-			"min-iters", "max-iters", "batches", "warmup", "tune-calls", "out", NULL};
+			"min-iters", "max-iters", "batches", "run", "warmup", "tune-calls", "out", NULL};
 		int ok = 0;
 		for (int k = 0; known[k]; k++) ok |= !strcmp(name, known[k]);
 		if (!ok) return usagef("flag provided but not defined: -%s (see -h)", name);
@@ -1368,6 +1379,7 @@ static int parse_flags(int argc, char **argv) {
 		else if (!strcmp(name, "min-iters")) rc = parse_int(name, val, 1, &cfg.min_iters);
 		else if (!strcmp(name, "max-iters")) rc = parse_int(name, val, 1, &cfg.max_iters);
 		else if (!strcmp(name, "batches")) rc = parse_int(name, val, 1, &cfg.batches);
+		else if (!strcmp(name, "run")) rc = parse_int(name, val, 1, &cfg.run);
 		else if (!strcmp(name, "warmup")) rc = parse_int(name, val, 1, &cfg.warmup);
 		else if (!strcmp(name, "tune-calls")) rc = parse_int(name, val, 0, &cfg.tune_calls);
 		if (rc) return rc;
@@ -1472,6 +1484,7 @@ int main(int argc, char **argv) {
 		free(cl);
 		printf("# %s  %d node(s) x %d ranks (%d ranks), pattern %s", date_buf, nodes, ppn_min, nranks, pattern_names[cfg.pattern]);
 		if (cfg.pattern == PAT_SKEW) printf(" (0..%g us busy compute before each call, seed %llu)", cfg.skew_us, (unsigned long long)cfg.seed);
+		if (cfg.pattern != PAT_B2B) printf(" (%d calls of a variant per round)", cfg.run);
 		if (cfg.pattern == PAT_B2B) printf(" (%d batches per point, avg per call then max over ranks)", cfg.batches);
 		printf("\n# type %s, op %s, check %s, commit %s\n# MPI: %s\n", cfg.type, op_names[cfg.op], cfg.check ? "true" : "false",
 			DPML_COMMIT[0] ? DPML_COMMIT : "-", mpilib);

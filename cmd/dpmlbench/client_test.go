@@ -247,6 +247,9 @@ func checkClientReport(t *testing.T, rep *bench.Report, pattern, typ, op string)
 	if (pattern == bench.PatternSkew) != (m.SkewUS == 5 && m.Seed == 1) || (pattern == bench.PatternB2B) != (m.Batches == 3 && m.PerCall) {
 		t.Errorf("pattern meta: skew %g seed %d batches %d per_call %v", m.SkewUS, m.Seed, m.Batches, m.PerCall)
 	}
+	if (pattern != bench.PatternB2B) != (m.Run == 100) {
+		t.Errorf("pattern meta: run %d, want 100 (the default) under barrier and skew only", m.Run)
+	}
 	if len(m.Variants) != len(clientVariants) || m.Env["LD_PRELOAD"] == "" {
 		t.Errorf("variants %v, env %v", m.Variants, m.Env)
 	}
@@ -386,7 +389,8 @@ func captureStdout(t *testing.T, f func() int) string {
 // order, so the variant listed after native would follow native's batches
 // in most rounds. The client traces rank 0's orders under
 // DPMLBENCH_ORDER_TRACE=1. Mutation: back to the rotation ((i + j) % np)
-// makes native's successor always the same and fails the test.
+// makes native's successor always the same and fails the test. Under
+// barrier and skew a round is -run calls of each variant.
 func TestClientCOrder(t *testing.T) {
 	setupClient(t)
 	r := runClient(t, withLib(), []string{"DPMLBENCH_ORDER_TRACE=1"}, "-sizes", "8", "-variants", "native,auto,dpml:l=1,dpml:l=max",
@@ -423,6 +427,18 @@ func TestClientCOrder(t *testing.T) {
 	}
 	if len(orders) < 4 || len(after) < 2 {
 		t.Errorf("%d distinct orders in 16 rounds, native followed by %d distinct points: the order is not shuffled", len(orders), len(after))
+	}
+
+	// Under barrier (and skew) a round runs -run consecutive calls of each
+	// variant, as a program runs one plan: 16 calls in runs of 4 are 4
+	// rounds. Mutation: one call per round (the step ignored) makes 16.
+	r = runClient(t, withLib(), []string{"DPMLBENCH_ORDER_TRACE=1"}, "-pattern", "barrier", "-run", "4", "-sizes", "8",
+		"-variants", "native,auto,dpml:l=1,dpml:l=max", "-min-iters", "16", "-max-iters", "16", "-tune-calls", "4", "-quiet")
+	if r.code != 0 {
+		t.Fatalf("barrier, -run 4: exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := strings.Count(r.stderr, "dpmlbench-c: order "); n != 4 {
+		t.Errorf("barrier, -run 4: %d traced rounds of 16 calls, want 4:\n%s", n, r.stderr)
 	}
 }
 

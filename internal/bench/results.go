@@ -192,6 +192,10 @@ type Meta struct {
 	Seed    uint64  `json:"seed,omitempty"`     // skew: the delays' seed
 	Batches int     `json:"batches,omitempty"`  // b2b: batches per point (fewer when there are fewer calls)
 	PerCall bool    `json:"per_call,omitempty"` // b2b: single calls were timed too (Result.PerCall)
+	// Run (barrier, skew): consecutive calls of a variant per round, as a
+	// program runs one plan for many calls; 0 in reports older than the
+	// field, which switched plans on every call (the same as 1).
+	Run int `json:"run,omitempty"`
 	// DPMLLibrary is the libdpml.so the C client used: its path and
 	// DPMLX_Library_version; "" when it ran without one (native only).
 	DPMLLibrary string `json:"dpml_library,omitempty"`
