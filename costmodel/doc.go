@@ -247,7 +247,9 @@
 // the block's calls and stamps its first entry and last exit, so no call
 // of a block pays the trip into Go, which the subtraction above only
 // estimated (dpml/fused.go, grantFused); only a block another call cuts
-// short goes on through Go with the subtraction. The confirmation costs about
+// short goes on through Go with the subtraction. A Go program's blocks of
+// those arms run the same way, on the engine's clearance for Go callers,
+// without the engine's per-call work (dpml's clearGo). The confirmation costs about
 // ConfirmBlock times the calls of the first exploration, once per key.
 //
 // # The cost of exploring

@@ -68,6 +68,13 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	}
 	c.mark(tpEnter)
 	c.settleClear()
+	if c.fz.commitDue {
+		c.fz.commitDue = false
+		if err := c.exchange(); err != nil {
+			c.failed(err)
+			return err
+		}
+	}
 	if c.fz.foreign && c.fz.f.Pending() {
 		// Calls libdpml.so ran in C since the last one here.
 		if err := c.takeBack(); err != nil {
@@ -124,6 +131,8 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		if cRunsTuned && c.warmBlock(ks, arm) {
 			warm, timed = true, false
 		}
+	} else if tuned && c.goClears(&pp.p, kind, op) && c.warmBlock(ks, arm) {
+		warm, timed = true, false // the same for a Go caller's clearance (clearGo)
 	}
 	var t0, trip int64
 	if timed {
@@ -167,7 +176,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if c.fz.foreign {
 		c.grantFused(pp, kind, op, len(send), untuned, tuned, arm)
 	} else {
-		c.clearGo(pp, kern, kind, op, len(send), untuned, tuned)
+		c.clearGo(pp, kern, kind, op, len(send), untuned, tuned, arm)
 	}
 	c.markDone()
 	return nil

@@ -15,21 +15,33 @@ import (
 // key (the cleared ones credited at the engine's next call), and every
 // rank ends in the same learner state. Calls of another size or op in
 // between end a clearance; the oracle is a scalar fold of the inputs.
+// With the confirmation brought forward (DPML_TUNER_CONFIRM=100) and the
+// main size alone after the first 100 calls, its blocks of the tree run
+// cleared too and fill the tree arm's samples.
+// Mutations: no block clearance in clearGo fails the block count; the
+// block's exit not read (runCleared) fails the samples' check.
 func TestGoClearance(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		nodes, ppn  int
 		tuner       string
 		wantCleared bool
+		confirm     string // DPML_TUNER_CONFIRM ("": the default)
 	}{
-		{"1x4/auto", 1, 4, "auto", true},
-		{"2x2/auto", 2, 2, "auto", true},
-		{"1x4/static", 1, 4, "static", true},
+		{"1x4/auto", 1, 4, "auto", true, ""},
+		{"2x2/auto", 2, 2, "auto", true, ""},
+		{"1x4/static", 1, 4, "static", true, ""},
+		{"1x4/confirm", 1, 4, "auto", true, "100"},
+		{"2x2/confirm", 2, 2, "auto", true, "100"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mpitest.Run(t, tc.nodes, tc.ppn, func(t *testing.T, w *mpi.Comm) {
 				os.Setenv("DPML_TUNER", tc.tuner)
 				defer os.Unsetenv("DPML_TUNER")
+				if tc.confirm != "" {
+					os.Setenv("DPML_TUNER_CONFIRM", tc.confirm)
+					defer os.Unsetenv("DPML_TUNER_CONFIRM")
+				}
 				// The learner must settle on a plan that can be
 				// cleared whatever this machine's load: every other
 				// plan costs 300 us more per call.
@@ -59,6 +71,9 @@ func TestGoClearance(t *testing.T) {
 				for i := 0; i < calls; i++ {
 					s := main
 					switch {
+					case tc.confirm != "" && i > 100:
+						// Back to back: every block of the
+						// confirmation runs cleared, whole.
 					case i%211 == 0:
 						s = maxOp
 					case i%97 == 0:
@@ -112,7 +127,24 @@ func TestGoClearance(t *testing.T) {
 						}
 					}
 				}
-				t.Logf("%d of %d calls cleared, %d fused", c.fz.clearedCalls, calls, c.fz.calls)
+				if tc.confirm != "" {
+					// The confirmation's blocks of the tree ran cleared
+					// and reached the learner: its arm has the
+					// confirmation's 8 samples (a block timed wrong is
+					// no sample).
+					if c.fz.blockCalls == 0 {
+						t.Errorf("no confirmation block ran cleared")
+					}
+					in, _ := c.Tuner().Info(c.tunerKey(mpi.KindFloat64, mpi.OpSum, 8))
+					full := false
+					for _, m := range in.Measured {
+						full = full || m.Arm.Intra == IntraTree && m.Samples == 8
+					}
+					if !in.Confirmed || !full {
+						t.Errorf("8 x float64: confirmed %v, no tree arm with the confirmation's 8 samples: %+v", in.Confirmed, in.Measured)
+					}
+				}
+				t.Logf("%d of %d calls cleared (%d in confirmation blocks), %d fused", c.fz.clearedCalls, calls, c.fz.blockCalls, c.fz.calls)
 			})
 		})
 	}

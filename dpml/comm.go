@@ -602,7 +602,12 @@ func (c *Comm) LastTunerInfo() (costmodel.Info, bool) {
 	if c == nil || !c.lastTuned || c.tuner == nil {
 		return costmodel.Info{}, false
 	}
-	c.settleClear() // the cleared calls counted
+	if !c.fz.clear.block {
+		// The cleared calls counted. Not a confirmation block's: a rank
+		// that asked would go on call by call and take the block's
+		// commit step on another call than the ranks that did not.
+		c.settleClear()
+	}
 	return c.tuner.Info(c.lastKey)
 }
 

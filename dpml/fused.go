@@ -84,6 +84,7 @@ type fusedView struct {
 	// drop-in times and takeBack reports; blockCalls counts such calls
 	// (tests check the path ran).
 	granted    bool
+	commitDue  bool // the tuner's commit step is due (settleClear)
 	block      bool
 	blockArm   costmodel.Arm
 	blockCalls uint64
@@ -122,6 +123,13 @@ type goClearance struct {
 	// ft: the C view of the plan's tree when the plan is a fused tree on
 	// one node; runCleared then calls it without executePlan's dispatch.
 	ft *fused.Tree
+	// block: the clearance is one block of the key's confirmation, of
+	// arm (costmodel.KeyState.Block), as for libdpml.so's C layer
+	// (grantFused): runCleared reads the clock before its first call
+	// (entry) and after its last (exit), and settleClear reports it.
+	block       bool
+	arm         costmodel.Arm
+	entry, exit int64
 }
 
 // runCleared runs a call the Go clearance covers: the arguments match
@@ -131,6 +139,9 @@ func runCleared[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) (o
 	g := &c.fz.clear
 	if g.n <= 0 || g.count != len(send) || g.op != op || g.kind != mpi.KindOf[T]() || o != (Override{}) {
 		return false, nil
+	}
+	if g.block && g.ran == 0 {
+		g.entry = nanotime()
 	}
 	if g.ft != nil {
 		err = callFused(c, g.ft, send, recv, op)
@@ -143,14 +154,31 @@ func runCleared[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) (o
 	g.n--
 	g.ran++
 	c.fz.clearedCalls++
+	if g.block {
+		c.fz.blockCalls++
+		if g.n == 0 {
+			g.exit = nanotime()
+		}
+	}
 	return true, nil
 }
 
 // settleClear credits the cleared calls run since the engine's last call
-// to the learner and drops the clearance: the engine runs this call.
+// to the learner, or reports the confirmation block they made
+// (RecordBlock), and drops the clearance. When the block makes the
+// commit step due, commitDue says so: the engine's next call takes it
+// (allreduce), not a local query that settles the count (LastTunerInfo).
+// Every rank ran the same cleared calls, so every rank takes the commit
+// step on the same call.
 func (c *Comm) settleClear() {
 	g := &c.fz.clear
-	if g.ran > 0 && g.tuned {
+	switch {
+	case g.ran > 0 && g.block:
+		if c.keyMemo.st.RecordBlock(g.arm, float64(g.entry-c.clockOffset)*1e-9,
+			float64(g.exit-c.clockOffset)*1e-9, int(g.ran)) {
+			c.fz.commitDue = true
+		}
+	case g.ran > 0 && g.tuned:
 		c.keyMemo.st.Skip(int(g.ran))
 	}
 	*g = goClearance{}
@@ -160,23 +188,37 @@ func (c *Comm) settleClear() {
 // plan pp, as grantFused does the drop-in's: none unless the next calls
 // of the same arguments would run the same plan, fused or native, and
 // need nothing of the engine.
-func (c *Comm) clearGo(pp *prepared, kern kernel, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool) {
-	// The fused tree as executePlan runs it (on several nodes too: the
-	// root's inter-node step is runFused's, in Go).
-	if pp.p.Variant != Native && !(c.fusable(&pp.p) && fusedOK[kind][op]) {
+func (c *Comm) clearGo(pp *prepared, kern kernel, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, arm costmodel.Arm) {
+	if !c.goClears(&pp.p, kind, op) {
 		return
 	}
 	n := c.clearCalls(untuned, tuned)
+	block := false
+	if n <= 0 && tuned && !c.mustSee() {
+		// A confirmation block of the arm that just ran, timed as the
+		// key's settled calls will run (grantFused says why).
+		if a, m := c.keyMemo.st.Block(); m > 0 && a == arm {
+			n, block = m, true
+		}
+	}
 	if n <= 0 {
 		return
 	}
-	g := goClearance{n: int64(n), count: count, kind: kind, op: op, pp: pp, kern: kern, tuned: tuned}
+	g := goClearance{n: int64(n), count: count, kind: kind, op: op, pp: pp, kern: kern, tuned: tuned, block: block, arm: arm}
 	if c.nodes == 1 && pp.p.Variant != Native && pp.p.Count > 0 {
 		if ft, err := c.ftree(pp.p.Radix); err == nil {
 			g.ft = ft
 		}
 	}
 	c.fz.clear = g
+}
+
+// goClears reports whether a Go caller's cleared calls of plan p run it
+// (clearGo): the MPI library's allreduce, or the fused tree as
+// executePlan runs it (on several nodes too: the root's inter-node step
+// is runFused's, in Go).
+func (c *Comm) goClears(p *Plan, kind mpi.Kind, op mpi.Op) bool {
+	return p.Variant == Native || (c.fusable(p) && fusedOK[kind][op])
 }
 
 // setupFused makes the C state over the mapped segment (DPML_FUSED). With
