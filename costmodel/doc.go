@@ -191,7 +191,11 @@
 // calls it makes in Config.SamplePeriod (1 s), at the call rate its
 // committed samples show (their agreed entries: the same on every rank),
 // so a steady key comes back to the engine about once a second whatever
-// its size (TestLearnerSettledSamplesPerPeriod). For libdpml.so's C
+// its size (TestLearnerSettledSamplesPerPeriod). The jump comes with the
+// confirmation's freeze itself (TestPeriodStrideAfterConfirmation): after
+// two drift windows, as before, a 4-16 B key spent its next 16,000-32,000
+// calls visiting Go every 1024 calls, and ran 1-7% behind the same tree
+// fixed (bench/results/2026-11-24-h100x1-16core-s17). For libdpml.so's C
 // callers each such trip into Go costs more than the trip: after more
 // than 10 ms in C the Go runtime's monitor wakes at it and ticks on the
 // rank's core for about 20 ms, on every rank at once

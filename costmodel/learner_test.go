@@ -1105,8 +1105,15 @@ func TestLearnerSettledSamplesPerPeriod(t *testing.T) {
 		in, _ := ts[0].Info(k)
 		c := ts[0].Config()
 		// The simulated calls follow each other: the rate is about one
-		// over the call's time (the slowest rank's, noise included).
-		rate := 1 / (in.Estimate * 1.05)
+		// over the call's time (the slowest rank's, noise included). A
+		// key whose stride jumped at the confirmation's freeze may not
+		// have its first drift window yet (no Estimate): the surface's
+		// minimum then.
+		est := in.Estimate
+		if !(est > 0) {
+			est = tc.cost
+		}
+		rate := 1 / (est * 1.05)
 		t.Logf("%d B: stride %d (about %.0f calls per %g s), %d commits, confirmed %v, first settled at %d",
 			tc.bytes, in.Stride, rate*c.SamplePeriod, c.SamplePeriod, res.Commits, in.Confirmed, in.FirstSettledAt)
 		if !in.Confirmed || in.State != costmodel.Frozen {

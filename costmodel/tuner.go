@@ -1329,6 +1329,17 @@ func (e *entry) freeze(est float64, c *Config) {
 	e.nwin, e.strikes = 0, 0
 	e.fcount = 0
 	e.stride = c.FrozenStride
+	if e.confirming {
+		// Settled after the scheduled confirmation: one call per
+		// SamplePeriod at once, at the rate of the key's settled calls
+		// before it (periodStride), not after two drift windows at the
+		// overhead's floor. Those windows took 16 samples of up to 1024
+		// calls, and on the device a settled 4-16 B key's calls in that
+		// stretch, each stride sample a trip into Go, ran 1-7% behind
+		// the same tree fixed, with a heavier tail, their median equal
+		// (bench/results/2026-11-24-h100x1-16core-s17, r2, r3).
+		e.stride = max(e.stride, e.periodStride(c))
+	}
 	e.lastCall = 0 // the rate counts settled calls only
 	e.nprobe, e.total = 0, 0
 	e.settledAt = int64(e.calls)

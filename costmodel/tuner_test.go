@@ -634,6 +634,44 @@ func TestKeyStateBlock(t *testing.T) {
 	}
 }
 
+// TestPeriodStrideAfterConfirmation: the key that settles after its
+// scheduled confirmation samples about one call per SamplePeriod from its
+// very next call, at the rate of its settled calls before (Config's
+// period), not after drift windows at a stride a thousand times shorter.
+// Mutation check: without freeze's period stride the stride right after
+// the confirmation is FrozenStride and the test fails.
+func TestPeriodStrideAfterConfirmation(t *testing.T) {
+	k := MakeKey(ElemFloat32, OpArith, 8, Layout{Nodes: 1, PPN: 16})
+	tu := newTuners(t, 1, Config{}, DefaultModel())[0]
+	cost := bowl(1e-6, 1, 0, 3)
+	now := 0.0
+	for n := 0; n < 40000; n++ {
+		ks := tu.State(k)
+		a, timed := ks.Next()
+		entry, exit := now, now+cost(n, a)
+		now = exit
+		if !timed {
+			entry, exit = 0, 0
+		}
+		if ks.Record(a, entry, exit) {
+			if err := commitLocal(tu); err != nil {
+				t.Fatal(err)
+			}
+			in, _ := tu.Info(k)
+			if in.Confirmed && in.State == Frozen && in.Episodes == 2 {
+				// The commit that ended the confirmation.
+				rate := 1 / cost(n, in.Arm) // the key's calls follow each other
+				if want := rate * tu.Config().SamplePeriod; float64(in.Stride) < want/2.5 {
+					t.Fatalf("call %d: settled after the confirmation at stride %d, want about %.0f (one call per %g s)", n, in.Stride, want, tu.Config().SamplePeriod)
+				}
+				t.Logf("call %d: settled after the confirmation on %v, stride %d", n, in.Arm, in.Stride)
+				return
+			}
+		}
+	}
+	t.Fatal("no confirmation in 40000 calls")
+}
+
 // TestRecordTripInBlocks: a single-rank learner driven through KeyState
 // as libdpml.so's engine drives it. Tree r=4 runs 1.0 us per call but,
 // until it settles and the C layer runs it, every call first spends 0.5
