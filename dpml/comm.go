@@ -586,10 +586,17 @@ func (c *Comm) Close() error {
 		return nil
 	}
 	c.settleClear() // the learner counts the cleared calls (tables, the report)
+	var terr error
+	if c.fz.foreign && c.fz.f != nil && c.fz.f.Pending() && c.err == nil {
+		// And the calls libdpml.so's C layer ran since the engine's
+		// last call. Close is collective and every rank ran the same
+		// calls, so a commit step this makes due runs on all ranks.
+		terr = c.takeBack()
+	}
 	if c.verbose > 0 && c.rank == 0 && c.tuner != nil {
 		c.printTuner(os.Stderr)
 	}
-	return errors.Join(c.saveTuning(), c.release())
+	return errors.Join(terr, c.saveTuning(), c.release())
 }
 
 // LastPlan is the plan the last call on this communicator ran.

@@ -445,6 +445,34 @@ func TestRepeat(t *testing.T) {
 	}
 }
 
+// TestTunerCountsCCalls: the tuner's table (DPML_VERBOSE=1, printed when
+// the engine closes) counts every routed call, the ones libdpml.so's C
+// layer ran after the engine's last call included: a program whose last
+// calls are one settled key's, run in C. Mutation check: without Close's
+// takeBack the table counts only the calls up to the engine's last and
+// the test fails.
+func TestTunerCountsCCalls(t *testing.T) {
+	setup(t)
+	m, pre := compareRun(t, "4", nil, 3000, work.progs["allreduce"], "-o", outDir, "repeat1=3000")
+	if m[0].fused == 0 {
+		t.Fatalf("no call ran in the C layer: %+v", m[0])
+	}
+	sum := 0
+	for _, l := range strings.Split(pre.stderr, "\n") {
+		f := strings.Split(l, "|")
+		if len(f) > 4 && strings.HasPrefix(l, "dpml:   ") {
+			n, err := strconv.Atoi(strings.TrimSpace(f[3]))
+			if err != nil {
+				t.Fatalf("tuner table line %q: %v", l, err)
+			}
+			sum += n
+		}
+	}
+	if sum != m[0].routed {
+		t.Errorf("the tuner's table counts %d calls, rank 0 routed %d:\n%s", sum, m[0].routed, pre.stderr)
+	}
+}
+
 // TestThreads: two threads reduce on two communicators at once under
 // MPI_THREAD_MULTIPLE.
 func TestThreads(t *testing.T) {

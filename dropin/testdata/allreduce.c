@@ -403,9 +403,10 @@ static uint64_t run_case(const type_t *t, int op, long n, int in_place, MPI_Comm
 static const type_t *type_named(const char *name);
 
 // part_repeat makes n back-to-back calls of each of a few (type, op,
-// count), new inputs on every call, in place on every other call: the
-// calls libdpml.so runs without entering Go once their plan is fixed.
-static void part_repeat(long n) {
+// count), or of the first only (one), new inputs on every call, in place
+// on every other call: the calls libdpml.so runs without entering Go once
+// their plan is fixed.
+static void part_repeat(long n, int one) {
 	static const struct {
 		const char *type;
 		int op;
@@ -416,7 +417,7 @@ static void part_repeat(long n) {
 	};
 	int size;
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+	for (size_t c = 0; c < (one ? 1 : sizeof cases / sizeof cases[0]); c++) {
 		const type_t *t = type_named(cases[c].type);
 		uint64_t h = 0xcbf29ce484222325ULL;
 		for (long i = 0; i < n; i++) {
@@ -664,7 +665,8 @@ int main(int argc, char **argv) {
 		else if (strcmp(argv[a], "large") == 0) part_large();
 		else if (strcmp(argv[a], "special") == 0) part_special();
 		else if (strncmp(argv[a], "loop=", 5) == 0) part_loop(atol(argv[a] + 5));
-		else if (strncmp(argv[a], "repeat=", 7) == 0) part_repeat(atol(argv[a] + 7));
+		else if (strncmp(argv[a], "repeat=", 7) == 0) part_repeat(atol(argv[a] + 7), 0);
+		else if (strncmp(argv[a], "repeat1=", 8) == 0) part_repeat(atol(argv[a] + 8), 1);
 		else if (strcmp(argv[a], "threads") == 0) part_threads(provided);
 		else if (strcmp(argv[a], "shm") == 0) fprintf(out, "shm rank %d entries %d\n", world_rank, shm_entries());
 		else if (strcmp(argv[a], "abort") == 0) part_abort();
