@@ -174,8 +174,7 @@ func (c *Comm) settleClear() {
 	g := &c.fz.clear
 	switch {
 	case g.ran > 0 && g.block:
-		if c.keyMemo.st.RecordBlock(g.arm, float64(g.entry-c.clockOffset)*1e-9,
-			float64(g.exit-c.clockOffset)*1e-9, int(g.ran)) {
+		if c.recordBlock(g.arm, g.entry, g.exit, g.ran) {
 			c.fz.commitDue = true
 		}
 	case g.ran > 0 && g.tuned:
@@ -194,12 +193,11 @@ func (c *Comm) clearGo(pp *prepared, kern kernel, kind mpi.Kind, op mpi.Op, coun
 	}
 	n := c.clearCalls(untuned, tuned)
 	block := false
-	if n <= 0 && tuned && !c.mustSee() {
+	if n <= 0 && tuned {
 		// A confirmation block of the arm that just ran, timed as the
 		// key's settled calls will run (grantFused says why).
-		if a, m := c.keyMemo.st.Block(); m > 0 && a == arm {
-			n, block = m, true
-		}
+		n = c.blockAfter(arm)
+		block = n > 0
 	}
 	if n <= 0 {
 		return
@@ -377,8 +375,7 @@ func (c *Comm) takeBack() error {
 	case c.fz.block:
 		entry, exit := c.fz.f.TakeBlock()
 		c.fz.blockCalls += n
-		commit = c.keyMemo.st.RecordBlock(c.fz.blockArm, float64(entry-c.clockOffset)*1e-9,
-			float64(exit-c.clockOffset)*1e-9, int(n))
+		commit = c.recordBlock(c.fz.blockArm, entry, exit, int64(n))
 	case c.fz.granted:
 		c.keyMemo.st.Skip(int(n))
 	}
@@ -404,9 +401,9 @@ func (c *Comm) takeBack() error {
 // and out, which the engine estimated and subtracted; on the device the
 // 4-byte key's blocks still read 1.2-1.7 us for a tree the C layer ran in
 // 1.1, so radixes 5-10% apart were told apart by noise
-// (bench/results/2026-11-24-h100x1-16core-s16, r11), and auto ran 8-22%
-// behind the best fixed tree at 4-64 B, 0-4% with the blocks in C
-// (bench/results/2026-11-24-h100x1-16core-s17, r1).
+// (bench/results/2026-11-24-h100x1-16core-s16, r11), and auto ran 12-22%
+// behind the best fixed tree at 4-64 B, 0-4% with the blocks in C (1x16,
+// C client, b2b, medians of 6 runs: bench/results/2026-11-24-h100x1-16core-s17, r1).
 func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, arm costmodel.Arm) {
 	f := c.fz.f
 	f.Revoke()
@@ -417,10 +414,9 @@ func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, unt
 	}
 	grant := c.clearCalls(untuned, tuned)
 	block := false
-	if grant <= 0 && tuned && !c.mustSee() {
-		if a, n := c.keyMemo.st.Block(); n > 0 && a == arm {
-			grant, block = n, true
-		}
+	if grant <= 0 && tuned {
+		grant = c.blockAfter(arm)
+		block = grant > 0
 	}
 	if grant <= 0 {
 		return
@@ -466,6 +462,28 @@ func (c *Comm) warmBlock(ks costmodel.KeyState, arm costmodel.Arm) bool {
 	}
 	a, n := ks.Block()
 	return n > 0 && n == c.tuner.Config().ConfirmBlock && a == arm
+}
+
+// blockAfter is the length of the confirmation block of arm, the arm the
+// call just ran, that the next calls of the key make (KeyState.Block), for
+// a clearance to run and time it: 0 when there is none or the engine must
+// see every call.
+func (c *Comm) blockAfter(arm costmodel.Arm) int {
+	if c.mustSee() {
+		return 0
+	}
+	if a, n := c.keyMemo.st.Block(); n > 0 && a == arm {
+		return n
+	}
+	return 0
+}
+
+// recordBlock reports n calls of a block of arm that a clearance ran, from
+// entry to exit on this process's CLOCK_MONOTONIC (ns), to the learner
+// (RecordBlock, on the clock common to the ranks); true when the commit
+// step is due.
+func (c *Comm) recordBlock(arm costmodel.Arm, entry, exit, n int64) bool {
+	return c.keyMemo.st.RecordBlock(arm, float64(entry-c.clockOffset)*1e-9, float64(exit-c.clockOffset)*1e-9, int(n))
 }
 
 // mustSee reports whether the engine must see every call: DPML_CHECK,
