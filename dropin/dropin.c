@@ -319,13 +319,6 @@ static int delete_state(MPI_Comm comm, int kv, void *val, void *extra) {
 // ---------------------------------------------------------------------------
 // MPI_Allreduce.
 
-// mono_ns is CLOCK_MONOTONIC in ns: the clock the engine's nanotime reads.
-static inline int64_t mono_ns(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 // fused_nodes runs a cleared call on several nodes as the engine's runFused
 // does in Go: the tree's first half, the root's allreduce of the node's
 // result on the leader communicator (in place, with the caller's datatype
@@ -491,7 +484,7 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 		int timed = F->timed;
 		if (timed) {
 			__atomic_fetch_add(&dpml_block_calls, 1, __ATOMIC_RELAXED);
-			if (F->ran == 0) F->blk_entry_ns = mono_ns();
+			if (F->ran == 0) F->blk_entry_ns = dpml_mono_ns();
 		}
 		if (F->native) {
 			// The plan is the MPI library's own allreduce: on comm, as
@@ -503,7 +496,7 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 			if (!last) pthread_mutex_unlock(&s->mu);
 			int nrc = PMPI_Allreduce(send != NULL ? send : MPI_IN_PLACE, recvbuf, count, dt, op, comm);
 			if (last) {
-				F->blk_exit_ns = mono_ns();
+				F->blk_exit_ns = dpml_mono_ns();
 				pthread_mutex_unlock(&s->mu);
 			}
 			free(tmp);
@@ -514,7 +507,7 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 				       : dpml_fused_call(F, F->tree, send, recvbuf, count, d->kind, o, g);
 		if (frc == DPML_FUSED_OK) {
 			F->gen = g, F->ran++, F->budget--;
-			if (timed && F->budget == 0) F->blk_exit_ns = mono_ns();
+			if (timed && F->budget == 0) F->blk_exit_ns = dpml_mono_ns();
 			pthread_mutex_unlock(&s->mu);
 			free(tmp);
 			return MPI_SUCCESS;
@@ -531,7 +524,7 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 		// For the learner: the call's cost through Go includes the two
 		// cgo transitions, which a call run here does not pay (dpml's
 		// transition and trip).
-		F->c_entry_ns = mono_ns();
+		F->c_entry_ns = dpml_mono_ns();
 	}
 	dpml_depth++;
 	TC_SET(0, tc0);

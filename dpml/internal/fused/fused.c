@@ -27,12 +27,6 @@ enum {
 	MAX_SLEEP_NS = 64000,
 };
 
-static int64_t now_ns(void) {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 static inline uint64_t load_acquire(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 
 // store_release is shm.StoreRelease: release order is all a single-writer
@@ -51,7 +45,7 @@ static int wait_at_least(dpml_fused *F, const uint64_t *f, uint64_t v) {
 		if (load_acquire(f) >= v) return DPML_FUSED_OK;
 		if (i % ABORT_EVERY == 0 && __atomic_load_n(F->abort, __ATOMIC_RELAXED) != 0) break;
 	}
-	int64_t t0 = now_ns();
+	int64_t t0 = dpml_mono_ns();
 	int64_t deadline = F->timeout_ns < 0 ? -1 : t0 + F->timeout_ns;
 	int64_t sleep_ns = 0;
 	for (int rounds = 1;; rounds++) {
@@ -70,7 +64,7 @@ static int wait_at_least(dpml_fused *F, const uint64_t *f, uint64_t v) {
 			struct timespec ts = {0, sleep_ns};
 			nanosleep(&ts, NULL); // EINTR: an early wake-up is harmless
 		}
-		if (deadline >= 0 && now_ns() >= deadline) {
+		if (deadline >= 0 && dpml_mono_ns() >= deadline) {
 			if (load_acquire(f) >= v) return DPML_FUSED_OK; // ready after all
 			return DPML_FUSED_TIMEOUT;
 		}

@@ -11,9 +11,18 @@
 #define DPML_FUSED_H
 
 #include <stdint.h>
+#include <time.h>
 
 // The largest radix a tree of the engine has (dpml's maxRadix).
 #define DPML_FUSED_MAXKIDS 64
+
+// dpml_mono_ns is CLOCK_MONOTONIC in ns: the clock the engine's nanotime
+// reads, for the waits' deadlines here and the drop-in's stamps.
+static inline int64_t dpml_mono_ns(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
 // Results of the calls below.
 enum {
