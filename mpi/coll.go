@@ -84,7 +84,7 @@ func Allreduce[T Number](c *Comm, send, recv []T, op Op) error {
 		return overlapError(fn)
 	}
 	pace()
-	if rc := C.dpml_allreduce(bufPtr(send), bufPtr(recv), C.int(n), handles.dt[k], handles.op[op], c.h); rc != C.MPI_SUCCESS {
+	if rc := C.dpml_allreduce(cbuf(send), cbuf(recv), C.int(n), hx.dt[k], hx.op[op], c.x); rc != C.MPI_SUCCESS {
 		return mpiError("MPI_Allreduce", rc)
 	}
 	return nil
@@ -99,7 +99,7 @@ func AllreduceInPlace[T Number](c *Comm, buf []T, op Op) error {
 		return err
 	}
 	pace()
-	if rc := C.dpml_allreduce_inplace(bufPtr(buf), C.int(len(buf)), handles.dt[k], handles.op[op], c.h); rc != C.MPI_SUCCESS {
+	if rc := C.dpml_allreduce_inplace(cbuf(buf), C.int(len(buf)), hx.dt[k], hx.op[op], c.x); rc != C.MPI_SUCCESS {
 		return mpiError("MPI_Allreduce", rc)
 	}
 	return nil
@@ -188,7 +188,7 @@ func Reduce[T Number](c *Comm, send, recv []T, op Op, root int) error {
 	if err := checkRoot(c, fn, root); err != nil {
 		return err
 	}
-	rp := unsafe.Pointer(nil)
+	var rp *C.char
 	if c.rank == root {
 		if len(recv) != n {
 			return lengthError(fn, "recv", len(recv), n)
@@ -196,10 +196,10 @@ func Reduce[T Number](c *Comm, send, recv []T, op Op, root int) error {
 		if overlap(send, recv) {
 			return overlapError(fn)
 		}
-		rp = bufPtr(recv)
+		rp = cbuf(recv)
 	}
 	pace()
-	if rc := C.dpml_reduce(bufPtr(send), rp, C.int(n), handles.dt[k], handles.op[op], C.int(root), c.h); rc != C.MPI_SUCCESS {
+	if rc := C.dpml_reduce(cbuf(send), rp, C.int(n), hx.dt[k], hx.op[op], C.int(root), c.x); rc != C.MPI_SUCCESS {
 		return mpiError("MPI_Reduce", rc)
 	}
 	return nil
@@ -219,9 +219,9 @@ func ReduceInPlace[T Number](c *Comm, buf []T, op Op, root int) error {
 	pace()
 	var rc C.int
 	if c.rank == root {
-		rc = C.dpml_reduce_inplace(bufPtr(buf), C.int(len(buf)), handles.dt[k], handles.op[op], C.int(root), c.h)
+		rc = C.dpml_reduce_inplace(cbuf(buf), C.int(len(buf)), hx.dt[k], hx.op[op], C.int(root), c.x)
 	} else {
-		rc = C.dpml_reduce(bufPtr(buf), nil, C.int(len(buf)), handles.dt[k], handles.op[op], C.int(root), c.h)
+		rc = C.dpml_reduce(cbuf(buf), nil, C.int(len(buf)), hx.dt[k], hx.op[op], C.int(root), c.x)
 	}
 	if rc != C.MPI_SUCCESS {
 		return mpiError("MPI_Reduce", rc)
@@ -242,7 +242,7 @@ func Bcast[T Number](c *Comm, buf []T, root int) error {
 		return err
 	}
 	pace()
-	if rc := C.dpml_bcast(bufPtr(buf), C.int(len(buf)), handles.dt[KindOf[T]()], C.int(root), c.h); rc != C.MPI_SUCCESS {
+	if rc := C.dpml_bcast(cbuf(buf), C.int(len(buf)), hx.dt[KindOf[T]()], C.int(root), c.x); rc != C.MPI_SUCCESS {
 		return mpiError("MPI_Bcast", rc)
 	}
 	return nil
@@ -266,7 +266,7 @@ func Allgather[T Number](c *Comm, send, recv []T) error {
 		return overlapError(fn)
 	}
 	pace()
-	if rc := C.dpml_allgather(bufPtr(send), bufPtr(recv), C.int(n), handles.dt[KindOf[T]()], c.h); rc != C.MPI_SUCCESS {
+	if rc := C.dpml_allgather(cbuf(send), cbuf(recv), C.int(n), hx.dt[KindOf[T]()], c.x); rc != C.MPI_SUCCESS {
 		return mpiError("MPI_Allgather", rc)
 	}
 	return nil

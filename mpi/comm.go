@@ -8,7 +8,10 @@ import "fmt"
 // Comm is an MPI communicator. Rank and Size are cached at creation because
 // they sit on hot paths.
 type Comm struct {
-	h          C.MPI_Comm
+	h C.MPI_Comm
+	// x is h as the blocking calls take it (dpml_mpi.h, DPML_COMM): an
+	// integer, which cgo does not check (package doc, "The call's cost").
+	x          C.uintptr_t
 	rank, size int
 	builtin    bool // World or Self: never freed
 	borrowed   bool // wrapped from C or Fortran: the owner frees it
@@ -45,7 +48,7 @@ func (c *Comm) check() error {
 // MPI_ERRORS_RETURN explicitly: new communicators inherit the parent's
 // handler, but the parent may be a borrowed C communicator with another one.
 func newComm(h C.MPI_Comm) (*Comm, error) {
-	c := &Comm{h: h}
+	c := &Comm{h: h, x: C.dpml_comm_to_uintptr(h)}
 	if rc := C.dpml_set_errors_return(h); rc != C.MPI_SUCCESS {
 		C.MPI_Comm_free(&c.h)
 		return nil, mpiError("MPI_Comm_set_errhandler", rc)
@@ -116,6 +119,7 @@ func (c *Comm) Free() error {
 		return nil
 	}
 	c.freed = true
+	c.x = C.dpml_comm_to_uintptr(C.dpml_comm_null())
 	if c.borrowed {
 		c.h = C.dpml_comm_null()
 		return nil
@@ -134,7 +138,7 @@ func (c *Comm) Barrier() error {
 		return err
 	}
 	pace()
-	if rc := C.MPI_Barrier(c.h); rc != C.MPI_SUCCESS {
+	if rc := C.dpml_barrier(c.x); rc != C.MPI_SUCCESS {
 		return mpiError("MPI_Barrier", rc)
 	}
 	return nil
@@ -180,7 +184,7 @@ func wrap(h C.MPI_Comm) *Comm {
 	if C.dpml_comm_is_null(h) != 0 {
 		return nil
 	}
-	c := &Comm{h: h, borrowed: true}
+	c := &Comm{h: h, x: C.dpml_comm_to_uintptr(h), borrowed: true}
 	if c.fillRankSize() != nil {
 		return nil
 	}

@@ -62,6 +62,23 @@ static inline uintptr_t dpml_datatype_to_uintptr(MPI_Datatype d) {
 #endif
 }
 
+static inline uintptr_t dpml_op_to_uintptr(MPI_Op o) {
+#if defined(OPEN_MPI)
+	return (uintptr_t)o;
+#else
+	return (uintptr_t)(unsigned int)o;
+#endif
+}
+// The inverse conversions, for the blocking calls' integer handles.
+#if defined(OPEN_MPI)
+#define DPML_DT(h) ((MPI_Datatype)(h))
+#define DPML_OP(h) ((MPI_Op)(h))
+#else
+#define DPML_DT(h) ((MPI_Datatype)(unsigned int)(h))
+#define DPML_OP(h) ((MPI_Op)(unsigned int)(h))
+#endif
+#define DPML_COMM(h) dpml_comm_from_uintptr(h)
+
 static inline int dpml_comm_fint(MPI_Comm c) { return (int)MPI_Comm_c2f(c); }
 static inline MPI_Comm dpml_comm_from_fint(int f) { return MPI_Comm_f2c((MPI_Fint)f); }
 
@@ -84,11 +101,16 @@ static char dpml_dummy_s[16], dpml_dummy_r[16];
 #define DPML_S(p) ((p) ? (const void *)(p) : (const void *)dpml_dummy_s)
 #define DPML_R(p) ((p) ? (void *)(p) : (void *)dpml_dummy_r)
 
-static inline int dpml_allreduce(const void *s, void *r, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm c) {
-	return MPI_Allreduce(DPML_S(s), DPML_R(r), n, dt, op, c);
+// The blocking calls' arguments (package doc, "The call's cost"): buffers
+// as char pointers, which cgo does not check (char holds no pointer), and
+// handles as the integers the Go side caches (DPML_DT, DPML_OP, DPML_COMM).
+// A pointer-typed argument costs a runtime check per call
+// (runtime.cgoCheckPointer), and in Open MPI every handle is one.
+static inline int dpml_allreduce(const char *s, char *r, int n, uintptr_t dt, uintptr_t op, uintptr_t c) {
+	return MPI_Allreduce(DPML_S(s), DPML_R(r), n, DPML_DT(dt), DPML_OP(op), DPML_COMM(c));
 }
-static inline int dpml_allreduce_inplace(void *b, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm c) {
-	return MPI_Allreduce(MPI_IN_PLACE, DPML_R(b), n, dt, op, c);
+static inline int dpml_allreduce_inplace(char *b, int n, uintptr_t dt, uintptr_t op, uintptr_t c) {
+	return MPI_Allreduce(MPI_IN_PLACE, DPML_R(b), n, DPML_DT(dt), DPML_OP(op), DPML_COMM(c));
 }
 static inline int dpml_iallreduce(const void *s, void *r, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm c, MPI_Request *req) {
 	return MPI_Iallreduce(DPML_S(s), DPML_R(r), n, dt, op, c, req);
@@ -96,11 +118,14 @@ static inline int dpml_iallreduce(const void *s, void *r, int n, MPI_Datatype dt
 static inline int dpml_iallreduce_inplace(void *b, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm c, MPI_Request *req) {
 	return MPI_Iallreduce(MPI_IN_PLACE, DPML_R(b), n, dt, op, c, req);
 }
-static inline int dpml_reduce(const void *s, void *r, int n, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm c) {
-	return MPI_Reduce(DPML_S(s), DPML_R(r), n, dt, op, root, c);
+static inline int dpml_reduce(const char *s, char *r, int n, uintptr_t dt, uintptr_t op, int root, uintptr_t c) {
+	return MPI_Reduce(DPML_S(s), DPML_R(r), n, DPML_DT(dt), DPML_OP(op), root, DPML_COMM(c));
 }
 // Called on the root only.
-static inline int dpml_reduce_inplace(void *b, int n, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm c) {
+static inline int dpml_reduce_inplace(char *b, int n, uintptr_t hdt, uintptr_t hop, int root, uintptr_t hc) {
+	MPI_Datatype dt = DPML_DT(hdt);
+	MPI_Op op = DPML_OP(hop);
+	MPI_Comm c = DPML_COMM(hc);
 #if defined(OPEN_MPI)
 	return MPI_Reduce(MPI_IN_PLACE, DPML_R(b), n, dt, op, root, c);
 #else
@@ -119,18 +144,19 @@ static inline int dpml_reduce_inplace(void *b, int n, MPI_Datatype dt, MPI_Op op
 	return rc;
 #endif
 }
-static inline int dpml_bcast(void *b, int n, MPI_Datatype dt, int root, MPI_Comm c) {
-	return MPI_Bcast(DPML_R(b), n, dt, root, c);
+static inline int dpml_bcast(char *b, int n, uintptr_t dt, int root, uintptr_t c) {
+	return MPI_Bcast(DPML_R(b), n, DPML_DT(dt), root, DPML_COMM(c));
 }
-static inline int dpml_allgather(const void *s, void *r, int n, MPI_Datatype dt, MPI_Comm c) {
-	return MPI_Allgather(DPML_S(s), n, dt, DPML_R(r), n, dt, c);
+static inline int dpml_allgather(const char *s, char *r, int n, uintptr_t dt, uintptr_t c) {
+	return MPI_Allgather(DPML_S(s), n, DPML_DT(dt), DPML_R(r), n, DPML_DT(dt), DPML_COMM(c));
 }
-static inline int dpml_send(const void *b, int n, MPI_Datatype dt, int dest, int tag, MPI_Comm c) {
-	return MPI_Send(DPML_S(b), n, dt, dest, tag, c);
+static inline int dpml_send(const char *b, int n, uintptr_t dt, int dest, int tag, uintptr_t c) {
+	return MPI_Send(DPML_S(b), n, DPML_DT(dt), dest, tag, DPML_COMM(c));
 }
-static inline int dpml_recv(void *b, int n, MPI_Datatype dt, int src, int tag, MPI_Comm c, MPI_Status *st) {
-	return MPI_Recv(DPML_R(b), n, dt, src, tag, c, st);
+static inline int dpml_recv(char *b, int n, uintptr_t dt, int src, int tag, uintptr_t c, MPI_Status *st) {
+	return MPI_Recv(DPML_R(b), n, DPML_DT(dt), src, tag, DPML_COMM(c), st);
 }
+static inline int dpml_barrier(uintptr_t c) { return MPI_Barrier(DPML_COMM(c)); }
 static inline int dpml_isend(const void *b, int n, MPI_Datatype dt, int dest, int tag, MPI_Comm c, MPI_Request *req) {
 	return MPI_Isend(DPML_S(b), n, dt, dest, tag, c, req);
 }

@@ -168,8 +168,8 @@ func InitThread(required ThreadLevel) (ThreadLevel, error) {
 }
 
 func adoptBuiltins(setErrors bool) error {
-	w := &Comm{h: handles.world, builtin: true}
-	s := &Comm{h: handles.self, builtin: true}
+	w := &Comm{h: handles.world, x: C.dpml_comm_to_uintptr(handles.world), builtin: true}
+	s := &Comm{h: handles.self, x: C.dpml_comm_to_uintptr(handles.self), builtin: true}
 	for _, c := range []*Comm{w, s} {
 		if setErrors {
 			if rc := C.dpml_set_errors_return(c.h); rc != C.MPI_SUCCESS {

@@ -56,7 +56,7 @@ func Send[T Number](c *Comm, buf []T, dest, tag int) error {
 		return err
 	}
 	pace()
-	if rc := C.dpml_send(bufPtr(buf), C.int(len(buf)), handles.dt[KindOf[T]()], C.int(dest), C.int(tag), c.h); rc != C.MPI_SUCCESS {
+	if rc := C.dpml_send(cbuf(buf), C.int(len(buf)), hx.dt[KindOf[T]()], C.int(dest), C.int(tag), c.x); rc != C.MPI_SUCCESS {
 		return mpiError("MPI_Send", rc)
 	}
 	return nil
@@ -69,13 +69,13 @@ func Recv[T Number](c *Comm, buf []T, source, tag int) (Status, error) {
 	if err := checkP2P(c, "Recv", len(buf), source, tag, true); err != nil {
 		return Status{}, err
 	}
-	dt := handles.dt[KindOf[T]()]
+	k := KindOf[T]()
 	var st C.MPI_Status
 	pace()
-	if rc := C.dpml_recv(bufPtr(buf), C.int(len(buf)), dt, C.int(source), C.int(tag), c.h, &st); rc != C.MPI_SUCCESS {
+	if rc := C.dpml_recv(cbuf(buf), C.int(len(buf)), hx.dt[k], C.int(source), C.int(tag), c.x, &st); rc != C.MPI_SUCCESS {
 		return Status{}, mpiError("MPI_Recv", rc)
 	}
-	return statusFrom(&st, dt), nil
+	return statusFrom(&st, handles.dt[k]), nil
 }
 
 // Isend starts a non-blocking Send; buf must not change until the Request

@@ -172,8 +172,21 @@ func (d Datatype) Handle() uintptr { return uintptr(C.dpml_datatype_to_uintptr(d
 // valid before MPI_Init.
 var handles C.dpml_handles
 
+// hx holds the same datatypes and ops as the integers the blocking calls
+// take (dpml_mpi.h, DPML_DT and DPML_OP; package doc, "The call's cost").
+var hx struct {
+	dt [C.DPML_NKINDS]C.uintptr_t
+	op [C.DPML_NOPS]C.uintptr_t
+}
+
 func init() {
 	C.dpml_get_handles(&handles)
+	for i, h := range handles.dt {
+		hx.dt[i] = C.dpml_datatype_to_uintptr(h)
+	}
+	for i, h := range handles.op {
+		hx.op[i] = C.dpml_op_to_uintptr(h)
+	}
 }
 
 // bufPtr returns the address of s's first element, or nil for an empty
@@ -184,6 +197,19 @@ func bufPtr[T Number](s []T) unsafe.Pointer {
 		return nil
 	}
 	return unsafe.Pointer(unsafe.SliceData(s))
+}
+
+// cbuf is bufPtr as the blocking calls take it (dpml_mpi.h): a char
+// pointer, which cgo does not check on each call as it does an
+// unsafe.Pointer (package doc, "The call's cost"). It stays a pointer, so
+// the collector keeps s alive during the call and a stack that moves
+// takes it along; T holds no pointers, which is all cgo's check would
+// have verified.
+func cbuf[T Number](s []T) *C.char {
+	if len(s) == 0 {
+		return nil
+	}
+	return (*C.char)(unsafe.Pointer(unsafe.SliceData(s)))
 }
 
 // overlap reports whether the memory of a and b intersects.

@@ -84,6 +84,17 @@ static inline double probe_clock_loop(long iters, int wtime) {
 
 static inline void probe_noop(void) {}
 
+// probe_self_loop: iters MPI_Allreduce calls of one float on MPI_COMM_SELF
+// (no peer to wait for: what one call costs the caller), ns per call.
+static inline double probe_self_loop(long iters) {
+	struct timespec a, b;
+	float in = 1, out = 0;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (long i = 0; i < iters; i++) MPI_Allreduce(&in, &out, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_SELF);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)iters;
+}
+
 static int probe_loop_spin(long ns, long iters) {
 	for (long i = 0; i < iters; i++) probe_spin(ns);
 	return 0;
