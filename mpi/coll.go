@@ -125,7 +125,7 @@ func Iallreduce[T Number](c *Comm, send, recv []T, op Op) (*Request, error) {
 	pin(r, sp)
 	pin(r, rp)
 	pace()
-	if rc := C.dpml_iallreduce(sp, rp, C.int(n), handles.dt[k], handles.op[op], c.h, &r.req); rc != C.MPI_SUCCESS {
+	if rc := C.dpml_iallreduce((*C.char)(sp), (*C.char)(rp), C.int(n), hx.dt[k], hx.op[op], c.x, r.reqPtr()); rc != C.MPI_SUCCESS {
 		r.pin.Unpin()
 		return nil, mpiError("MPI_Iallreduce", rc)
 	}
@@ -159,7 +159,7 @@ func IallreduceInPlaceReq[T Number](c *Comm, buf []T, op Op, r *Request) error {
 	r.fn, r.dt = "MPI_Iallreduce", handles.dt[k]
 	pin(r, bp)
 	pace()
-	if rc := C.dpml_iallreduce_inplace(bp, C.int(len(buf)), handles.dt[k], handles.op[op], c.h, &r.req); rc != C.MPI_SUCCESS {
+	if rc := C.dpml_iallreduce_inplace((*C.char)(bp), C.int(len(buf)), hx.dt[k], hx.op[op], c.x, r.reqPtr()); rc != C.MPI_SUCCESS {
 		r.pin.Unpin()
 		return mpiError("MPI_Iallreduce", rc)
 	}

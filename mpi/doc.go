@@ -220,17 +220,18 @@
 // to what, does that hold Go pointers), and in Open MPI every handle is a
 // pointer: an Allreduce had five checks (two buffers, the datatype, the op,
 // the communicator), as much again as the cgo transition itself in a
-// profile of a 2-rank back-to-back loop. The blocking calls (Allreduce,
-// Reduce, Bcast, Allgather, Send, Recv, Barrier) therefore take their
-// handles as integers (the Go side caches them: Comm.x and hx, converted
-// back in dpml_mpi.h) and their buffers as char pointers, which cgo does
-// not check because char holds no pointer. The buffers stay pointers, so
-// the collector keeps them alive during the call and a stack that moves
-// takes them along; the element types (Number) hold no pointers, the only
-// thing the check would have verified. The non-blocking calls keep their
-// pinned unsafe.Pointer arguments, since MPI holds the buffers after the
-// call returns. Package dpml's C tree call (dpml/internal/fused) passes its
-// state the same way. Measured with bench/diag/gocall clock (an allreduce
+// profile of a 2-rank back-to-back loop. The calls that carry data or wait
+// (Allreduce, Reduce, Bcast, Allgather, Send, Recv, Barrier, their
+// non-blocking forms, Wait, Test, Waitall) therefore take their handles as
+// integers (the Go side caches them: Comm.x and hx, converted back in
+// dpml_mpi.h) and their buffers and request handles as char pointers,
+// which cgo does not check because char holds no pointer. They stay
+// pointers, so the collector keeps them alive during the call and a stack
+// that moves takes them along; the element types (Number) hold no
+// pointers, the only thing the check would have verified. A non-blocking
+// call's buffers are still pinned (runtime.Pinner) until its Request
+// completes: the pin, not the check, is what lets MPI hold them. Package
+// dpml's C tree call (dpml/internal/fused) passes its state the same way. Measured with bench/diag/gocall clock (an allreduce
 // of one float32 on MPI_COMM_SELF, no peer to wait for) on the 2-core
 // development machine (2 ranks, 3 launches of each build): C 11-12 ns a
 // call, mpi.Allreduce 86-97 ns before and 65-70 ns after; an empty cgo

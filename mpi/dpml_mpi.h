@@ -112,11 +112,14 @@ static inline int dpml_allreduce(const char *s, char *r, int n, uintptr_t dt, ui
 static inline int dpml_allreduce_inplace(char *b, int n, uintptr_t dt, uintptr_t op, uintptr_t c) {
 	return MPI_Allreduce(MPI_IN_PLACE, DPML_R(b), n, DPML_DT(dt), DPML_OP(op), DPML_COMM(c));
 }
-static inline int dpml_iallreduce(const void *s, void *r, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm c, MPI_Request *req) {
-	return MPI_Iallreduce(DPML_S(s), DPML_R(r), n, dt, op, c, req);
+// The non-blocking calls the same way (their buffers are pinned on the Go
+// side for as long as MPI holds them); req is the Go Request's
+// MPI_Request, passed as a char pointer for the same reason.
+static inline int dpml_iallreduce(const char *s, char *r, int n, uintptr_t dt, uintptr_t op, uintptr_t c, char *req) {
+	return MPI_Iallreduce(DPML_S(s), DPML_R(r), n, DPML_DT(dt), DPML_OP(op), DPML_COMM(c), (MPI_Request *)req);
 }
-static inline int dpml_iallreduce_inplace(void *b, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm c, MPI_Request *req) {
-	return MPI_Iallreduce(MPI_IN_PLACE, DPML_R(b), n, dt, op, c, req);
+static inline int dpml_iallreduce_inplace(char *b, int n, uintptr_t dt, uintptr_t op, uintptr_t c, char *req) {
+	return MPI_Iallreduce(MPI_IN_PLACE, DPML_R(b), n, DPML_DT(dt), DPML_OP(op), DPML_COMM(c), (MPI_Request *)req);
 }
 static inline int dpml_reduce(const char *s, char *r, int n, uintptr_t dt, uintptr_t op, int root, uintptr_t c) {
 	return MPI_Reduce(DPML_S(s), DPML_R(r), n, DPML_DT(dt), DPML_OP(op), root, DPML_COMM(c));
@@ -157,15 +160,16 @@ static inline int dpml_recv(char *b, int n, uintptr_t dt, int src, int tag, uint
 	return MPI_Recv(DPML_R(b), n, DPML_DT(dt), src, tag, DPML_COMM(c), st);
 }
 static inline int dpml_barrier(uintptr_t c) { return MPI_Barrier(DPML_COMM(c)); }
-static inline int dpml_isend(const void *b, int n, MPI_Datatype dt, int dest, int tag, MPI_Comm c, MPI_Request *req) {
-	return MPI_Isend(DPML_S(b), n, dt, dest, tag, c, req);
+static inline int dpml_isend(const char *b, int n, uintptr_t dt, int dest, int tag, uintptr_t c, char *req) {
+	return MPI_Isend(DPML_S(b), n, DPML_DT(dt), dest, tag, DPML_COMM(c), (MPI_Request *)req);
 }
-static inline int dpml_irecv(void *b, int n, MPI_Datatype dt, int src, int tag, MPI_Comm c, MPI_Request *req) {
-	return MPI_Irecv(DPML_R(b), n, dt, src, tag, c, req);
+static inline int dpml_irecv(char *b, int n, uintptr_t dt, int src, int tag, uintptr_t c, char *req) {
+	return MPI_Irecv(DPML_R(b), n, DPML_DT(dt), src, tag, DPML_COMM(c), (MPI_Request *)req);
 }
-static inline int dpml_wait(MPI_Request *req, MPI_Status *st) { return MPI_Wait(req, st); }
-static inline int dpml_test(MPI_Request *req, int *flag, MPI_Status *st) { return MPI_Test(req, flag, st); }
-static inline int dpml_waitall(int n, MPI_Request *reqs, MPI_Status *sts) { return MPI_Waitall(n, reqs, sts); }
+// The requests as char pointers too (a poll loop calls Test at every turn).
+static inline int dpml_wait(char *req, MPI_Status *st) { return MPI_Wait((MPI_Request *)req, st); }
+static inline int dpml_test(char *req, int *flag, MPI_Status *st) { return MPI_Test((MPI_Request *)req, flag, st); }
+static inline int dpml_waitall(int n, char *reqs, MPI_Status *sts) { return MPI_Waitall(n, (MPI_Request *)reqs, sts); }
 static inline int dpml_get_count(MPI_Status *st, MPI_Datatype dt) {
 	int n = 0;
 	if (MPI_Get_count(st, dt, &n) != MPI_SUCCESS || n == MPI_UNDEFINED) return -1;

@@ -89,7 +89,7 @@ func Isend[T Number](c *Comm, buf []T, dest, tag int) (*Request, error) {
 	r := &Request{fn: "MPI_Isend", dt: dt}
 	pin(r, bp)
 	pace()
-	if rc := C.dpml_isend(bp, C.int(len(buf)), dt, C.int(dest), C.int(tag), c.h, &r.req); rc != C.MPI_SUCCESS {
+	if rc := C.dpml_isend((*C.char)(bp), C.int(len(buf)), hx.dt[KindOf[T]()], C.int(dest), C.int(tag), c.x, r.reqPtr()); rc != C.MPI_SUCCESS {
 		r.pin.Unpin()
 		return nil, mpiError("MPI_Isend", rc)
 	}
@@ -108,7 +108,7 @@ func Irecv[T Number](c *Comm, buf []T, source, tag int) (*Request, error) {
 	r := &Request{fn: "MPI_Irecv", dt: dt}
 	pin(r, bp)
 	pace()
-	if rc := C.dpml_irecv(bp, C.int(len(buf)), dt, C.int(source), C.int(tag), c.h, &r.req); rc != C.MPI_SUCCESS {
+	if rc := C.dpml_irecv((*C.char)(bp), C.int(len(buf)), hx.dt[KindOf[T]()], C.int(source), C.int(tag), c.x, r.reqPtr()); rc != C.MPI_SUCCESS {
 		r.pin.Unpin()
 		return nil, mpiError("MPI_Irecv", rc)
 	}
