@@ -9,8 +9,9 @@ import "fmt"
 // they sit on hot paths.
 type Comm struct {
 	h C.MPI_Comm
-	// x is h as the blocking calls take it (dpml_mpi.h, DPML_COMM): an
-	// integer, which cgo does not check (package doc, "The call's cost").
+	// x is h as the calls that carry data take it (dpml_mpi.h,
+	// DPML_COMM): an integer, which cgo does not check (package doc, "The
+	// call's cost"); Handle gives it out.
 	x          C.uintptr_t
 	rank, size int
 	builtin    bool // World or Self: never freed
@@ -177,7 +178,7 @@ func (c *Comm) Handle() uintptr {
 	if c == nil || c.freed {
 		return uintptr(C.dpml_comm_to_uintptr(C.dpml_comm_null()))
 	}
-	return uintptr(C.dpml_comm_to_uintptr(c.h))
+	return uintptr(c.x)
 }
 
 func wrap(h C.MPI_Comm) *Comm {
