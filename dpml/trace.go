@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dpmlgo/dpml/config"
+	"github.com/dpmlgo/dpml/internal/tsc"
 )
 
 // traceBuild: see trace_off.go.
@@ -31,7 +32,8 @@ type tracer struct {
 	configured bool
 }
 
-func rdtsc() int64
+// rdtsc is the time stamp counter (internal/tsc).
+func rdtsc() int64 { return int64(tsc.Read()) }
 
 func (c *Comm) mark(p tracePoint) {
 	if c.tracing() {

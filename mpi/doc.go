@@ -137,7 +137,10 @@
 //     yield. The schedtick then never goes stale, no storm starts, and
 //     sysmon backs off to 10 ms sleeps. A locked goroutine's yield costs two
 //     thread switches (the runtime hands its P to another thread, which
-//     hands it back); it is a clock read otherwise. Blocking semantics are
+//     hands it back); otherwise a read of the time stamp counter, which
+//     tells whether the next slot boundary has passed (gosched.go, the
+//     counter gate; the clock every few calls where the counter is no
+//     clock). Blocking semantics are
 //     unchanged: Pace runs before the MPI call, in Go. The engine's
 //     shared-memory waits pace too (package dpml). Concurrent callers
 //     (ThreadMultiple) share one clock: each yields when it finds the
@@ -231,8 +234,9 @@
 // pointers, the only thing the check would have verified. A non-blocking
 // call's buffers are still pinned (runtime.Pinner) until its Request
 // completes: the pin, not the check, is what lets MPI hold them. Package
-// dpml's C tree call (dpml/internal/fused) passes its state the same way. Measured with bench/diag/gocall clock (an allreduce
-// of one float32 on MPI_COMM_SELF, no peer to wait for) on the 2-core
+// dpml's C tree call (dpml/internal/fused) passes its state the same
+// way. Measured with bench/diag/gocall clock (an allreduce of one float32
+// on MPI_COMM_SELF, no peer to wait for) on the 2-core
 // development machine (2 ranks, 3 launches of each build): C 11-12 ns a
 // call, mpi.Allreduce 86-97 ns before and 65-70 ns after; an empty cgo
 // call costs 29 ns there and Pace 20 ns. On the device (nvidia-h100-x1,
@@ -242,7 +246,10 @@
 // loops' Go/C fell from 1.02-1.16 to 1.04-1.08 at 4 B-4 KiB, and
 // dpmlbench's (auto, b2b, against the C client with libdpml.so) from at
 // most 1.30 to at most 1.15. What remains is that cgo call and Pace, and
-// the scheduler's steady rate above.
+// the scheduler's steady rate above. Pace's 40 ns was a clock read every
+// fourth call, and in a collective nearly every call has some rank on its
+// fourth: hence the counter gate (gosched.go), a time stamp counter read
+// per call and the clock only past a slot boundary.
 //
 // # Types and ops
 //

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dpmlgo/dpml/config"
+	"github.com/dpmlgo/dpml/internal/tsc"
 )
 
 // How the package keeps the Go scheduler off a core-bound rank's core
@@ -22,9 +23,10 @@ import (
 // calling goroutine yield (runtime.Gosched) when PaceEvery has passed
 // since the last yield. The yield reschedules the goroutine, so its P's
 // scheduling tick never gets old enough for sysmon's forced preemption,
-// and sysmon backs off to 10 ms sleeps. The cost is one monotonic clock
-// read per call, and for a goroutine locked to its thread (the normal MPI
-// caller) two thread switches every PaceEvery.
+// and sysmon backs off to 10 ms sleeps. The cost is a read of the time
+// stamp counter per call where that is a clock (the counter gate, below;
+// else the clock every few calls: paceGap), and for a goroutine locked to
+// its thread (the normal MPI caller) two thread switches every PaceEvery.
 //
 // procs: when Init finds GOMAXPROCS 1 (a rank bound to one core), it sets
 // 2. With an idle P, sysmon leaves the P of a cgo call alone until the call
@@ -56,7 +58,8 @@ var (
 // as their clocks agree), and never stepping back. Tests replace it.
 var paceNow = func() int64 { return paceWall0 + int64(time.Since(paceEpoch)) }
 
-// The clock read itself is most of what a pace that is not due costs (60
+// Without the counter gate (paceTSCOn false: internal/tsc is no clock
+// here): the clock read itself is most of what a pace that is not due costs (60
 // ns of a 1.3-1.5 us call on the 16-core device, where a cgo call costs
 // 56 ns: gocall clock, bench/results/2026-11-24-h100x1-16core-s16). So pace
 // reads it only every paceGap calls: the gap doubles (up to paceMaxGap)
@@ -85,8 +88,9 @@ var (
 // (below). Every MPI call of the package that may wait calls it first;
 // call it yourself in a loop of your own cgo calls that poll or wait
 // (another C library's progress function, say) made by a goroutine that is
-// otherwise never rescheduled. When not due it costs an atomic add, and
-// a clock read every few calls (paceGap).
+// otherwise never rescheduled. When not due it costs a read of the time
+// stamp counter (or, where that is no clock, an atomic add and a clock
+// read every few calls: paceGap).
 func Pace() { pace() }
 
 func init() { paceEvery.Store(int64(PaceEvery)) }
@@ -107,6 +111,14 @@ func pace() {
 	if !paceOn.Load() {
 		return
 	}
+	if paceTSCOn.Load() {
+		t := paceTSC()
+		if d := paceDeadline.Load(); t < d && d-t <= paceSpan.Load() {
+			return
+		}
+		paceByTSC(t)
+		return
+	}
 	every := paceEvery.Load()
 	if every > 0 && paceLeft.Add(-1) > 0 {
 		return
@@ -122,6 +134,12 @@ func pace() {
 	}
 	paceGap.Store(gap)
 	paceLeft.Store(gap)
+	paceSlotDue(now, every)
+}
+
+// paceSlotDue yields if now lies in a slot of the grid after the last
+// yield's (every <= 0: always).
+func paceSlotDue(now, every int64) {
 	slot := now
 	if every > 0 {
 		slot /= every
@@ -132,6 +150,53 @@ func pace() {
 	paceSlot.Store(slot)
 	paceYields.Add(1)
 	runtime.Gosched()
+}
+
+// The counter gate (paceTSCOn, where internal/tsc is a clock): the gap's
+// clock read every few calls costs every call 40 ns on the 16-core device
+// (gocall clock, session 18), and in a collective more than that: each
+// rank reads the clock on other calls, so nearly every call has some rank
+// paying the whole read (60 ns and the gate's bookkeeping) on the critical
+// path. Reading the time stamp counter on every call and the clock only
+// once it passes the next slot boundary costs every rank the same few ns on
+// every call, and a yield comes at the first call after its boundary, not
+// up to paceMaxGap calls after it. The counter's rate comes from the clock:
+// the first paceCalNs of pacing read the clock on every call, then the rate
+// is the ticks over the ns since the first read, refined at every later
+// read. A deadline never lies more than paceSpan ticks (one PaceEvery, at
+// the rate measured) ahead: a counter that stepped back, or a rate gone
+// wrong, sends the next call to the clock.
+const paceCalNs = 1_000_000
+
+var (
+	paceTSC      = tsc.Read    // tests replace it
+	paceTSCOn    atomic.Bool   // the counter gate is in use (applyGosched)
+	paceDeadline atomic.Uint64 // the counter's value after which pace reads the clock
+	paceSpan     atomic.Uint64 // the most ticks a deadline may lie ahead
+	paceCalNs0   atomic.Int64  // the calibration's first clock read (0: none yet)
+	paceCalTSC0  atomic.Uint64 // and the counter then
+)
+
+// paceByTSC is pace once the counter t has passed the deadline: the clock,
+// the rate, the yield if due and the next deadline.
+func paceByTSC(t uint64) {
+	now := paceNow()
+	paceReads.Add(1)
+	if paceCalNs0.Load() == 0 {
+		paceCalTSC0.Store(t)
+		paceCalNs0.Store(now)
+	}
+	every := paceEvery.Load()
+	var deadline, span uint64 // 0, 0: read the clock at the next call
+	if dns := now - paceCalNs0.Load(); every > 0 && dns >= paceCalNs && t > paceCalTSC0.Load() {
+		rate := float64(t-paceCalTSC0.Load()) / float64(dns) // ticks per ns
+		next := (now/every + 1) * every
+		deadline = t + uint64(float64(next-now)*rate)
+		span = uint64(float64(every)*rate) + 1
+	}
+	paceSpan.Store(span)
+	paceDeadline.Store(deadline)
+	paceSlotDue(now, every)
 }
 
 // goschedMode parses DPML_GOSCHED: whether to pace MPI calls and whether
@@ -163,6 +228,9 @@ func applyGosched(mode string, pace, procs bool) {
 		procsSet.Store(true)
 	}
 	paceSlot.Store(paceNow() / max(paceEvery.Load(), 1))
+	paceCalNs0.Store(0)
+	paceDeadline.Store(0)
+	paceTSCOn.Store(pace && tsc.Usable())
 	paceOn.Store(pace)
 	schedMode.Store(mode)
 }

@@ -44,11 +44,19 @@ func TestGoschedMode(t *testing.T) {
 func withPace(t *testing.T, on bool, every time.Duration) {
 	oldOn, oldEvery, oldSlot := paceOn.Load(), paceEvery.Load(), paceSlot.Load()
 	oldLeft, oldGap, oldRead, oldNow := paceLeft.Load(), paceGap.Load(), paceRead.Load(), paceNow
+	oldTSCOn, oldDeadline, oldSpan, oldCal := paceTSCOn.Load(), paceDeadline.Load(), paceSpan.Load(), paceCalNs0.Load()
 	paceOn.Store(on)
 	paceEvery.Store(int64(every))
 	paceLeft.Store(0)
 	paceGap.Store(1)
+	paceTSCOn.Store(false) // the gap's gate; TestPaceTSC turns the counter's on
+	paceDeadline.Store(0)
+	paceCalNs0.Store(0)
 	t.Cleanup(func() {
+		paceTSCOn.Store(oldTSCOn)
+		paceDeadline.Store(oldDeadline)
+		paceSpan.Store(oldSpan)
+		paceCalNs0.Store(oldCal)
 		paceOn.Store(oldOn)
 		paceEvery.Store(oldEvery)
 		paceSlot.Store(oldSlot)
@@ -196,6 +204,86 @@ func TestPaceGrid(t *testing.T) {
 		t.Errorf("%d yields in 60 ms of 1 ms calls, want 12: %v", len(yields)-n, yields[n:])
 	}
 	check(n, 1_000_000)
+}
+
+// TestPaceTSC drives the counter gate on a fake clock and a fake counter
+// (3 ticks per ns), one call every us, then one every ms:
+//   - the first paceCalNs read the clock on every call (calibration);
+//     after it the clock is read only at the first call past each slot
+//     boundary, and that call yields;
+//   - once calls take 1 ms, each boundary still yields at the first call
+//     after it;
+//   - a counter that steps back (a deadline more than paceSpan ahead)
+//     sends the next call to the clock.
+//
+// Mutation checks: with the fast path removed (every call reads the
+// clock), the reads after calibration are 19000, not at most 5; with the
+// deadline one slot late, the yields come a whole slot after their
+// boundaries; with the paceSpan test removed, the stepped-back counter
+// reads no clock.
+func TestPaceTSC(t *testing.T) {
+	const every = 5 * int64(time.Millisecond)
+	withPace(t, true, time.Duration(every))
+	oldTSC := paceTSC
+	paceTSCOn.Store(true)
+	t.Cleanup(func() { paceTSC, _ = oldTSC, paceTSCOn.Swap(false) })
+	var now int64 = 1_000_000 * every // a slot far from 0
+	now += every / 5                  // 1 ms into it
+	base := now
+	skew := uint64(0) // a step back of the counter, in ticks
+	paceNow = func() int64 { return now }
+	paceTSC = func() uint64 { return uint64(now-base)*3 + 1_000_000 - skew }
+	var yields []int64
+	step := func(d int64) {
+		y := paceYields.Load()
+		pace()
+		if paceYields.Load() != y {
+			yields = append(yields, now)
+		}
+		now += d
+	}
+	r0 := paceReads.Load()
+	for range paceCalNs / 1000 { // calibration: every call reads
+		step(1000)
+	}
+	if reads := paceReads.Load() - r0; reads != paceCalNs/1000 {
+		t.Errorf("%d clock reads in the first %d calls, want one each", reads, paceCalNs/1000)
+	}
+	r0 = paceReads.Load()
+	for range 19000 { // 19 ms more of 1 us calls: boundaries at 4, 9, 14, 19 ms
+		step(1000)
+	}
+	if reads := paceReads.Load() - r0; reads > 5 {
+		t.Errorf("%d clock reads in 19000 calls 1 us apart after calibration, want at most 5 (one per boundary)", reads)
+	}
+	check := func(from int, late int64) {
+		t.Helper()
+		for i, y := range yields[from:] {
+			if b := y / every * every; y-b > late {
+				t.Errorf("yield %d at %d ns, %d ns after its slot began; want at most %d", from+i, y, y-b, late)
+			}
+		}
+	}
+	if len(yields) != 5 {
+		t.Errorf("%d yields in 20 ms from 1 ms into a slot of 5 ms, want 5: %v", len(yields), yields)
+	}
+	check(1, 1000)
+	n := len(yields)
+	for range 60 { // 60 ms of 1 ms calls
+		step(1_000_000)
+	}
+	if len(yields) != n+12 {
+		t.Errorf("%d yields in 60 ms of 1 ms calls, want 12: %v", len(yields)-n, yields[n:])
+	}
+	check(n, 1_000_000)
+	// The counter steps back by two slots' ticks: the deadline now lies
+	// further ahead than paceSpan allows, so the next call reads the clock.
+	skew = uint64(2*every) * 3
+	r0 = paceReads.Load()
+	step(1000)
+	if paceReads.Load() == r0 {
+		t.Error("a counter that stepped back past paceSpan did not send the call to the clock")
+	}
 }
 
 func TestPaceDoesNotAllocate(t *testing.T) {
