@@ -39,45 +39,24 @@ static inline MPI_Comm dpml_comm_null(void) { return MPI_COMM_NULL; }
 static inline MPI_Request dpml_request_null(void) { return MPI_REQUEST_NULL; }
 
 // A C handle travels through Go as an integer. Open MPI: the pointer value.
-// MPICH: the int value, sign- or zero-extended (only the low 32 bits are used).
-static inline uintptr_t dpml_comm_to_uintptr(MPI_Comm c) {
+// MPICH: the int value, zero-extended (only the low 32 bits are used).
+// DPML_TO_UINTPTR and DPML_FROM_UINTPTR are the two directions for any
+// handle type; DPML_DT, DPML_OP and DPML_COMM convert the blocking calls'
+// integer arguments back.
 #if defined(OPEN_MPI)
-	return (uintptr_t)c;
+#define DPML_TO_UINTPTR(h) ((uintptr_t)(h))
+#define DPML_FROM_UINTPTR(T, h) ((T)(h))
 #else
-	return (uintptr_t)(unsigned int)c;
+#define DPML_TO_UINTPTR(h) ((uintptr_t)(unsigned int)(h))
+#define DPML_FROM_UINTPTR(T, h) ((T)(unsigned int)(h))
 #endif
-}
-static inline MPI_Comm dpml_comm_from_uintptr(uintptr_t h) {
-#if defined(OPEN_MPI)
-	return (MPI_Comm)h;
-#else
-	return (MPI_Comm)(unsigned int)h;
-#endif
-}
-static inline uintptr_t dpml_datatype_to_uintptr(MPI_Datatype d) {
-#if defined(OPEN_MPI)
-	return (uintptr_t)d;
-#else
-	return (uintptr_t)(unsigned int)d;
-#endif
-}
-
-static inline uintptr_t dpml_op_to_uintptr(MPI_Op o) {
-#if defined(OPEN_MPI)
-	return (uintptr_t)o;
-#else
-	return (uintptr_t)(unsigned int)o;
-#endif
-}
-// The inverse conversions, for the blocking calls' integer handles.
-#if defined(OPEN_MPI)
-#define DPML_DT(h) ((MPI_Datatype)(h))
-#define DPML_OP(h) ((MPI_Op)(h))
-#else
-#define DPML_DT(h) ((MPI_Datatype)(unsigned int)(h))
-#define DPML_OP(h) ((MPI_Op)(unsigned int)(h))
-#endif
-#define DPML_COMM(h) dpml_comm_from_uintptr(h)
+#define DPML_DT(h) DPML_FROM_UINTPTR(MPI_Datatype, h)
+#define DPML_OP(h) DPML_FROM_UINTPTR(MPI_Op, h)
+#define DPML_COMM(h) DPML_FROM_UINTPTR(MPI_Comm, h)
+static inline uintptr_t dpml_comm_to_uintptr(MPI_Comm c) { return DPML_TO_UINTPTR(c); }
+static inline MPI_Comm dpml_comm_from_uintptr(uintptr_t h) { return DPML_COMM(h); }
+static inline uintptr_t dpml_datatype_to_uintptr(MPI_Datatype d) { return DPML_TO_UINTPTR(d); }
+static inline uintptr_t dpml_op_to_uintptr(MPI_Op o) { return DPML_TO_UINTPTR(o); }
 
 static inline int dpml_comm_fint(MPI_Comm c) { return (int)MPI_Comm_c2f(c); }
 static inline MPI_Comm dpml_comm_from_fint(int f) { return MPI_Comm_f2c((MPI_Fint)f); }
