@@ -153,57 +153,73 @@ func TestPaceYieldsWhenDue(t *testing.T) {
 func TestPaceGrid(t *testing.T) {
 	const every = 5 * int64(time.Millisecond)
 	withPace(t, true, time.Duration(every))
-	var now int64 = 1_000_000 * every // a slot far from 0
-	now += every / 5                  // 1 ms into it
-	paceNow = func() int64 { return now }
-	var yields []int64
-	step := func(d int64) {
-		y := paceYields.Load()
-		pace()
-		if paceYields.Load() != y {
-			yields = append(yields, now)
-		}
-		now += d
-	}
-	start, r0 := now, paceReads.Load()
+	d := newPaceDriver(every)
+	start, r0 := d.now, paceReads.Load()
 	for range 20000 { // 20 ms of 1 us calls
-		step(1000)
+		d.step(1000)
 	}
 	if reads := paceReads.Load() - r0; reads > 20000/3 {
 		t.Errorf("%d clock reads in 20000 calls 1 us apart, want at most %d", reads, 20000/3)
 	}
-	if len(yields) == 0 || yields[0] != start {
-		t.Fatalf("yields at %v, want the first at the first call (%d)", yields, start)
+	if len(d.yields) == 0 || d.yields[0] != start {
+		t.Fatalf("yields at %v, want the first at the first call (%d)", d.yields, start)
 	}
-	check := func(from int, late int64) {
-		t.Helper()
-		for i, y := range yields[from:] {
-			b := y / every * every // the boundary of y's slot
-			if y-b > late {
-				t.Errorf("yield %d at %d ns, %d ns after its slot began; want at most %d", from+i, y, y-b, late)
-			}
-			if i+from > 0 && y/every == yields[from+i-1]/every {
-				t.Errorf("yields %d and %d in the same slot", from+i-1, from+i)
-			}
-		}
+	if len(d.yields) != 5 {
+		t.Errorf("%d yields in 20 ms from 1 ms into a slot of 5 ms, want 5: %v", len(d.yields), d.yields)
 	}
-	if len(yields) != 5 {
-		t.Errorf("%d yields in 20 ms from 1 ms into a slot of 5 ms, want 5: %v", len(yields), yields)
+	d.check(t, 1, paceMaxGap*1000)
+	if len(d.yields) > 1 && d.yields[1]-d.yields[0] >= every {
+		t.Errorf("second yield %d ns after the first: the grid's comes less than PaceEvery (%d) after a mid-slot yield", d.yields[1]-d.yields[0], every)
 	}
-	check(1, paceMaxGap*1000)
-	if len(yields) > 1 && yields[1]-yields[0] >= every {
-		t.Errorf("second yield %d ns after the first: the grid's comes less than PaceEvery (%d) after a mid-slot yield", yields[1]-yields[0], every)
-	}
-	n := len(yields)
+	n := len(d.yields)
 	for range 60 { // 60 ms of 1 ms calls
-		step(1_000_000)
+		d.step(1_000_000)
 	}
 	// The switch leaves at most paceMaxGap calls before the next read;
 	// from then on the first call after each boundary yields.
-	if len(yields) != n+12 {
-		t.Errorf("%d yields in 60 ms of 1 ms calls, want 12: %v", len(yields)-n, yields[n:])
+	if len(d.yields) != n+12 {
+		t.Errorf("%d yields in 60 ms of 1 ms calls, want 12: %v", len(d.yields)-n, d.yields[n:])
 	}
-	check(n, 1_000_000)
+	d.check(t, n, 1_000_000)
+}
+
+// paceDriver calls pace on a fake clock (paceNow) and records the calls
+// that yielded.
+type paceDriver struct {
+	every  int64
+	now    int64
+	yields []int64
+}
+
+// newPaceDriver starts the fake clock 1/5 into a slot far from 0.
+func newPaceDriver(every int64) *paceDriver {
+	d := &paceDriver{every: every, now: 1_000_000*every + every/5}
+	paceNow = func() int64 { return d.now }
+	return d
+}
+
+// step runs one pace at the clock's time, then moves the clock by dt.
+func (d *paceDriver) step(dt int64) {
+	y := paceYields.Load()
+	pace()
+	if paceYields.Load() != y {
+		d.yields = append(d.yields, d.now)
+	}
+	d.now += dt
+}
+
+// check reports the yields from index from on that came more than late ns
+// after their slot began, or in the slot of the yield before.
+func (d *paceDriver) check(t *testing.T, from int, late int64) {
+	t.Helper()
+	for i, y := range d.yields[from:] {
+		if b := y / d.every * d.every; y-b > late {
+			t.Errorf("yield %d at %d ns, %d ns after its slot began; want at most %d", from+i, y, y-b, late)
+		}
+		if i+from > 0 && y/d.every == d.yields[from+i-1]/d.every {
+			t.Errorf("yields %d and %d in the same slot", from+i-1, from+i)
+		}
+	}
 }
 
 // TestPaceTSC drives the counter gate on a fake clock and a fake counter
@@ -227,60 +243,41 @@ func TestPaceTSC(t *testing.T) {
 	oldTSC := paceTSC
 	paceTSCOn.Store(true)
 	t.Cleanup(func() { paceTSC, _ = oldTSC, paceTSCOn.Swap(false) })
-	var now int64 = 1_000_000 * every // a slot far from 0
-	now += every / 5                  // 1 ms into it
-	base := now
+	d := newPaceDriver(every)
+	base := d.now
 	skew := uint64(0) // a step back of the counter, in ticks
-	paceNow = func() int64 { return now }
-	paceTSC = func() uint64 { return uint64(now-base)*3 + 1_000_000 - skew }
-	var yields []int64
-	step := func(d int64) {
-		y := paceYields.Load()
-		pace()
-		if paceYields.Load() != y {
-			yields = append(yields, now)
-		}
-		now += d
-	}
+	paceTSC = func() uint64 { return uint64(d.now-base)*3 + 1_000_000 - skew }
 	r0 := paceReads.Load()
 	for range paceCalNs / 1000 { // calibration: every call reads
-		step(1000)
+		d.step(1000)
 	}
 	if reads := paceReads.Load() - r0; reads != paceCalNs/1000 {
 		t.Errorf("%d clock reads in the first %d calls, want one each", reads, paceCalNs/1000)
 	}
 	r0 = paceReads.Load()
 	for range 19000 { // 19 ms more of 1 us calls: boundaries at 4, 9, 14, 19 ms
-		step(1000)
+		d.step(1000)
 	}
 	if reads := paceReads.Load() - r0; reads > 5 {
 		t.Errorf("%d clock reads in 19000 calls 1 us apart after calibration, want at most 5 (one per boundary)", reads)
 	}
-	check := func(from int, late int64) {
-		t.Helper()
-		for i, y := range yields[from:] {
-			if b := y / every * every; y-b > late {
-				t.Errorf("yield %d at %d ns, %d ns after its slot began; want at most %d", from+i, y, y-b, late)
-			}
-		}
+	if len(d.yields) != 5 {
+		t.Errorf("%d yields in 20 ms from 1 ms into a slot of 5 ms, want 5: %v", len(d.yields), d.yields)
 	}
-	if len(yields) != 5 {
-		t.Errorf("%d yields in 20 ms from 1 ms into a slot of 5 ms, want 5: %v", len(yields), yields)
-	}
-	check(1, 1000)
-	n := len(yields)
+	d.check(t, 1, 1000)
+	n := len(d.yields)
 	for range 60 { // 60 ms of 1 ms calls
-		step(1_000_000)
+		d.step(1_000_000)
 	}
-	if len(yields) != n+12 {
-		t.Errorf("%d yields in 60 ms of 1 ms calls, want 12: %v", len(yields)-n, yields[n:])
+	if len(d.yields) != n+12 {
+		t.Errorf("%d yields in 60 ms of 1 ms calls, want 12: %v", len(d.yields)-n, d.yields[n:])
 	}
-	check(n, 1_000_000)
+	d.check(t, n, 1_000_000)
 	// The counter steps back by two slots' ticks: the deadline now lies
 	// further ahead than paceSpan allows, so the next call reads the clock.
 	skew = uint64(2*every) * 3
 	r0 = paceReads.Load()
-	step(1000)
+	d.step(1000)
 	if paceReads.Load() == r0 {
 		t.Error("a counter that stepped back past paceSpan did not send the call to the clock")
 	}
