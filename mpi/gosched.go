@@ -59,10 +59,10 @@ var (
 var paceNow = func() int64 { return paceWall0 + int64(time.Since(paceEpoch)) }
 
 // Without the counter gate (paceTSCOn false: internal/tsc is no clock
-// here): the clock read itself is most of what a pace that is not due costs (60
-// ns of a 1.3-1.5 us call on the 16-core device, where a cgo call costs
-// 56 ns: gocall clock, bench/results/2026-11-24-h100x1-16core-s16). So pace
-// reads it only every paceGap calls: the gap doubles (up to paceMaxGap)
+// here), the clock read itself is most of what a pace that is not due
+// costs (60 ns of a 1.3-1.5 us call on the 16-core device, where a cgo
+// call costs 56 ns: gocall clock, bench/results/2026-11-24-h100x1-16core-s16).
+// So pace reads it only every paceGap calls: the gap doubles (up to paceMaxGap)
 // while reads come less than paceReadNs/2 apart and falls back to 1 when
 // they come more than 2 x paceReadNs apart. A yield then comes at most
 // paceMaxGap short calls after it is due, one call once calls are long,
