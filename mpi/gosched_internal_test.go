@@ -171,16 +171,9 @@ func TestPaceGrid(t *testing.T) {
 	if len(d.yields) > 1 && d.yields[1]-d.yields[0] >= every {
 		t.Errorf("second yield %d ns after the first: the grid's comes less than PaceEvery (%d) after a mid-slot yield", d.yields[1]-d.yields[0], every)
 	}
-	n := len(d.yields)
-	for range 60 { // 60 ms of 1 ms calls
-		d.step(1_000_000)
-	}
 	// The switch leaves at most paceMaxGap calls before the next read;
 	// from then on the first call after each boundary yields.
-	if len(d.yields) != n+12 {
-		t.Errorf("%d yields in 60 ms of 1 ms calls, want 12: %v", len(d.yields)-n, d.yields[n:])
-	}
-	d.check(t, n, 1_000_000)
+	d.longCalls(t)
 }
 
 // paceDriver calls pace on a fake clock (paceNow) and records the calls
@@ -206,6 +199,20 @@ func (d *paceDriver) step(dt int64) {
 		d.yields = append(d.yields, d.now)
 	}
 	d.now += dt
+}
+
+// longCalls runs 60 ms of 1 ms calls and checks that every slot boundary
+// in them yields once, at the first call after it.
+func (d *paceDriver) longCalls(t *testing.T) {
+	t.Helper()
+	n := len(d.yields)
+	for range 60 {
+		d.step(1_000_000)
+	}
+	if len(d.yields) != n+12 {
+		t.Errorf("%d yields in 60 ms of 1 ms calls, want 12: %v", len(d.yields)-n, d.yields[n:])
+	}
+	d.check(t, n, 1_000_000)
 }
 
 // check reports the yields from index from on that came more than late ns
@@ -265,14 +272,7 @@ func TestPaceTSC(t *testing.T) {
 		t.Errorf("%d yields in 20 ms from 1 ms into a slot of 5 ms, want 5: %v", len(d.yields), d.yields)
 	}
 	d.check(t, 1, 1000)
-	n := len(d.yields)
-	for range 60 { // 60 ms of 1 ms calls
-		d.step(1_000_000)
-	}
-	if len(d.yields) != n+12 {
-		t.Errorf("%d yields in 60 ms of 1 ms calls, want 12: %v", len(d.yields)-n, d.yields[n:])
-	}
-	d.check(t, n, 1_000_000)
+	d.longCalls(t)
 	// The counter steps back by two slots' ticks: the deadline now lies
 	// further ahead than paceSpan allows, so the next call reads the clock.
 	skew = uint64(2*every) * 3
