@@ -221,37 +221,52 @@
 //
 // Each sample of the confirmation is a block of Config.ConfirmBlock (8)
 // back-to-back calls of its arm, cur's included (the drift window's
-// single calls do not seed it then): the block's first entry to its last
-// exit, under the Cost rule, divided by its length, which is the
-// back-to-back period per call. A single call's cost leaves out what a
-// plan does to the call after it, and the second exit leaves out a last
-// rank that lags: on the device single-call samples put tree r=8 ahead of
-// r=4 at 1 KiB in most runs while r=4 ran 8-12% faster back to back, at
-// its per-call minimum and median too
-// (bench/results/2026-11-24-h100x1-16core-s16, r1-r3;
-// TestLearnerConfirmsInBlocks shows a lagging last rank caught by
-// blocks). For libdpml.so's C callers a block's span also holds the
-// trips into Go of its later calls, which a tree the C layer runs
-// itself will not pay once the key settles: the engine reports each
-// call's way in (KeyState.RecordTrip) and the block subtracts them (on
-// the device, before this, the confirmations' blocks priced the copies,
-// which pay the trip in production too, 4-18% below the tree radix 4 at
-// 1 KiB, and 3 runs of 4 settled on them, 22-40% slower back to back;
-// TestRecordTripInBlocks). A call after another key's call ends the
-// block under way and is a sample alone, so a program that interleaves
-// its keys confirms from single calls.
+// single calls do not seed it then), priced as what the program pays for
+// the calls: the back-to-back period per call, without the program's own
+// time between them. A single call's cost leaves out what a plan does to
+// the call after it, and the second exit leaves out a last rank that
+// lags: on the device single-call samples put tree r=8 ahead of r=4 at 1
+// KiB in most runs while r=4 ran 8-12% faster back to back, at its
+// per-call minimum and median too (bench/results/2026-11-24-h100x1-16core-s16,
+// r1-r3; TestLearnerConfirmsInBlocks shows a lagging last rank caught by
+// blocks).
+//
+// Every call of a block is buffered with its own entry and exit (the
+// batch holds Batch samples, a block taking ConfirmBlock slots), and the
+// block costs the mean of its calls' costs (the Cost rule) plus, under
+// CostSecondExit, each later call's lag (Tuner.lag): the time from the
+// call before's second-to-last exit to this call's last entry, less the
+// shortest time any rank spent between the two calls, at most that
+// call's last exit. Back to back that is the lagging last rank, the last
+// in again; behind a barrier every rank waits for the last one out and
+// the barrier's own time is left out; between calls of a computing
+// program it is the plan's whole tail. Until session 19 a block was
+// timed from its first entry to its last exit, which holds the
+// program's time between the calls: on the emulated 4 x 4 cluster with
+// a barrier before each call the blocks read 55 us for calls the client
+// timed at 32, arms the client timed 6-8% apart read 1-3% apart, inside
+// Leave, and the key kept the slower flat copies at 4-16 B
+// (bench/results/2026-11-24-h100x1-16core-s18, r4); with computation
+// between the calls the ranks' computation was noise in every block
+// (TestLearnerConfirmsBetweenGaps, TestBlocksLeaveOutGaps). For
+// libdpml.so's C callers a Go call's trip into Go, which a tree the C
+// layer runs itself will not pay once the key settles, falls between
+// its timed calls and is left out the same way (the trip came before
+// the engine's entry stamp). A call after another key's call ends the
+// block under way (its calls buffered so far are no sample) and is a
+// sample alone, so a program that interleaves its keys confirms from
+// single calls.
 //
 // A caller that can run a block without the learner on every call asks
-// KeyState.Block for it and reports it whole with RecordBlock (its first
-// entry, its last exit), which leaves the state exactly as the block's
+// KeyState.Block for it and reports it whole with RecordBlock (each
+// call's entry and exit), which leaves the state exactly as the block's
 // calls one by one would (TestKeyStateBlock); Warm makes the call before
 // it a warm-up, no sample. libdpml.so's engine does this for the arms its
 // C layer runs (a tree of at most 1 KiB, the MPI library's allreduce):
 // the call before the block runs in Go as a warm-up, and the C layer runs
-// the block's calls and stamps its first entry and last exit, so no call
-// of a block pays the trip into Go, which the subtraction above only
-// estimated (dpml/fused.go, grantFused); only a block another call cuts
-// short goes on through Go with the subtraction. A Go program's blocks of
+// the block's calls and stamps each one's entry and exit, so no call of
+// a block pays the trip into Go (dpml/fused.go, grantFused); only a block
+// another call cuts short goes on through Go. A Go program's blocks of
 // those arms run the same way, on the engine's clearance for Go callers,
 // without the engine's per-call work (dpml's clearGo). The confirmation costs about
 // ConfirmBlock times the calls of the first exploration, once per key.

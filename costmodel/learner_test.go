@@ -1124,3 +1124,48 @@ func TestLearnerSettledSamplesPerPeriod(t *testing.T) {
 		}
 	}
 }
+
+// TestLearnerConfirmsBetweenGaps: the scheduled confirmation samples
+// blocks of back-to-back calls, and in a program that computes between
+// its calls (each rank a uniform 0..3 us before each call, every call
+// starting after the last rank left the one before, as behind a barrier)
+// the time between a block's calls is the program's, not the plan's. Tree
+// r=8's last rank leaves 20% of its call after the others, so single
+// calls price it at 0.92 us (the second exit) against r=4's 1.00, and the
+// first exploration settles on it; the program pays 1.15 for it, and the
+// confirmation must move the key to r=4. Timed from their first entry to
+// their last exit, the blocks would read about 3.8 and 4.0 us, closer
+// than Leave, and the key would stay on r=8.
+//
+// Mutation check: with Tuner.lag counting the whole time between the
+// calls (the block's period, as before), the key stays on r=8 and the
+// test fails.
+func TestLearnerConfirmsBetweenGaps(t *testing.T) {
+	k, cost := radixKey, radixSurface(1e-6, 1.15e-6)
+	tail := func(a costmodel.Arm) float64 {
+		if isTree(a, 8) {
+			return 0.2
+		}
+		return 0
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		for _, calls := range []int{3000, 12000} {
+			ts := costmodel.NewTestTuners(t, 16, costmodel.Config{}, costmodel.DefaultModel())
+			res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: calls, Noise: 0.02, Gap: 3e-6, Tail: tail, Seed: seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, _ := ts[0].Info(k)
+			t.Logf("seed %d, %d calls: %v, %s (%d episodes, confirmed %v, %d switches)", seed, calls, res.Final, in.State, in.Episodes, in.Confirmed, in.Switches)
+			if in.State != costmodel.Frozen || (calls > 9000 && !in.Confirmed) {
+				t.Fatalf("seed %d: confirmed %v, state %s after %d calls", seed, in.Confirmed, in.State, calls)
+			}
+			switch {
+			case calls < 9000 && !isTree(res.Final, 8):
+				t.Errorf("seed %d: the first exploration settled on %v: the surface does not show the single-call bias this test is about", seed, res.Final)
+			case calls > 9000 && !isTree(res.Final, 4):
+				t.Errorf("seed %d: after its confirmation the key runs %v, want the radix-4 tree", seed, res.Final)
+			}
+		}
+	}
+}

@@ -253,7 +253,14 @@ const (
 	maxSamples = 8
 	maxWindow  = 32
 	maxBatch   = 256
-	maxLevels  = 16 // (DPML + pipelines) x {copies, CMA}
+	// maxBlock bounds ConfirmBlock: dpml/internal/fused's C state keeps
+	// a block's stamps in arrays of this length (DPML_FUSED_MAX_BLOCK).
+	maxBlock = 64
+	// maxSlots bounds the calls a batch buffers (Batch samples, each a
+	// block of up to ConfirmBlock calls): the commit step exchanges
+	// pendingWidth values per call.
+	maxSlots  = 1024
+	maxLevels = 16 // (DPML + pipelines) x {copies, CMA}
 )
 
 // DefaultConfig returns the defaults.
@@ -280,11 +287,14 @@ func (c Config) normalize() (Config, error) {
 		def(&c.Strikes, 3, 1, 64, "Strikes"),
 		def(&c.MaxStride, 256, 1, 1<<20, "MaxStride"),
 		def(&c.ConfirmCalls, 8192, -1, 1<<30, "ConfirmCalls"),
-		def(&c.ConfirmBlock, 8, 1, 256, "ConfirmBlock"),
+		def(&c.ConfirmBlock, 8, 1, maxBlock, "ConfirmBlock"),
 	} {
 		if e != nil {
 			return c, e
 		}
+	}
+	if c.Batch*c.ConfirmBlock > maxSlots {
+		return c, fmt.Errorf("costmodel: Batch %d x ConfirmBlock %d = %d buffered calls, want at most %d", c.Batch, c.ConfirmBlock, c.Batch*c.ConfirmBlock, maxSlots)
 	}
 	if c.Improve == 0 {
 		c.Improve = 0.02
@@ -447,11 +457,9 @@ type entry struct {
 	confirmed bool
 	// confirming: the episode under way is the confirmation.
 	confirming bool
-	// blk, blkEntry: calls so far of the confirmation's block under way
-	// and this rank's entry to its first (ConfirmBlock).
-	blk      int
-	blkEntry float64
-	blkTrip  float64 // the trips (RecordTrip) of the block's later calls
+	// blk: calls so far of the confirmation's block under way
+	// (ConfirmBlock), buffered call by call.
+	blk int
 
 	pend    int    // calls buffered since the last commit
 	fcount  uint64 // frozen calls since the freeze (stride sampling)
@@ -501,13 +509,24 @@ type Tuner struct {
 	lastK uint64
 	last  *entry
 
-	pk     []*entry
-	pa     []uint8
-	pc     []uint64  // the key's call count at each buffered sample
-	pw     []uint16  // calls per buffered sample (ConfirmBlock's blocks)
+	// The buffered calls ("slots"), in recording order: a sample is one
+	// call, or a block of ConfirmBlock back-to-back calls in as many
+	// consecutive slots (no other call comes between a block's calls).
+	pk []*entry
+	pa []uint8
+	pc []uint64 // the key's call count at each buffered call
+	// pw: at a sample's last slot its calls (1, or the block's length);
+	// 0 at the other slots of a block, and at the slots of a block cut
+	// short or still under way, which are no sample (Commit skips them).
+	pw []uint16
+	// pb: a completed block's slots are numbered 1, 2, ..., n; 0
+	// elsewhere (Exits needs a block call's previous call).
+	pb     []uint16
 	pe, px []float64 // buffered entry and exit times
-	ex     []float64 // Pending's exchange buffer: pendingWidth x Batch
-	sx     []int64   // Exits' exchange buffer: up to 2 Batch + 1
+	ex     []float64 // Pending's exchange buffer: pendingWidth per slot, + 1
+	sx     []int64   // Exits' exchange buffer: up to 2 per slot, + 1
+	units  int       // samples buffered (Batch's unit)
+	blocks bool      // a completed block is buffered (Exits' width)
 	// prevE, prevA: the key and arm of the call recorded last (CostPenult
 	// keeps a call only when the call before ran the same arm of the same
 	// key: see recordSpan).
@@ -533,10 +552,12 @@ func NewTuner(cfg Config, m Model) (*Tuner, error) {
 		return nil, err
 	}
 	m.Conc = m.Conc.Clone()
+	slots := c.Batch * c.ConfirmBlock // a batch of blocks
 	return &Tuner{
 		cfg: c, model: m,
 		keys: map[uint64]*entry{}, sets: map[uint64]*armSet{},
-		pk: make([]*entry, c.Batch), pa: make([]uint8, c.Batch), pc: make([]uint64, c.Batch), pw: make([]uint16, c.Batch), pe: make([]float64, c.Batch), px: make([]float64, c.Batch), ex: make([]float64, pendingWidth*c.Batch+1), sx: make([]int64, 2*c.Batch+1),
+		pk: make([]*entry, slots), pa: make([]uint8, slots), pc: make([]uint64, slots), pw: make([]uint16, slots), pb: make([]uint16, slots),
+		pe: make([]float64, slots), px: make([]float64, slots), ex: make([]float64, pendingWidth*slots+1), sx: make([]int64, 2*slots+1),
 		touched: make([]*entry, 0, c.Batch),
 	}, nil
 }
@@ -628,16 +649,12 @@ func (t *Tuner) timed(e *entry) bool {
 		return (e.fcount+1)%uint64(e.stride) == 0
 	}
 	// A warm-up call (recordSpan: the key's previous call ran another
-	// arm) keeps no time, nor does a call inside a confirmation block:
-	// the block is timed from its first call's entry to its last call's
-	// exit.
-	if t.prevE != e {
+	// arm) keeps no time. A confirmation block's calls are timed each
+	// (Commit prices a block call by call).
+	if t.prevE != e || t.prevA == int(e.next()) {
 		return true
 	}
-	if t.prevA != int(e.next()) {
-		return t.cfg.ColdSamples
-	}
-	return !(e.confirming && e.blk > 0 && e.blk < t.cfg.ConfirmBlock-1)
+	return t.cfg.ColdSamples
 }
 
 // KeyState is one key's learner state, taken once for a run of calls of
@@ -661,18 +678,7 @@ func (s KeyState) Next() (a Arm, timed bool) {
 
 // Record is RecordSpan for the state's key.
 func (s KeyState) Record(a Arm, entry, exit float64) (commit bool) {
-	return s.t.recordSpan(s.e, a, entry, exit, 0)
-}
-
-// RecordTrip is Record for a call that also spent trip seconds on a way
-// the program will not pay once the key has settled on its arm: a
-// libdpml.so C caller's trip into Go for a plan the C layer runs itself
-// once cleared. A single-call sample leaves it out by its timing (the
-// engine starts the call's time after it); a confirmation block
-// (Config.ConfirmBlock) spans the trips of its later calls and subtracts
-// them.
-func (s KeyState) RecordTrip(a Arm, entry, exit, trip float64) (commit bool) {
-	return s.t.recordSpan(s.e, a, entry, exit, trip)
+	return s.t.recordSpan(s.e, a, entry, exit)
 }
 
 // maxUntimed is Untimed's answer for a key that never needs a call seen
@@ -717,17 +723,17 @@ func (s KeyState) Skip(n int) {
 // (Config.ConfirmBlock) the key's next calls make, when a caller may run
 // them without Next and Record on every call and report them at once
 // with RecordBlock: libdpml.so's C layer runs such a block of a plan it
-// runs itself, timing only its first entry and its last exit, so the
-// sample holds no trip into Go at all. n is 0 unless the key is in its
-// confirmation, its next call is warm (the key's last call ran a: not a
-// warm-up) and the batch has room for the block's sample; n counts the
+// runs itself, stamping each call's entry and exit, so the sample holds
+// no trip into Go at all. n is 0 unless the key is in its confirmation,
+// its next call is warm (the key's last call ran a: not a warm-up) and
+// the batch has room for the block's calls; n counts the
 // block's calls still to come (fewer than ConfirmBlock when the block
 // began call by call).
 func (s KeyState) Block() (a Arm, n int) {
 	e, t := s.e, s.t
 	c := &t.cfg
 	if c.Mode == ModeModel || e.state != Exploring || !e.confirming || c.ConfirmBlock <= 1 ||
-		e.pend >= e.total || t.np == len(t.pe) {
+		e.pend >= e.total || t.units == c.Batch || len(t.pe)-t.np < c.ConfirmBlock-e.blk {
 		return Arm{}, 0
 	}
 	i := e.next()
@@ -762,17 +768,17 @@ func (s KeyState) Warm(a Arm) {
 	}
 }
 
-// RecordBlock records n back-to-back calls of arm a (n at most Block's)
-// run without Next and Record: the first entered at entry, the last left
-// at exit (seconds, on the clock RecordSpan takes). The key's state is
-// then exactly what n pairs of Next and Record would have left with those
-// times, since a block keeps no time of its middle calls: fewer calls
-// than Block's n leave the block to go on with the key's next calls. It
+// RecordBlock records len(entry) back-to-back calls of arm a (at most
+// Block's n) run without Next and Record: call j entered at entry[j] and
+// left at exit[j] (seconds, on the clock RecordSpan takes; exit has
+// entry's length). The key's state is then exactly what as many pairs of
+// Next and Record would have left with those times: fewer calls than
+// Block's n leave the block to go on with the key's next calls. It
 // reports whether the commit step is due, as Record does.
-func (s KeyState) RecordBlock(a Arm, entry, exit float64, n int) (commit bool) {
-	for range n {
+func (s KeyState) RecordBlock(a Arm, entry, exit []float64) (commit bool) {
+	for j := range min(len(entry), len(exit)) {
 		s.t.choose(s.e)
-		if s.t.recordSpan(s.e, a, entry, exit, 0) {
+		if s.t.recordSpan(s.e, a, entry[j], exit[j]) {
 			commit = true
 		}
 	}
@@ -806,10 +812,10 @@ func (t *Tuner) Record(k Key, a Arm, localSeconds float64) (commit bool) {
 // that are not in k's arm set, and calls recorded while the batch is full,
 // are ignored. O(1); no allocation.
 func (t *Tuner) RecordSpan(k Key, a Arm, entry, exit float64) (commit bool) {
-	return t.recordSpan(t.entry(k), a, entry, exit, 0)
+	return t.recordSpan(t.entry(k), a, entry, exit)
 }
 
-func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit, trip float64) (commit bool) {
+func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit float64) (commit bool) {
 	e.calls++
 	if t.cfg.Mode == ModeModel {
 		return false
@@ -847,33 +853,54 @@ func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit, trip float64) (commit b
 		}
 		return false
 	}
+	if t.units == t.cfg.Batch {
+		return true
+	}
 	w := 1
 	if e.confirming && e.state == Exploring && t.cfg.ConfirmBlock > 1 {
-		// A block of back-to-back calls (Config.ConfirmBlock); a call
-		// after another key's is a sample alone.
+		// A block of back-to-back calls (Config.ConfirmBlock), each
+		// call buffered with its own times; a call after another key's
+		// is a sample alone.
 		if !same {
 			e.blk = 0
 		} else {
-			if e.blk == 0 {
-				e.blkEntry, e.blkTrip = entry, 0
-			} else {
-				e.blkTrip += trip
+			if e.blk == 0 && len(t.pe)-t.np < t.cfg.ConfirmBlock {
+				return true // no room for the block: commit first
 			}
-			e.blk++
-			if e.blk < t.cfg.ConfirmBlock {
+			t.buffer(e, idx, entry, exit, 0)
+			if e.blk++; e.blk < t.cfg.ConfirmBlock {
 				return false
 			}
-			w, entry, e.blk = e.blk, e.blkEntry, 0
-			exit -= e.blkTrip
+			w, e.blk = e.blk, 0
+			for j := range w {
+				t.pb[t.np-w+j] = uint16(j + 1)
+			}
+			t.pw[t.np-1] = uint16(w)
+			t.blocks = true
+			return t.sampled(e)
 		}
 	}
 	if t.np == len(t.pe) {
 		return true
 	}
-	t.pk[t.np], t.pa[t.np], t.pe[t.np], t.px[t.np], t.pc[t.np], t.pw[t.np] = e, uint8(idx), entry, exit, e.calls, uint16(w)
+	t.buffer(e, idx, entry, exit, uint16(w))
+	return t.sampled(e)
+}
+
+// buffer appends one call's times to the batch (pw: see Tuner.pw).
+func (t *Tuner) buffer(e *entry, idx int, entry, exit float64, w uint16) {
+	i := t.np
+	t.pk[i], t.pa[i], t.pe[i], t.px[i], t.pc[i], t.pw[i], t.pb[i] = e, uint8(idx), entry, exit, e.calls, w, 0
 	t.np++
+}
+
+// sampled counts a sample of e just buffered whole and reports whether
+// the commit step is due: the batch is full, or the exploring key has all
+// the calls its schedule asked for.
+func (t *Tuner) sampled(e *entry) bool {
+	t.units++
 	e.pend++
-	return t.np == len(t.pe) || (e.state == Exploring && e.pend >= e.total)
+	return t.units == t.cfg.Batch || len(t.pe)-t.np < t.cfg.ConfirmBlock || (e.state == Exploring && e.pend >= e.total)
 }
 
 // Pending returns the first exchange buffer of the buffered samples: for
@@ -935,19 +962,21 @@ func (t *Tuner) Second() Second {
 	return SecondNone
 }
 
-// exitsWidth is the length of Exits' buffer for n samples: the exits, for
-// CostPenult the entries too, then the rank count.
+// exitsWidth is the length of Exits' buffer for n buffered calls: the
+// exits, for CostPenult the entries too, for CostSecondExit with a block
+// buffered the block calls' previous exits too, then the rank count.
 func (t *Tuner) exitsWidth(n int) int {
-	if t.cfg.Cost == CostPenult {
+	if t.cfg.Cost == CostPenult || (t.cfg.Cost == CostSecondExit && t.blocks) {
 		return 2*n + 1
 	}
 	return n + 1
 }
 
 // Exits returns the second exchange buffer, given Pending's buffer after
-// its max-allreduce: each sample's exit on this rank after the sample's
-// last entry, in whole nanoseconds, then a 1 (the rank count, once
-// summed), as a slice of the tuner's own buffer. The engine sum-allreduces
+// its max-allreduce: each buffered call's exit on this rank after the
+// call's last entry, in whole nanoseconds (then, as exitsWidth says, one
+// more value per call), then a 1 (the rank count, once summed), as a
+// slice of the tuner's own buffer. The engine sum-allreduces
 // it in place and passes both buffers to Commit. Integers because an
 // integer sum is exact in any order: a floating-point sum may round
 // differently on different ranks (an allreduce's ranks can add in
@@ -969,10 +998,20 @@ func (t *Tuner) Exits(maxed []float64) []int64 {
 		if (t.cfg.Cost == CostSecondExit || t.cfg.Cost == CostPenult) && t.px[i] >= maxed[3*n+i] {
 			out[i] = excluded // this rank left last
 		}
-		if t.cfg.Cost == CostPenult {
+		switch {
+		case t.cfg.Cost == CostPenult:
 			out[n+i] = ns(t.pe[i] - maxed[i]) // <= 0: before the last entry
 			if t.pe[i] >= maxed[i] {
 				out[n+i] = excluded // this rank came last
+			}
+		case w > n+1:
+			// CostSecondExit with blocks: a block's later call gives
+			// this rank's time since its exit from the call before,
+			// negated, so that the max is the ranks' shortest
+			// (Commit's lag).
+			out[n+i] = excluded
+			if t.pb[i] > 1 {
+				out[n+i] = ns(t.px[i-1] - t.pe[i])
 			}
 		}
 	}
@@ -1010,44 +1049,34 @@ func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 		}
 	}
 	for i := 0; i < n; i++ {
-		e := t.pk[i]
-		t.pk[i] = nil
+		e, w := t.pk[i], int(t.pw[i])
+		if w == 0 {
+			// A call of a block that a later slot completes, or of
+			// one cut short or still under way: that block starts
+			// again after this commit.
+			if t.pb[i] == 0 {
+				e.blk = 0
+			}
+			continue
+		}
 		if !e.touched {
 			e.touched = true
 			t.touched = append(t.touched, e)
 		}
-		lastEntry, firstEntry := maxed[i], -maxed[n+i]
-		var cost float64
-		switch t.cfg.Cost {
-		case CostLastExit:
-			cost = maxed[3*n+i] - lastEntry
-		case CostMeanExit:
-			cost = float64(summed[i]) / float64(ranks) * 1e-9
-		case CostSlowest:
-			cost = maxed[2*n+i]
-		case CostSecondExit:
-			cost = maxed[3*n+i] - lastEntry // one rank, or a tie at the last exit
-			if summed[i] > excluded {
-				cost = float64(summed[i]) * 1e-9
+		var cost, skew float64
+		for j := i - w + 1; j <= i; j++ {
+			cost += t.callCost(j, maxed, summed, ranks)
+			skew += maxed[j] + maxed[n+j]
+			if j > i-w+1 {
+				cost += t.lag(j, maxed, summed)
 			}
-		case CostPenult:
-			// Both in ns after the last entry; a tie at the last exit
-			// (or one rank) falls back to it, a tie at the last entry
-			// times from it.
-			exit, entry := maxed[3*n+i]-lastEntry, 0.0
-			if summed[i] > excluded {
-				exit = float64(summed[i]) * 1e-9
-			}
-			if summed[n+i] > excluded {
-				entry = float64(summed[n+i]) * 1e-9
-			}
-			cost = exit - entry
 		}
-		cost /= float64(t.pw[i]) // a block's period per call
-		e.note(cost, lastEntry-firstEntry)
-		e.pace(t.pa[i], lastEntry, t.pc[i])
+		cost /= float64(w) // a block's period per call
+		e.note(cost, skew/float64(w))
+		e.pace(t.pa[i], maxed[i], t.pc[i])
 		e.observe(t.pa[i], cost, &t.cfg)
 	}
+	clear(t.pk[:n])
 	for i, e := range t.touched {
 		e.touched = false
 		e.pend = 0
@@ -1058,9 +1087,66 @@ func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 		t.touched[i] = nil
 	}
 	t.touched = t.touched[:0]
-	t.np = 0
+	t.np, t.units, t.blocks = 0, 0, false
 	t.commits++
 	return nil
+}
+
+// callCost is buffered call i's cost under Config.Cost, given Commit's
+// exchanged buffers.
+func (t *Tuner) callCost(i int, maxed []float64, summed []int64, ranks int64) float64 {
+	n := t.np
+	lastEntry := maxed[i]
+	switch t.cfg.Cost {
+	case CostLastExit:
+		return maxed[3*n+i] - lastEntry
+	case CostMeanExit:
+		return float64(summed[i]) / float64(ranks) * 1e-9
+	case CostSlowest:
+		return maxed[2*n+i]
+	case CostSecondExit:
+		if summed[i] > excluded {
+			return float64(summed[i]) * 1e-9
+		}
+		return maxed[3*n+i] - lastEntry // one rank, or a tie at the last exit
+	case CostPenult:
+		// Both in ns after the last entry; a tie at the last exit (or
+		// one rank) falls back to it, a tie at the last entry times
+		// from it.
+		exit, entry := maxed[3*n+i]-lastEntry, 0.0
+		if summed[i] > excluded {
+			exit = float64(summed[i]) * 1e-9
+		}
+		if summed[n+i] > excluded {
+			entry = float64(summed[n+i]) * 1e-9
+		}
+		return exit - entry
+	}
+	return 0
+}
+
+// lag is what block call i owes to the call before it under
+// CostSecondExit (0 under the other rules): the time from that call's
+// second-to-last exit to this call's last entry, less the shortest time
+// a rank spent between the two calls (the program's: the caller's loop,
+// a barrier, its computation, counting for no plan), and at most that
+// call's last exit. Back to back, the rank a plan lets out last is the
+// last in again, and its lateness is the plan's; behind a barrier every
+// rank waits for it, and the barrier's own time is what every rank
+// spends outside; between calls of a computing program the ranks'
+// computation is spread more widely than any plan's exits, and the lag
+// is the plan's whole tail (the last exit rule's cost). A block's calls
+// then cost what the program pays for them: the period back to back,
+// not the program's time between them.
+func (t *Tuner) lag(i int, maxed []float64, summed []int64) float64 {
+	n := t.np
+	if t.cfg.Cost != CostSecondExit || len(summed) != 2*n+1 || summed[n+i] <= excluded {
+		return 0
+	}
+	prev := i - 1
+	second := maxed[prev] + t.callCost(prev, maxed, summed, 1)
+	gap := -float64(summed[n+i]) * 1e-9 // the shortest time a rank spent between the calls
+	return max(0, min(maxed[i]-gap, maxed[3*n+prev])-second)
 }
 
 // pace keeps the settled key's call rate from its committed samples:
@@ -1617,7 +1703,9 @@ func (t *Tuner) Fingerprint() uint64 {
 	for i := 0; i < t.np; i++ {
 		u(t.pk[i].key.pack())
 		u(uint64(t.pa[i]))
+		u(uint64(t.pw[i]) | uint64(t.pb[i])<<16)
 	}
+	u(uint64(t.units))
 	return h.Sum64()
 }
 

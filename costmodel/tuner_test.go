@@ -535,8 +535,8 @@ func TestKeyStateSkip(t *testing.T) {
 // is a warm-up (Warm) on both, as the engine makes it, and must be no
 // sample: the block after it is still a whole block.
 //
-// Mutation checks: RecordBlock counting the block as one call, or timing
-// it from its last call alone, makes the fingerprints part; Warm recording
+// Mutation checks: RecordBlock counting the block as one call, or giving
+// every call the block's first entry, makes the fingerprints part; Warm recording
 // its call as a block's first (Record) fails the whole-block check.
 func TestKeyStateBlock(t *testing.T) {
 	k := MakeKey(ElemFloat32, OpArith, 1<<10, Layout{Nodes: 1, PPN: 16})
@@ -598,12 +598,14 @@ func TestKeyStateBlock(t *testing.T) {
 					if cut > 0 {
 						m = min(m, cut)
 					}
-					entry := now[1]
+					entries, exits := make([]float64, m), make([]float64, m)
 					for j := range m {
 						call(0, n+j)
+						entries[j] = now[1]
 						now[1] += cost(n+j, a)
+						exits[j] = now[1]
 					}
-					if ts[1].State(k).RecordBlock(a, entry, now[1], m) {
+					if ts[1].State(k).RecordBlock(a, entries, exits) {
 						if err := commitLocal(ts[1]); err != nil {
 							t.Fatal(err)
 						}
@@ -672,21 +674,25 @@ func TestPeriodStrideAfterConfirmation(t *testing.T) {
 	t.Fatal("no confirmation in 40000 calls")
 }
 
-// TestRecordTripInBlocks: a single-rank learner driven through KeyState
-// as libdpml.so's engine drives it. Tree r=4 runs 1.0 us per call but,
-// until it settles and the C layer runs it, every call first spends 0.5
-// us on a trip into Go, which the engine reports (RecordTrip) and leaves
-// out of a call's own time; every other arm runs 1.2 us or more with no
-// trip. A confirmation block's span holds the trips of its later calls:
-// subtracted, r=4 keeps winning (1.0 against 1.2); counted, r=4's blocks
-// read 1.44 and the key leaves it.
+// TestBlocksLeaveOutGaps: a single-rank learner driven through KeyState
+// as libdpml.so's engine drives it. Tree r=4 runs 1.0 us per call, but
+// before each of its calls the rank spends 0.5 us outside the engine (a
+// C caller's trip into Go until the key settles and the C layer runs the
+// tree; a program's barrier or computation is the same to the learner);
+// every other arm runs 1.2 us or more with nothing between its calls. A
+// confirmation block is timed call by call, and the time between its
+// calls counts for no plan: r=4 keeps winning (1.0 against 1.2). Timed
+// from its first entry to its last exit, its blocks read 1.44 and the
+// key leaves it.
 //
-// Mutation check: with recordSpan ignoring trip, the key leaves r=4 at
-// its confirmation and the test fails.
-func TestRecordTripInBlocks(t *testing.T) {
+// Mutation check: with Tuner.lag timing from the call's last entry
+// rather than from the last entrant's exit of the call before (so that
+// the time between the calls counts), the key leaves r=4 at its
+// confirmation and the test fails.
+func TestBlocksLeaveOutGaps(t *testing.T) {
 	k := MakeKey(ElemFloat32, OpArith, 1<<10, Layout{Nodes: 1, PPN: 16})
 	isR4 := func(a Arm) bool { return a.Intra == plan.IntraTree && a.Radix == 4 }
-	for _, report := range []bool{true, false} {
+	{
 		tu := newTuners(t, 1, Config{}, DefaultModel())[0]
 		now := 0.0
 		for n := 0; n < 12000; n++ {
@@ -704,22 +710,19 @@ func TestRecordTripInBlocks(t *testing.T) {
 			if !timed {
 				entry, exit = 0, 0
 			}
-			if !report {
-				trip = 0
-			}
-			if ks.RecordTrip(a, entry, exit, trip) {
+			if ks.Record(a, entry, exit) {
 				if err := commitLocal(tu); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 		in, _ := tu.Info(k)
-		t.Logf("trips reported %v: %v, %s, %d episodes, confirmed %v; measured %+v", report, in.Arm, in.State, in.Episodes, in.Confirmed, in.Measured)
+		t.Logf("%v, %s, %d episodes, confirmed %v; measured %+v", in.Arm, in.State, in.Episodes, in.Confirmed, in.Measured)
 		if !in.Confirmed {
-			t.Fatalf("trips reported %v: no confirmation in 12000 calls", report)
+			t.Fatal("no confirmation in 12000 calls")
 		}
-		if isR4(in.Arm) != report {
-			t.Errorf("trips reported %v: the key runs %v after its confirmation", report, in.Arm)
+		if !isR4(in.Arm) {
+			t.Errorf("the key runs %v after its confirmation, want the radix-4 tree", in.Arm)
 		}
 	}
 }

@@ -134,21 +134,18 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	} else if tuned && c.goClears(&pp.p, kind, op) && c.warmBlock(ks, arm) {
 		warm, timed = true, false // the same for a Go caller's clearance (clearGo)
 	}
-	var t0, trip int64
+	var t0 int64
 	if timed {
 		t0 = c.now()
 	}
 	if c.fz.foreign {
 		if ce := c.fz.f.TakeEntry(); ce != 0 && timed {
+			// A block's calls are timed each, so the trip of a
+			// plan the C layer runs itself falls between them,
+			// which the learner leaves out (costmodel's lag).
 			shift, ovh := c.trip(&pp.p, kind, op, ce)
 			t0 -= shift
 			c.tunOvh += ovh
-			trip = ovh
-		} else if ce != 0 && cRunsTuned {
-			// An untimed call inside a confirmation block the C
-			// layer left to Go (cut short by another call): the
-			// block's span holds this trip (KeyState.RecordTrip).
-			trip = c.transition(ce)
 		}
 	}
 	c.mark(tpPlan)
@@ -166,7 +163,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		if warm {
 			ks.Warm(arm)
 		} else {
-			err = c.observe(ks, arm, t0, t1, trip)
+			err = c.observe(ks, arm, t0, t1)
 		}
 	}
 	if err != nil {

@@ -98,6 +98,16 @@ type fusedView struct {
 	// clearedCalls counts the calls it served (tests check the path ran).
 	clear        goClearance
 	clearedCalls uint64
+	// blk: a confirmation block's stamps, call by call (CLOCK_MONOTONIC,
+	// ns), whether the drop-in or a Go clearance ran it (recordBlock).
+	blk blockStamps
+}
+
+// blockStamps holds a confirmation block's entry and exit stamps, and the
+// same on the learner's clock, in arrays so that no call allocates.
+type blockStamps struct {
+	entry, exit [fused.MaxBlock]int64
+	es, xs      [fused.MaxBlock]float64
 }
 
 // goClearance is the drop-in's clearance (see the top of this file) kept
@@ -125,11 +135,10 @@ type goClearance struct {
 	ft *fused.Tree
 	// block: the clearance is one block of the key's confirmation, of
 	// arm (costmodel.KeyState.Block), as for libdpml.so's C layer
-	// (grantFused): runCleared reads the clock before its first call
-	// (entry) and after its last (exit), and settleClear reports it.
-	block       bool
-	arm         costmodel.Arm
-	entry, exit int64
+	// (grantFused): runCleared reads the clock before and after each of
+	// its calls (fusedView.blk), and settleClear reports them.
+	block bool
+	arm   costmodel.Arm
 }
 
 // runCleared runs a call the Go clearance covers: the arguments match
@@ -140,8 +149,9 @@ func runCleared[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) (o
 	if g.n <= 0 || g.count != len(send) || g.op != op || g.kind != mpi.KindOf[T]() || o != (Override{}) {
 		return false, nil
 	}
-	if g.block && g.ran == 0 {
-		g.entry = nanotime()
+	stamp := g.block && g.ran < fused.MaxBlock
+	if stamp {
+		c.fz.blk.entry[g.ran] = nanotime()
 	}
 	if g.ft != nil {
 		err = callFused(c, g.ft, send, recv, op)
@@ -151,14 +161,14 @@ func runCleared[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) (o
 	if err != nil {
 		return true, err
 	}
+	if stamp {
+		c.fz.blk.exit[g.ran] = nanotime()
+	}
 	g.n--
 	g.ran++
 	c.fz.clearedCalls++
 	if g.block {
 		c.fz.blockCalls++
-		if g.n == 0 {
-			g.exit = nanotime()
-		}
 	}
 	return true, nil
 }
@@ -174,7 +184,7 @@ func (c *Comm) settleClear() {
 	g := &c.fz.clear
 	switch {
 	case g.ran > 0 && g.block:
-		if c.recordBlock(g.arm, g.entry, g.exit, g.ran) {
+		if c.recordBlock(g.arm, int(g.ran)) {
 			c.fz.commitDue = true
 		}
 	case g.ran > 0 && g.tuned:
@@ -373,9 +383,9 @@ func (c *Comm) takeBack() error {
 	commit := false
 	switch {
 	case c.fz.block:
-		entry, exit := c.fz.f.TakeBlock()
+		m := c.fz.f.TakeBlock(int(n), c.fz.blk.entry[:], c.fz.blk.exit[:])
 		c.fz.blockCalls += n
-		commit = c.recordBlock(c.fz.blockArm, entry, exit, int64(n))
+		commit = c.recordBlock(c.fz.blockArm, m)
 	case c.fz.granted:
 		c.keyMemo.st.Skip(int(n))
 	}
@@ -395,10 +405,10 @@ func (c *Comm) takeBack() error {
 // chose it, arm.
 //
 // A confirmation block (costmodel.KeyState.Block) of the arm that just
-// ran is cleared too, timed: the drop-in stamps its first entry and its
-// last exit, and the block is then priced as the C program will run the
-// arm once settled. Through Go every call of the block paid the trip in
-// and out, which the engine estimated and subtracted; on the device the
+// ran is cleared too, timed: the drop-in stamps each call's entry and
+// exit, and the block is then priced as the C program will run the arm
+// once settled. Through Go every call of the block paid the trip in and
+// out, which the engine estimated and subtracted; on the device the
 // 4-byte key's blocks still read 1.2-1.7 us for a tree the C layer ran in
 // 1.1, so radixes 5-10% apart were told apart by noise
 // (bench/results/2026-11-24-h100x1-16core-s16, r11), and auto ran 12-22%
@@ -478,12 +488,18 @@ func (c *Comm) blockAfter(arm costmodel.Arm) int {
 	return 0
 }
 
-// recordBlock reports n calls of a block of arm that a clearance ran, from
-// entry to exit on this process's CLOCK_MONOTONIC (ns), to the learner
-// (RecordBlock, on the clock common to the ranks); true when the commit
-// step is due.
-func (c *Comm) recordBlock(arm costmodel.Arm, entry, exit, n int64) bool {
-	return c.keyMemo.st.RecordBlock(arm, float64(entry-c.clockOffset)*1e-9, float64(exit-c.clockOffset)*1e-9, int(n))
+// recordBlock reports the first n calls of a block of arm that a
+// clearance ran, stamped in c.fz.blk on this process's CLOCK_MONOTONIC
+// (ns), to the learner (RecordBlock, on the clock common to the ranks);
+// true when the commit step is due.
+func (c *Comm) recordBlock(arm costmodel.Arm, n int) bool {
+	b := &c.fz.blk
+	n = min(n, len(b.entry))
+	for j := range n {
+		b.es[j] = float64(b.entry[j]-c.clockOffset) * 1e-9
+		b.xs[j] = float64(b.exit[j]-c.clockOffset) * 1e-9
+	}
+	return c.keyMemo.st.RecordBlock(arm, b.es[:n], b.xs[:n])
 }
 
 // mustSee reports whether the engine must see every call: DPML_CHECK,

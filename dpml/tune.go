@@ -329,11 +329,9 @@ func (c *Comm) tunerKey(kind mpi.Kind, op mpi.Op, count int) costmodel.Key {
 //
 // It also tells the tuner what it has cost this rank since the last
 // commit (NoteOverhead): that commit step's time and the timed trips
-// (tunOvh). trip is this call's trip into Go from libdpml.so's C layer
-// when the C layer runs the plan itself once cleared (ns; 0 otherwise):
-// a confirmation block subtracts its later calls' trips.
-func (c *Comm) observe(ks costmodel.KeyState, arm costmodel.Arm, entry, exit, trip int64) error {
-	if !ks.RecordTrip(arm, float64(entry)*1e-9, float64(exit)*1e-9, float64(trip)*1e-9) {
+// (tunOvh).
+func (c *Comm) observe(ks costmodel.KeyState, arm costmodel.Arm, entry, exit int64) error {
+	if !ks.Record(arm, float64(entry)*1e-9, float64(exit)*1e-9) {
 		return nil
 	}
 	return c.exchange()

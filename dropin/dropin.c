@@ -480,23 +480,23 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 		// calls: the clearance is computed alike on all.
 		__atomic_fetch_add(&dpml_fused_calls, 1, __ATOMIC_RELAXED);
 		// A timed clearance is a block of the learner's confirmation
-		// (fused.h): its first entry and last exit, nothing between.
-		int timed = F->timed;
+		// (fused.h): each call's entry and exit.
+		int timed = F->timed && F->ran < DPML_FUSED_MAX_BLOCK;
+		uint64_t b = F->ran;
 		if (timed) {
 			__atomic_fetch_add(&dpml_block_calls, 1, __ATOMIC_RELAXED);
-			if (F->ran == 0) F->blk_entry_ns = dpml_mono_ns();
+			F->blk_entry_ns[b] = dpml_mono_ns();
 		}
 		if (F->native) {
 			// The plan is the MPI library's own allreduce: on comm, as
 			// every rank calls it on the same call (the engine's private
-			// duplicate would serve no purpose here). A block's last
-			// call keeps the lock until its exit is stamped.
+			// duplicate would serve no purpose here). A block's call
+			// keeps the lock until its exit is stamped.
 			F->ran++, F->budget--;
-			int last = timed && F->budget == 0;
-			if (!last) pthread_mutex_unlock(&s->mu);
+			if (!timed) pthread_mutex_unlock(&s->mu);
 			int nrc = PMPI_Allreduce(send != NULL ? send : MPI_IN_PLACE, recvbuf, count, dt, op, comm);
-			if (last) {
-				F->blk_exit_ns = dpml_mono_ns();
+			if (timed) {
+				F->blk_exit_ns[b] = dpml_mono_ns();
 				pthread_mutex_unlock(&s->mu);
 			}
 			free(tmp);
@@ -507,7 +507,7 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 				       : dpml_fused_call(F, F->tree, send, recvbuf, count, d->kind, o, g);
 		if (frc == DPML_FUSED_OK) {
 			F->gen = g, F->ran++, F->budget--;
-			if (timed && F->budget == 0) F->blk_exit_ns = dpml_mono_ns();
+			if (timed) F->blk_exit_ns[b] = dpml_mono_ns();
 			pthread_mutex_unlock(&s->mu);
 			free(tmp);
 			return MPI_SUCCESS;

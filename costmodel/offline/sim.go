@@ -25,6 +25,11 @@ type SimOptions struct {
 	// also holds its wait for the last one (the time the engine sees
 	// when it times a call from each rank's own entry).
 	Skew float64
+	// Gap is the program's own time before each call, in seconds: each
+	// rank computes a uniform 0..Gap first, whatever the arm (the skew
+	// pattern of dpmlbench-c), so a rank's entry lags by that much more.
+	// Unlike Skew it does not grow with the plan's cost.
+	Gap float64
 	// Spread, if set, makes an arm's ranks leave at different times, as a
 	// tree's do (its root first, its deepest leaves last): rank r of n
 	// leaves Spread(arm) x (n-1-r)/(n-1) of the call's time early, so
@@ -182,6 +187,9 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 			}
 			if o.Skew > 0 {
 				lag += o.Skew * c * skewRng.Float64()
+			}
+			if o.Gap > 0 {
+				lag += o.Gap * skewRng.Float64()
 			}
 			lags = append(lags, lag)
 			last = max(last, lag)

@@ -181,7 +181,7 @@ func (s *State) Failure() Failure {
 // Grant is the drop-in's clearance (fused.h): the next n calls of exactly
 // (count, kind, op) may run tree t at generations gen+1, gen+2, ..., or,
 // with t nil, the MPI library's allreduce. timed: the calls are one block
-// of the learner's confirmation, whose first entry and last exit the
+// of the learner's confirmation, whose calls' entries and exits the
 // drop-in stamps (TakeBlock).
 func (s *State) Grant(n int64, t *Tree, count, kind, op int, gen uint64, timed bool) {
 	f := s.f
@@ -190,21 +190,26 @@ func (s *State) Grant(n int64, t *Tree, count, kind, op int, gen uint64, timed b
 		f.tree, f.native = t.t, 0
 	}
 	f.count, f.kind, f.op, f.gen = C.int(count), C.int(kind), C.int(op), C.uint64_t(gen)
-	f.timed, f.blk_entry_ns, f.blk_exit_ns = 0, 0, 0
+	f.timed = 0
 	if timed {
 		f.timed = 1
 	}
 	f.budget = C.int64_t(n)
 }
 
-// TakeBlock returns the drop-in's stamps of a timed clearance
-// (CLOCK_MONOTONIC, ns: its first call's entry, its last call's exit; 0
-// where it did not get there) and clears them.
-func (s *State) TakeBlock() (entry, exit int64) {
+// MaxBlock is the longest timed clearance the drop-in stamps call by call.
+const MaxBlock = C.DPML_FUSED_MAX_BLOCK
+
+// TakeBlock copies the drop-in's stamps of a timed clearance's first n
+// calls (CLOCK_MONOTONIC, ns: call j's entry and exit) into entry and
+// exit, n at most MaxBlock and their lengths, and returns n.
+func (s *State) TakeBlock(n int, entry, exit []int64) int {
 	f := s.f
-	entry, exit = int64(f.blk_entry_ns), int64(f.blk_exit_ns)
-	f.blk_entry_ns, f.blk_exit_ns = 0, 0
-	return entry, exit
+	n = min(n, MaxBlock, len(entry), len(exit))
+	for j := range n {
+		entry[j], exit[j] = int64(f.blk_entry_ns[j]), int64(f.blk_exit_ns[j])
+	}
+	return n
 }
 
 // Revoke ends the clearance.

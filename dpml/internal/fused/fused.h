@@ -16,6 +16,10 @@
 // The largest radix a tree of the engine has (dpml's maxRadix).
 #define DPML_FUSED_MAXKIDS 64
 
+// The longest confirmation block the drop-in times (costmodel's maxBlock,
+// the bound of Config.ConfirmBlock).
+#define DPML_FUSED_MAX_BLOCK 64
+
 // dpml_mono_ns is CLOCK_MONOTONIC in ns: the clock the engine's nanotime
 // reads, for the waits' deadlines here and the drop-in's stamps.
 static inline int64_t dpml_mono_ns(void) {
@@ -89,12 +93,13 @@ typedef struct dpml_fused {
 
 	// timed: the clearance is one block of the learner's confirmation
 	// (costmodel.KeyState.Block): the drop-in stamps CLOCK_MONOTONIC (ns)
-	// before its first call runs (blk_entry_ns, when ran is 0) and after
-	// its last has run (blk_exit_ns, when the budget is spent), and the
-	// engine reports the block at its next call. A block is timed as the
-	// C layer runs its calls once the key settles: no trip into Go.
+	// before each of its calls runs (blk_entry_ns[ran]) and after it has
+	// run (blk_exit_ns[ran]), and the engine reports the block at its
+	// next call. A block is timed as the C layer runs its calls once the
+	// key settles: no trip into Go. The learner prices a block call by
+	// call, leaving out the program's time between them.
 	int timed;
-	int64_t blk_entry_ns, blk_exit_ns;
+	int64_t blk_entry_ns[DPML_FUSED_MAX_BLOCK], blk_exit_ns[DPML_FUSED_MAX_BLOCK];
 
 	// The failed wait of the last call that returned an error.
 	int fail_step; // 1: children, 2: the result, 3: the inter-node step
