@@ -214,8 +214,14 @@
 // on trees 10-18% slower than the best radix and, with no drift to fire
 // a window, kept them for the whole run
 // (bench/results/2026-11-23-h100x1-16core-s11). The confirmation takes
-// every arm's full ring of samples (8) and leaves the settled arm only by
-// Leave; it starts once per key (not for keys loaded from a table), and
+// every arm's full ring of samples (8) and leaves the settled arm for one
+// faster by Improve (2%), as a first exploration would, unless the key
+// has switched before (then by its grown Leave margin, below): noise did
+// not start it, so the Leave that guards drift episodes has nothing to
+// guard against, and held to Leave it kept arms that it measured 3-5%
+// behind the best, as the client did (1x32, 16 KiB,
+// bench/results/2026-11-27-h200x2-s20; TestLearnerConfirmsNearBest). It
+// starts once per key (not for keys loaded from a table), and
 // when it finds the same arm the key does not grow deafer to drift
 // (TestLearnerConfirmsOnce).
 //
@@ -319,8 +325,8 @@
 // Native is always an arm: a key settles on the MPI library's own
 // allreduce when it beats the climb's arm by more than Improve (2%).
 //
-// A key that has settled leaves its arm in a later episode only for one
-// faster by more than Leave (5%): on a shared machine drift windows fire
+// A key that has settled leaves its arm in a later episode started by
+// drift only for one faster by more than Leave (5%): on a shared machine drift windows fire
 // on noise, and without that margin near-equal arms traded places at
 // every episode (the device's long runs: 0-5 switches per key in 100,000
 // calls; TestLearnerKeepsSettledArm). Each switch the key makes raises

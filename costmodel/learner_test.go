@@ -1169,3 +1169,59 @@ func TestLearnerConfirmsBetweenGaps(t *testing.T) {
 		}
 	}
 }
+
+// TestLearnerConfirmsNearBest: the radix-8 tree is 10% slower than radix 4
+// over the first 2000 calls (a process's first calls: pages and lines
+// touched for the first time), so the first exploration settles on radix
+// 4, and 4% faster after them, while radix 4 keeps its time: no drift
+// window fires. The scheduled confirmation must move the key to radix 8,
+// faster by more than Improve (2%): one switch. An arm only 1% faster,
+// inside Improve, is no reason to move: the key stays on radix 4.
+//
+// Mutation check: the confirmation held to Leave (confirmMargin returning
+// leaveMargin) keeps the key on radix 4 when radix 8 is 4% faster, and
+// the test fails.
+func TestLearnerConfirmsNearBest(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		r8    float64 // radix 8's cost after the first 2000 calls, radix 4's is 1 us
+		want  int     // the radix the key runs after its confirmation
+		moves uint64  // its switches
+	}{
+		{"4% faster", 0.96e-6, 8, 1},
+		{"1% faster", 0.99e-6, 4, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			steady := radixSurface(1e-6, tc.r8)
+			cost := func(call int, a costmodel.Arm) float64 {
+				if call < 2000 && isTree(a, 8) {
+					return 1.10e-6
+				}
+				return steady(call, a)
+			}
+			for seed := uint64(1); seed <= 3; seed++ {
+				for _, calls := range []int{1500, 12000} { // before and after the confirmation
+					ts := costmodel.NewTestTuners(t, 4, costmodel.Config{}, costmodel.DefaultModel())
+					res, err := offline.Simulate(ts, radixKey, cost, offline.SimOptions{Calls: calls, Noise: 0.01, Seed: seed, B2B: true})
+					if err != nil {
+						t.Fatal(err)
+					}
+					in, _ := ts[0].Info(radixKey)
+					t.Logf("seed %d, %d calls: %v (%d episodes, confirmed %v, %d switches)", seed, calls, res.Final, in.Episodes, in.Confirmed, in.Switches)
+					if calls < 2000 {
+						if !isTree(res.Final, 4) {
+							t.Fatalf("seed %d: the first exploration settled on %v: the test needs radix 4 there", seed, res.Final)
+						}
+						continue
+					}
+					if !in.Confirmed || in.State != costmodel.Frozen {
+						t.Fatalf("seed %d: confirmed %v, state %s after %d calls", seed, in.Confirmed, in.State, calls)
+					}
+					if !isTree(res.Final, tc.want) || in.Switches != tc.moves {
+						t.Errorf("seed %d: after the confirmation the key runs %v with %d switches, want the radix-%d tree with %d", seed, res.Final, in.Switches, tc.want, tc.moves)
+					}
+				}
+			}
+		})
+	}
+}
