@@ -17,7 +17,7 @@ wt=bench/tmp/devbin-$name
 git worktree remove --force "$wt" 2>/dev/null || rm -rf "$wt"
 git worktree prune
 mkdir -p bench/tmp
-git worktree add --force --detach "$wt" "$commit" >/dev/null
+git worktree add --quiet --force --detach "$wt" "$commit" >/dev/null
 trap 'git worktree remove --force "$wt" 2>/dev/null || true' EXIT
 make -C "$wt" build >"$wt.log" 2>&1 || { echo "devbin.sh: make build of $commit failed: $wt.log" >&2; exit 1; }
 out=.devbin/$name
