@@ -326,10 +326,10 @@
 // allreduce when it beats the climb's arm by more than Improve (2%).
 //
 // A key that has settled leaves its arm in a later episode started by
-// drift only for one faster by more than Leave (5%): on a shared machine drift windows fire
-// on noise, and without that margin near-equal arms traded places at
-// every episode (the device's long runs: 0-5 switches per key in 100,000
-// calls; TestLearnerKeepsSettledArm). Each switch the key makes raises
+// drift only for one faster by more than Leave (5%): on a shared machine
+// drift windows fire on noise, and without that margin near-equal arms
+// traded places at every episode (the device's long runs: 0-5 switches
+// per key in 100,000 calls; TestLearnerKeepsSettledArm). Each switch the key makes raises
 // that margin by Leave (10% after one, up to 20%): a key that has switched
 // has shown that its best arms are within the machine's noise of each
 // other, and 5% alone still let near-equal tree radixes trade places 1-3
