@@ -15,21 +15,7 @@
 # (default "1x32 4x8") and ORDER (default "r s s r") pick the launches.
 . $(dirname $0)/../2026-11-24-h200x2-s18/common.sh
 C=.devbin/s/dpmlbench-c
-R8=".devbin/s/dpmlrun -nodes 4 -ppn 8 -cores-per-node 8"
-R8A="--mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=host"
-V="native,auto,dpml:intra=tree,r=4,dpml:intra=tree,r=8,dpml:intra=tree,r=16,dpml:l=8,intra=shm,dpml:l=16,intra=shm,dpml:l=32,intra=shm"
-S="-sizes 4,16,64,256,1K,4K,16K,64K -time 100ms -max-iters 10000 -tune-calls 20000 -check -quiet -variants $V"
-V4="native,auto,dpml:intra=tree,r=4,dpml:intra=tree,r=8,dpml:l=2,intra=shm,dpml:l=4,intra=shm,dpml:l=8,intra=shm,dpml:l=4,intra=tree,r=4"
-S4="-sizes 4,16,64,256,1K,4K,16K,64K -time 100ms -max-iters 10000 -tune-calls 20000 -check -quiet -variants $V4"
-one() { # one BUILD LAYOUT PATTERN TAG TIMEOUT ARGS...
-  local b=$1 lay=$2 pat=$3 tag=$4 to=$5; shift 5
-  local name=c-$b-$lay-$pat-$tag L=$PWD/.devbin/$b/libdpml.so
-  if [ $lay = 1x32 ]; then
-    run $name $to $ONE -x DPML_VERBOSE=1 -x LD_PRELOAD=$L $C -pattern $pat "$@" -out $OUT/$name
-  else
-    run $name $to $R8 -preload $L -- $R8A -x DPML_VERBOSE=1 -- $C -pattern $pat "$@" -out $OUT/$name
-  fi
-}
+. $(dirname $0)/issue16.sh
 declare -A tag
 for lay in ${LAYOUTS:-1x32 4x8}; do
   for b in ${ORDER:-r s s r}; do
