@@ -7,7 +7,7 @@
 # and the plan switches per key of every run (histogram).
 import json,glob,math,statistics as S,collections
 small={'1x32':'s[35]/c-s-1x32-{p}-[1234]','4x8':'s3/c-s-4x8-{p}-[12]'}
-big='s[45]/c-s-{l}-{p}-big*'
+big='s[456]/c-s-{l}-{p}-big*'
 sw=collections.Counter()
 print('| layout | pattern | runs (small, big) | geomean auto/best | largest per size | largest auto/MPI |')
 print('|---|---|---|---:|---:|---:|')
