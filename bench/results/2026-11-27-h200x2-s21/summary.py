@@ -33,3 +33,19 @@ for l in ('1x32','4x8'):
         print(f'| {l} | {p} | {n[0]}, {n[1]} | {gm:.3f} | {mx[0]:.3f} at {mx[1]} B | {am[0]:.2f} at {am[1]} B |')
 print()
 print('plan switches per key (auto rows of every run):', dict(sorted(sw.items())))
+print()
+# Issue 16's switch bound: the long runs of run6.sh (s6), 1000 tuning calls
+# then 100,000 timed, 101,003 calls per key (Info.Calls); switches are
+# freezes on another arm than the key's previous freeze (costmodel Info).
+# The runs' logs are read from logs.tar.xz.
+print('| layout | pattern | launch | 8 B | 64 B | 1 KiB | 16 KiB | calls per key |')
+print('|---|---|---|---:|---:|---:|---:|---:|')
+import re,tarfile
+logs=tarfile.open('logs.tar.xz') # the tuner's table (DPML_VERBOSE=1) gives the calls per key
+for l in ('1x32','4x8'):
+    for p in ('b2b','skew'):
+        for f in sorted(glob.glob(f's6/c-s-{l}-{p}-long*/results.json')):
+            sws={r['bytes']:r['plan']['switches'] for r in json.load(open(f))['results'] if r['spec']=='auto' and 'plan' in r}
+            log=logs.extractfile(f.rsplit('/',1)[0]+'.log').read().decode()
+            calls=set(re.findall(r'^dpml:   \S+ \| [^|]+\| \w+ \| (\d+) \|',log,re.M))
+            print(f"| {l} | {p} | {f.split('/')[1][-1]} | "+' | '.join(str(sws[b]) for b in (8,64,1024,16384))+f" | {','.join(sorted(calls))} |")
