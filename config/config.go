@@ -122,6 +122,7 @@ const (
 	TunerCost    = "DPML_TUNER_COST"
 	TunerSamples = "DPML_TUNER_SAMPLES"
 	TunerConfirm = "DPML_TUNER_CONFIRM"
+	TunerBudget  = "DPML_TUNER_BUDGET"
 	ShmDir       = "DPML_SHM_DIR"
 	Job          = "DPML_JOB"
 	Disable      = "DPML_DISABLE"
@@ -231,6 +232,8 @@ var Vars = []Var{
 
 	{Name: Tuner, Kind: KindEnum, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto", "model", "static"}, Agreed: AtNew,
 		Doc: "Plan selection: `auto` (cost model + online learner), `model` (cost model only), `static` (built-in table only)."},
+	{Name: TunerBudget, Kind: KindInt, Default: "2", Scope: AllRanks, Users: "engine", Min: -1, Max: 100, Agreed: AtNew,
+		Doc: "What learning may cost a call size, in percent of the time its calls have taken so far: the candidates' time beyond the incumbent's and the tuner's bookkeeping. Every size starts on the cost model's plan and tries another only when its own calls have paid for the trial, so a size called 10 or 100 times runs the model's plan. 0: never leave the model's plan (measurements still watch for drift); -1: no budget, every size explores its neighbourhood from its first call."},
 	{Name: TunerConfirm, Kind: KindInt, Default: "8192", Scope: AllRanks, Users: "engine", Min: -1, Max: 1 << 30, Agreed: AtNew,
 		Doc: "Calls a key makes after it first settles before the online learner's one scheduled confirmation, which samples every arm again in blocks of back-to-back calls and keeps the settled plan unless another is clearly faster (-1: never). The first exploration runs in a process's first, noisiest calls."},
 	{Name: TunerCost, Kind: KindEnum, Default: "second", Scope: AllRanks, Users: "engine", Values: []string{"second", "last", "mean", "slowest", "penult"}, Agreed: AtNew,

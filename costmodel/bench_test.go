@@ -5,7 +5,7 @@ import "testing"
 // settled returns a tuner with key k frozen.
 func settled(b *testing.B, k Key) *Tuner {
 	b.Helper()
-	tu := newTuners(b, 1, Config{SegmentBytes: 256 << 10}, DefaultModel())[0]
+	tu := newTuners(b, 1, Config{Budget: -1, SegmentBytes: 256 << 10}, DefaultModel())[0]
 	cost := modelSurface(DefaultModel(), k, 256<<10)
 	for i := 0; i < 2000; i++ {
 		a := tu.Choose(k)
@@ -73,7 +73,7 @@ func BenchmarkCallFrozen(b *testing.B) {
 func BenchmarkCallExploring(b *testing.B) {
 	lay := Layout{4, 8}
 	k := MakeKey(ElemFloat32, OpArith, 1<<20, lay)
-	tu := newTuners(b, 1, Config{SegmentBytes: 256 << 10}, DefaultModel())[0]
+	tu := newTuners(b, 1, Config{Budget: -1, SegmentBytes: 256 << 10}, DefaultModel())[0]
 	tu.Choose(k)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -81,7 +81,7 @@ func BenchmarkCallExploring(b *testing.B) {
 		a := tu.Choose(k)
 		if tu.Record(k, a, 1e-4) {
 			b.StopTimer()
-			tu = newTuners(b, 1, Config{SegmentBytes: 256 << 10}, DefaultModel())[0]
+			tu = newTuners(b, 1, Config{Budget: -1, SegmentBytes: 256 << 10}, DefaultModel())[0]
 			tu.Choose(k)
 			b.StartTimer()
 		}

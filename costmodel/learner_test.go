@@ -53,7 +53,7 @@ func surfaceCases() []surfaceCase {
 // 4 ranks and several noise levels, and checks that it settles on an arm
 // close to the best within a bounded number of calls.
 func TestLearnerFindsBest(t *testing.T) {
-	cfg := costmodel.Config{SegmentBytes: 256 << 10}
+	cfg := costmodel.Config{Budget: -1, SegmentBytes: 256 << 10}
 	// The bounds on exploration scale with the samples an arm needs (R):
 	// about R calls per arm tried, and settling within some 27 R calls,
 	// each twice over, since a sample taken right after another arm's
@@ -160,7 +160,7 @@ func TestLearnerDrift(t *testing.T) {
 			}
 			return tc.after(call, a)
 		}
-		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10}, costmodel.DefaultModel())
+		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1, SegmentBytes: 256 << 10}, costmodel.DefaultModel())
 		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: 1500, Noise: 0.03, Seed: tc.seed})
 		if err != nil {
 			t.Fatal(err)
@@ -175,7 +175,7 @@ func TestLearnerDrift(t *testing.T) {
 			tc.name, res.Episodes, res.Final, res.Best, res.SettledAt, res.Regret[len(res.Regret)-1]/res.BestCost)
 	}
 	// No drift: a stationary noisy surface must not re-explore.
-	ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10}, costmodel.DefaultModel())
+	ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1, SegmentBytes: 256 << 10}, costmodel.DefaultModel())
 	res, err := offline.Simulate(ts, k, costmodel.Bowl(1e-3, 1, 0, 3), offline.SimOptions{Calls: 3000, Noise: 0.05, Outliers: 0.02, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +194,7 @@ func TestRegretSeries(t *testing.T) {
 		name string
 		cost func(int, costmodel.Arm) float64
 	}{{"model", offline.ModelSurface(costmodel.DefaultModel(), k, 256<<10)}, {"perturbed", offline.ModelSurface(costmodel.Perturbed(), k, 256<<10)}, {"bowl", costmodel.Bowl(1e-3, 3, 3, 3)}} {
-		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10}, costmodel.DefaultModel())
+		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1, SegmentBytes: 256 << 10}, costmodel.DefaultModel())
 		res, err := offline.Simulate(ts, k, sc.cost, offline.SimOptions{Calls: 300, Noise: 0.03, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -240,7 +240,7 @@ func TestLearnerPicksIntraPath(t *testing.T) {
 			}
 			return c
 		}
-		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10, CMA: true}, costmodel.DefaultModel())
+		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1, SegmentBytes: 256 << 10, CMA: true}, costmodel.DefaultModel())
 		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: 800, Noise: 0.03, Seed: 7})
 		if err != nil {
 			t.Fatal(err)
@@ -253,7 +253,7 @@ func TestLearnerPicksIntraPath(t *testing.T) {
 		}
 	}
 	// Small buckets get no CMA arms.
-	tu, err := costmodel.NewTuner(costmodel.Config{CMA: true}, costmodel.DefaultModel())
+	tu, err := costmodel.NewTuner(costmodel.Config{Budget: -1, CMA: true}, costmodel.DefaultModel())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestLearnerPicksIntraPath(t *testing.T) {
 // tuned returns a tuner that has settled a few keys on the model surface.
 func tuned(t *testing.T) (*costmodel.Tuner, []costmodel.Key) {
 	t.Helper()
-	cfg := costmodel.Config{SegmentBytes: 256 << 10}
+	cfg := costmodel.Config{Budget: -1, SegmentBytes: 256 << 10}
 	tu := costmodel.NewTestTuners(t, 1, cfg, costmodel.DefaultModel())[0]
 	tu.SetProvenance(costmodel.Provenance{Host: "test", Cores: 2, Layout: "4x8", MPI: "none", Date: "2026-01-01T00:00:00Z", Command: "go test"})
 	var keys []costmodel.Key
@@ -366,7 +366,7 @@ func TestLoadedEntryReexploresOnDrift(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tb := &costmodel.Table{Schema: costmodel.SchemaVersion, Entries: []costmodel.Entry{{Elem: "float32", Op: "arith", Log2Bytes: 20, Nodes: 4, PPN: 8,
 				Variant: "dpml", Leaders: 2, Pipeline: 1, Estimate: c.estimate, State: "frozen"}}}
-			tu, err := costmodel.NewTunerFromTable(costmodel.Config{SegmentBytes: 256 << 10}, tb)
+			tu, err := costmodel.NewTunerFromTable(costmodel.Config{Budget: -1, SegmentBytes: 256 << 10}, tb)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -404,7 +404,7 @@ func TestLearnerIgnoresSkew(t *testing.T) {
 		}
 		return res
 	}
-	base := costmodel.Config{SegmentBytes: 256 << 10}
+	base := costmodel.Config{Budget: -1, SegmentBytes: 256 << 10}
 	slow := base
 	slow.Cost = costmodel.CostSlowest
 	var runs, same, slowSame int
@@ -464,7 +464,7 @@ func TestLearnerCountsLastExit(t *testing.T) {
 	}
 	run := func(c costmodel.Cost, seed uint64) costmodel.Arm {
 		t.Helper()
-		ts := costmodel.NewTestTuners(t, 8, costmodel.Config{Cost: c}, costmodel.DefaultModel())
+		ts := costmodel.NewTestTuners(t, 8, costmodel.Config{Budget: -1, Cost: c}, costmodel.DefaultModel())
 		if !slices.ContainsFunc(ts[0].Arms(k), func(a costmodel.Arm) bool { return a.Intra == plan.IntraTree }) {
 			t.Fatalf("key %v has no tree arm", k)
 		}
@@ -497,7 +497,7 @@ func TestLearnerCountsLastExit(t *testing.T) {
 func TestLearnerSecondExitIgnoresStalls(t *testing.T) {
 	atBest := func(c costmodel.Cost) float64 {
 		t.Helper()
-		cfg := costmodel.Config{SegmentBytes: 256 << 10, Cost: c}
+		cfg := costmodel.Config{Budget: -1, SegmentBytes: 256 << 10, Cost: c}
 		n, best := 0, 0
 		for _, sc := range surfaceCases() {
 			for seed := uint64(1); seed <= 2; seed++ {
@@ -549,7 +549,7 @@ func TestLearnerPenultCountsBackToBack(t *testing.T) {
 	}
 	run := func(c costmodel.Cost, seed uint64, stalls float64) costmodel.Arm {
 		t.Helper()
-		ts := costmodel.NewTestTuners(t, 16, costmodel.Config{Cost: c}, costmodel.DefaultModel())
+		ts := costmodel.NewTestTuners(t, 16, costmodel.Config{Budget: -1, Cost: c}, costmodel.DefaultModel())
 		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: 800, Noise: 0.02, Outliers: stalls, Tail: tail, B2B: true, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
@@ -620,7 +620,7 @@ func TestLearnerSamplesWarm(t *testing.T) {
 	// run returns the arm settled on after calls calls.
 	run := func(cold bool, seed uint64, calls int) costmodel.Arm {
 		t.Helper()
-		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{ColdSamples: cold}, costmodel.DefaultModel())
+		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1, ColdSamples: cold}, costmodel.DefaultModel())
 		if !slices.ContainsFunc(ts[0].Arms(k), func(a costmodel.Arm) bool { return isTree(a, 4) }) {
 			t.Fatal("no radix-4 tree among the key's arms")
 		}
@@ -674,7 +674,7 @@ func TestLearnerConfirmsInBlocks(t *testing.T) {
 	}
 	run := func(block int, seed uint64, calls int) costmodel.Arm {
 		t.Helper()
-		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{ConfirmBlock: block}, costmodel.DefaultModel())
+		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1, ConfirmBlock: block}, costmodel.DefaultModel())
 		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: calls, Noise: 0.02, Seed: seed, B2B: true, Tail: tail})
 		if err != nil {
 			t.Fatal(err)
@@ -736,7 +736,7 @@ func TestLearnerKeepsSettledArm(t *testing.T) {
 			// ColdSamples: the drift windows' phase against the
 			// level shifts decides how many fire, and the warm-up
 			// calls move it; this test is about Leave.
-			ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10, Leave: leave, SamplePeriod: -1, ColdSamples: true}, costmodel.DefaultModel())
+			ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1, SegmentBytes: 256 << 10, Leave: leave, SamplePeriod: -1, ColdSamples: true}, costmodel.DefaultModel())
 			if _, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: 30000, Noise: noise, Outliers: 0.05, Seed: seed}); err != nil {
 				t.Fatal(err)
 			}
@@ -801,7 +801,7 @@ func TestLearnerLeavesHarderAfterSwitching(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		// SamplePeriod off, as in TestLearnerKeepsSettledArm: the
 		// reversals must reach the drift windows.
-		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{SegmentBytes: 256 << 10, SamplePeriod: -1}, costmodel.DefaultModel())
+		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1, SegmentBytes: 256 << 10, SamplePeriod: -1}, costmodel.DefaultModel())
 		if _, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: degrade, Noise: 0.02, Outliers: 0.02, Seed: seed}); err != nil {
 			t.Fatal(err)
 		}
@@ -846,7 +846,7 @@ func TestLearnerSettledStaysQuiet(t *testing.T) {
 			}
 			return v
 		}
-		ts := costmodel.NewTestTuners(t, 16, costmodel.Config{}, costmodel.DefaultModel())
+		ts := costmodel.NewTestTuners(t, 16, costmodel.Config{Budget: -1}, costmodel.DefaultModel())
 		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: calls, Noise: 0.3, Outliers: 0.02, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
@@ -887,7 +887,7 @@ func TestLearnerSearchesSmallSetsWhole(t *testing.T) {
 		return 5e-6
 	}
 	for seed := uint64(1); seed <= 3; seed++ {
-		ts := costmodel.NewTestTuners(t, 16, costmodel.Config{}, costmodel.DefaultModel())
+		ts := costmodel.NewTestTuners(t, 16, costmodel.Config{Budget: -1}, costmodel.DefaultModel())
 		if first := ts[0].Choose(k); first.Leaders == 8 || first.Leaders == 4 || first.Leaders == 16 {
 			t.Fatalf("the climb starts at %v, next to l = 8: the test needs a start away from it", first)
 		}
@@ -931,7 +931,7 @@ func TestLearnerExploresRoundRobin(t *testing.T) {
 	runs, best := 0, 0
 	for phase := 0; phase < 40; phase += 3 {
 		for seed := uint64(1); seed <= 2; seed++ {
-			ts := costmodel.NewTestTuners(t, 16, costmodel.Config{ConfirmCalls: -1}, costmodel.DefaultModel())
+			ts := costmodel.NewTestTuners(t, 16, costmodel.Config{Budget: -1, ConfirmCalls: -1}, costmodel.DefaultModel())
 			res, err := offline.Simulate(ts, k, burstSurface(phase, 40, 12, 1.6), offline.SimOptions{Calls: 400, Noise: 0.03, Seed: seed})
 			if err != nil {
 				t.Fatal(err)
@@ -968,7 +968,7 @@ func TestLearnerConfirmsOnce(t *testing.T) {
 		return v
 	}
 	for seed := uint64(1); seed <= 3; seed++ {
-		ts := costmodel.NewTestTuners(t, 16, costmodel.Config{ConfirmCalls: 4096}, costmodel.DefaultModel())
+		ts := costmodel.NewTestTuners(t, 16, costmodel.Config{Budget: -1, ConfirmCalls: 4096}, costmodel.DefaultModel())
 		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: 60000, Noise: 0.05, Outliers: 0.01, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
@@ -1033,7 +1033,7 @@ func TestLearnerSamplesWithinShare(t *testing.T) {
 			// ConfirmBlock 1: a confirmation block times two of its
 			// calls per sample, and this test's overhead is per
 			// timed call.
-			ts := costmodel.NewTestTuners(t, 16, costmodel.Config{ConfirmBlock: 1}, costmodel.DefaultModel())
+			ts := costmodel.NewTestTuners(t, 16, costmodel.Config{Budget: -1, ConfirmBlock: 1}, costmodel.DefaultModel())
 			res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: tc.calls, Noise: 0.05, Seed: seed, Overhead: tc.ovh})
 			if err != nil {
 				t.Fatal(err)
@@ -1097,7 +1097,7 @@ func TestLearnerSettledSamplesPerPeriod(t *testing.T) {
 		{64 << 20, 2e-3, 30000},
 	} {
 		k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, tc.bytes, costmodel.Layout{Nodes: 1, PPN: 16})
-		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{}, costmodel.DefaultModel())
+		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1}, costmodel.DefaultModel())
 		res, err := offline.Simulate(ts, k, costmodel.Bowl(tc.cost, 1, 0, 3), offline.SimOptions{Calls: tc.calls, Noise: 0.02, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -1150,7 +1150,7 @@ func TestLearnerConfirmsBetweenGaps(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= 3; seed++ {
 		for _, calls := range []int{3000, 12000} {
-			ts := costmodel.NewTestTuners(t, 16, costmodel.Config{}, costmodel.DefaultModel())
+			ts := costmodel.NewTestTuners(t, 16, costmodel.Config{Budget: -1}, costmodel.DefaultModel())
 			res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: calls, Noise: 0.02, Gap: 3e-6, Tail: tail, Seed: seed})
 			if err != nil {
 				t.Fatal(err)
@@ -1201,7 +1201,7 @@ func TestLearnerConfirmsNearBest(t *testing.T) {
 			}
 			for seed := uint64(1); seed <= 3; seed++ {
 				for _, calls := range []int{1500, 12000} { // before and after the confirmation
-					ts := costmodel.NewTestTuners(t, 4, costmodel.Config{}, costmodel.DefaultModel())
+					ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1}, costmodel.DefaultModel())
 					res, err := offline.Simulate(ts, radixKey, cost, offline.SimOptions{Calls: calls, Noise: 0.01, Seed: seed, B2B: true})
 					if err != nil {
 						t.Fatal(err)

@@ -34,7 +34,7 @@ func TestArmStat(t *testing.T) {
 			}
 		})
 	}
-	if _, err := (Config{Stat: Stat(len(Stats))}).normalize(); err == nil {
+	if _, err := (Config{Budget: -1, Stat: Stat(len(Stats))}).normalize(); err == nil {
 		t.Error("an unknown Stat normalized without error")
 	}
 }

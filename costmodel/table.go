@@ -330,7 +330,23 @@ func (t *Tuner) LoadTable(tb *Table) (loaded int, err error) {
 			continue
 		}
 		e.cur = uint8(idx)
-		if en.State == "start" {
+		if t.budgeted() {
+			// A starting point is the key's pick; a verdict leaves no
+			// candidates until a drift.
+			t.startAt(e, idx)
+			if en.State != "start" {
+				est := en.Estimate
+				if !(est > 0) || math.IsInf(est, 0) {
+					est = e.prior[idx]
+				}
+				e.est = est
+				e.samples = en.Samples
+				for i := range e.tried {
+					e.tried[i] = true
+				}
+				t.schedule(e)
+			}
+		} else if en.State == "start" {
 			// A starting point, not a verdict: the hill-climb begins at
 			// this arm (e.g. a table measured before the engine changed).
 		} else {

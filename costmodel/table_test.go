@@ -35,7 +35,7 @@ func TestTableErrors(t *testing.T) {
 		{Elem: "float32", Op: "arith", Log2Bytes: 20, Nodes: 4, PPN: 8, Variant: "dpml", Leaders: 3, Pipeline: 1, State: "frozen"},
 		{Elem: "float32", Op: "arith", Log2Bytes: 20, Nodes: 4, PPN: 8, Variant: "dpml", Leaders: 4, Pipeline: 1, State: "frozen"},
 	}}
-	tu := newTuners(t, 1, Config{}, DefaultModel())[0]
+	tu := newTuners(t, 1, Config{Budget: -1}, DefaultModel())[0]
 	if n, err := tu.LoadTable(tb); err != nil || n != 1 {
 		t.Errorf("LoadTable = %d, %v; want 1 loaded", n, err)
 	}
@@ -60,7 +60,7 @@ func TestTableSkipsNCCLEntries(t *testing.T) {
 	if err := tb.Write(&b); err != nil || !strings.Contains(b.String(), `"coll": "allreduce"`) {
 		t.Fatalf("Write lost the NCCL fields (%v):\n%s", err, b.String())
 	}
-	tu := newTuners(t, 1, Config{}, DefaultModel())[0]
+	tu := newTuners(t, 1, Config{Budget: -1}, DefaultModel())[0]
 	if n, err := tu.LoadTable(tb); err != nil || n != 0 {
 		t.Errorf("LoadTable of an NCCL table = %d, %v; want 0 loaded", n, err)
 	}
@@ -81,7 +81,7 @@ func TestDefaultTable(t *testing.T) {
 			t.Errorf("default entry %+v: state %q, want start", en, en.State)
 		}
 	}
-	tu, err := NewTunerFromTable(Config{SegmentBytes: deviceSegment(32)}, tb)
+	tu, err := NewTunerFromTable(Config{Budget: -1, SegmentBytes: deviceSegment(32)}, tb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestDefaultTable(t *testing.T) {
 // TestStartEntriesExplore: "start" entries (the default table's) begin the
 // hill-climb at their arm instead of freezing it.
 func TestStartEntriesExplore(t *testing.T) {
-	tu, err := NewTunerFromTable(Config{SegmentBytes: deviceSegment(32)}, DefaultTable())
+	tu, err := NewTunerFromTable(Config{Budget: -1, SegmentBytes: deviceSegment(32)}, DefaultTable())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -248,6 +248,30 @@ type Config struct {
 	// another key's call ends a block early and is a single sample (a
 	// program that interleaves keys never makes a block).
 	ConfirmBlock int
+	// Budget bounds what learning may cost a key: the time its calls
+	// spend on arms other than the incumbent, beyond the incumbent's
+	// time, plus the tuner's overhead for the calls it records, stays
+	// under this fraction of the key's time so far (0: 0.02). A key
+	// starts on the model's pick and tries one candidate arm at a time,
+	// each when its expected cost fits in what the key's calls have
+	// earned: a key of 10 calls explores nothing, a key of 100,000 calls
+	// explores freely. Negative: no budget; a new key explores its
+	// neighbourhood from its first call (the climb described in the
+	// package documentation).
+	Budget float64
+	// OverheadGuess is the tuner's overhead per recorded call assumed
+	// until the ranks have agreed on a measured one (0: 50 us).
+	OverheadGuess float64
+	// Candidates bounds the arms a budgeted key tries: those the model
+	// prices at most this many times its pick (0: 1.5). When the key's
+	// own measurements put its pick off the model's price by more than
+	// half, the model is wrong there and the bound widens to Reject
+	// squared.
+	Candidates float64
+	// ProbeReject: a candidate whose first sample is more than this many
+	// times the incumbent's estimate is dropped after that sample (0:
+	// 1.25).
+	ProbeReject float64
 }
 
 const (
@@ -314,6 +338,26 @@ func (c Config) normalize() (Config, error) {
 	}
 	if c.SamplePeriod == 0 {
 		c.SamplePeriod = 1
+	}
+	switch {
+	case c.Budget == 0:
+		c.Budget = 0.02
+	case c.Budget < 0:
+		c.Budget = -1
+	case math.IsInf(c.Budget, 0) || math.IsNaN(c.Budget):
+		return c, fmt.Errorf("costmodel: Budget = %g: want a finite fraction", c.Budget)
+	}
+	if c.OverheadGuess == 0 {
+		c.OverheadGuess = 50e-6
+	}
+	if c.Candidates == 0 {
+		c.Candidates = 1.5
+	}
+	if c.ProbeReject == 0 {
+		c.ProbeReject = 1.25
+	}
+	if !(c.OverheadGuess >= 0) || !(c.Candidates >= 1) || !(c.ProbeReject > 1) {
+		return c, fmt.Errorf("costmodel: OverheadGuess = %g, Candidates = %g, ProbeReject = %g: want >= 0, >= 1, > 1", c.OverheadGuess, c.Candidates, c.ProbeReject)
 	}
 	if !(c.Reject > 1) {
 		return c, fmt.Errorf("costmodel: Reject = %g: want > 1", c.Reject)
@@ -494,6 +538,22 @@ type entry struct {
 	// cost (Config.Cost) and arrival skew (last entry minus first), for
 	// reports only.
 	cost, skew float64
+
+	// The budget (Config.Budget >= 0; see budget.go): elapsed is the
+	// key's time so far as the tuner prices it (its calls up to acc at
+	// the incumbent's estimate), spent what learning has cost it
+	// (candidates' time beyond the incumbent's, recorded calls'
+	// overhead). pick is the model's arm, cand the candidate under
+	// trial (-1: none), tried the arms tried since the last drift, due
+	// the call at which the next candidate's trial is paid for (0: none
+	// left). All agreed: the same on every rank.
+	elapsed, spent float64
+	acc, due       uint64
+	warmups        uint64 // warm-up calls of the candidate since the last commit
+	pick           uint8
+	cand           int16
+	probing        bool
+	tried          []bool
 }
 
 // Tuner chooses a plan per Key and learns from measured times. It is a
@@ -607,13 +667,19 @@ func (t *Tuner) newEntry(k Key) *entry {
 	}
 	e.grid0 = uint8(max(grid0, 0))
 	e.episodes = 1
+	e.cand = -1
+	if t.budgeted() {
+		e.tried = make([]bool, len(set.arms))
+		t.startAt(e, best)
+		return e
+	}
 	if t.cfg.Mode == ModeModel {
 		e.cur = uint8(best)
 		e.freeze(e.prior[best], &t.cfg)
 		return e
 	}
 	e.cur = e.grid0 // climb the grid; Native is measured on the side
-	e.schedule(&t.cfg)
+	e.scheduleCalls(&t.cfg)
 	return e
 }
 
@@ -647,7 +713,7 @@ func (t *Tuner) timed(e *entry) bool {
 		return false
 	}
 	if e.state == Frozen {
-		return (e.fcount+1)%uint64(e.stride) == 0
+		return (e.fcount+1)%uint64(e.stride) == 0 || (e.due > 0 && e.calls+1 >= e.due)
 	}
 	// A warm-up call (recordSpan: the key's previous call ran another
 	// arm) keeps no time. A confirmation block's calls are timed each
@@ -701,7 +767,12 @@ func (s KeyState) Untimed() int {
 		return 0
 	}
 	st := uint64(e.stride)
-	return int(st - e.fcount%st - 1)
+	n := st - e.fcount%st - 1
+	if e.due > 0 {
+		// The call that pays for the next candidate comes back.
+		n = min(n, e.due-min(e.due, e.calls+1))
+	}
+	return int(n)
 }
 
 // Skip credits n calls of the key's settled arm made without Next and
@@ -841,9 +912,10 @@ func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit float64) (commit bool) {
 	if idx < 0 {
 		return false
 	}
+	due := e.state == Frozen && e.due > 0 && e.calls >= e.due
 	if e.state == Frozen {
 		e.fcount++
-		if e.fcount%uint64(e.stride) != 0 {
+		if e.fcount%uint64(e.stride) != 0 && !due {
 			return false
 		}
 	}
@@ -851,6 +923,8 @@ func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit float64) (commit bool) {
 		e.blk = 0
 		if e.state == Frozen {
 			e.fcount-- // sample the next call instead
+		} else if e.probing && idx != int(e.cur) {
+			e.warmups++
 		}
 		return false
 	}
@@ -901,7 +975,8 @@ func (t *Tuner) buffer(e *entry, idx int, entry, exit float64, w uint16) {
 func (t *Tuner) sampled(e *entry) bool {
 	t.units++
 	e.pend++
-	return t.units == t.cfg.Batch || len(t.pe)-t.np < t.cfg.ConfirmBlock || (e.state == Exploring && e.pend >= e.total)
+	return t.units == t.cfg.Batch || len(t.pe)-t.np < t.cfg.ConfirmBlock || (e.state == Exploring && e.pend >= e.total) ||
+		(e.state == Frozen && e.due > 0 && e.calls >= e.due)
 }
 
 // Pending returns the first exchange buffer of the buffered samples: for
@@ -1073,6 +1148,9 @@ func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 			}
 		}
 		cost /= float64(w) // a block's period per call
+		if t.budgeted() {
+			t.charge(e, t.pa[i], cost, w)
+		}
 		e.note(cost, skew/float64(w))
 		e.pace(t.pa[i], maxed[i], t.pc[i])
 		e.observe(t.pa[i], cost, &t.cfg)
@@ -1081,9 +1159,15 @@ func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 	for i, e := range t.touched {
 		e.touched = false
 		e.pend = 0
+		if t.budgeted() {
+			t.settle(e) // the budget's side of the commit; advance below
+		}
 		e.advance(&t.cfg)
+		if t.budgeted() {
+			t.afterAdvance(e)
+		}
 		if e.state == Frozen {
-			e.stride = max(e.stride, e.strideFloor(&t.cfg, t.ovh))
+			e.stride = max(e.stride, e.strideFloor(&t.cfg, t.overhead()))
 		}
 		t.touched[i] = nil
 	}
@@ -1190,6 +1274,12 @@ func (e *entry) observe(a uint8, v float64, c *Config) {
 	case e.state == Exploring:
 		s := &e.st[a]
 		s.add(v, c.Stat)
+		if e.probing {
+			if s.n == 1 && int16(a) == e.cand && e.st[e.cur].n > 0 && v > c.ProbeReject*e.st[e.cur].est {
+				s.rejected = true // a trial's candidate far behind: no more calls
+			}
+			return
+		}
 		if k := rejectAfter(c); s.n == k && a != e.cur {
 			// Early rejection: the arm's first samples all far above
 			// the best so far are verdict enough (the arm would lose
@@ -1254,7 +1344,11 @@ func (e *entry) advance(c *Config) {
 			// calls later instead of a few hundred.
 			e.stride = max(e.stride/2, c.FrozenStride)
 			if e.strikes++; e.strikes >= c.Strikes<<e.deaf {
-				e.reexplore(c)
+				if c.budgeted() {
+					e.restartTrials(c)
+				} else {
+					e.reexplore(c)
+				}
 			}
 			return
 		}
@@ -1276,6 +1370,10 @@ func (e *entry) advance(c *Config) {
 		}
 		return
 	}
+	if e.probing {
+		e.trialAdvance(c)
+		return
+	}
 	// Exploring: hill climbing on the grid from cur, first improvement:
 	// move to the best measured neighbour that beats cur by Improve; when
 	// cur's neighbours (and Native) are all measured and none does,
@@ -1285,7 +1383,7 @@ func (e *entry) advance(c *Config) {
 	for {
 		cur := int(e.cur)
 		if !e.st[cur].measured(r) {
-			e.schedule(c)
+			e.scheduleCalls(c)
 			return
 		}
 		margin, stay := c.Improve, 0.0
@@ -1325,7 +1423,7 @@ func (e *entry) advance(c *Config) {
 				}
 			}
 		} else if !done {
-			e.schedule(c)
+			e.scheduleCalls(c)
 			return
 		} else if nat >= 0 && nat != cur && !e.st[nat].rejected && e.st[nat].est < bar {
 			e.cur = uint8(nat)
@@ -1343,6 +1441,9 @@ func (e *entry) strideFloor(c *Config, ovh float64) int {
 	est := e.est
 	if !(est > 0) {
 		est = e.st[e.cur].est
+	}
+	if !(est > 0) && c.budgeted() {
+		est = e.prior[e.cur]
 	}
 	s := c.FrozenStride
 	if !(ovh > 0) || !(est > 0) || !(c.SampleShare > 0) {
@@ -1459,6 +1560,8 @@ func (e *entry) freeze(est float64, c *Config) {
 	case e.firstSettled < 0:
 		e.firstSettled = e.settledAt
 		e.last = int16(e.cur) // Changes count from the first settled call
+	case e.probing:
+		// A budgeted trial's verdict: evidence, not noise.
 	case e.cur != e.settled:
 		e.switches++
 		e.deaf = 0
@@ -1510,7 +1613,7 @@ func (e *entry) samplesPerArm(c *Config) int {
 // schedule lists the arms to sample next: the current arm if it lacks
 // samples, then its unsampled neighbours and Native, most promising (by
 // the model) first.
-func (e *entry) schedule(c *Config) {
+func (e *entry) scheduleCalls(c *Config) {
 	r := e.samplesPerArm(c)
 	e.nprobe, e.total = 0, 0
 	add := func(a uint8) {
@@ -1530,11 +1633,15 @@ func (e *entry) schedule(c *Config) {
 	}
 	add(e.cur)
 	first := e.nprobe
-	for _, nb := range e.set.nbr[e.cur] {
-		add(nb)
-	}
-	if nat := e.set.native; nat >= 0 && nat != int(e.cur) {
-		add(uint8(nat))
+	if e.probing {
+		add(uint8(e.cand)) // a budgeted trial: the incumbent and one candidate
+	} else {
+		for _, nb := range e.set.nbr[e.cur] {
+			add(nb)
+		}
+		if nat := e.set.native; nat >= 0 && nat != int(e.cur) {
+			add(uint8(nat))
+		}
 	}
 	// insertion sort of the neighbours by prior, then index
 	for i := first + 1; i < e.nprobe; i++ {
@@ -1558,7 +1665,9 @@ func (e *entry) schedule(c *Config) {
 	// call after one of another arm is no sample, so each arm's calls
 	// stay together there.
 	n := 0
-	if c.Cost == CostPenult {
+	if c.Cost == CostPenult || e.probing {
+		// A trial's arms each in one run: the incumbent's calls cost
+		// nothing beyond themselves, the candidate pays one warm-up.
 		for i := 0; i < e.nprobe; i++ {
 			for range e.need[i] {
 				e.seq[n] = e.probe[i]
@@ -1711,8 +1820,15 @@ func (t *Tuner) Fingerprint() uint64 {
 		u(uint64(e.stride))
 		f(e.rate)
 		u(uint64(e.deaf))
-		u(boolBits(e.confirmed, e.confirming))
+		u(boolBits(e.confirmed, e.confirming, e.probing))
 		f(e.est)
+		f(e.elapsed)
+		f(e.spent)
+		u(e.due)
+		u(uint64(e.cand) | uint64(e.pick)<<16)
+		for _, b := range e.tried {
+			u(boolBits(b))
+		}
 		for i := 0; i < e.nwin; i++ {
 			f(e.win[i])
 		}

@@ -66,7 +66,7 @@ func containsU8(v []uint8, x uint8) bool {
 // the same decision on every call.
 func TestDeterminismFourRanks(t *testing.T) {
 	const ranks = 4
-	cfg := Config{SegmentBytes: 256 << 10, Batch: 8}
+	cfg := Config{Budget: -1, SegmentBytes: 256 << 10, Batch: 8}
 	ts := newTuners(t, ranks, cfg, DefaultModel())
 	// Rank tables: a loaded (frozen) key too, to cover stride sampling.
 	for _, tu := range ts {
@@ -165,7 +165,7 @@ func TestDeterminismFourRanks(t *testing.T) {
 }
 
 func TestCommitLengthMismatch(t *testing.T) {
-	tu := newTuners(t, 1, Config{}, DefaultModel())[0]
+	tu := newTuners(t, 1, Config{Budget: -1}, DefaultModel())[0]
 	k := MakeKey(ElemFloat32, OpArith, 4096, Layout{2, 4})
 	tu.Record(k, tu.Choose(k), 1e-5)
 	if err := tu.Commit(nil, nil); err == nil {
@@ -177,7 +177,7 @@ func TestCommitLengthMismatch(t *testing.T) {
 }
 
 func TestModelMode(t *testing.T) {
-	tu := newTuners(t, 1, Config{Mode: ModeModel, SegmentBytes: 256 << 10}, DefaultModel())[0]
+	tu := newTuners(t, 1, Config{Budget: -1, Mode: ModeModel, SegmentBytes: 256 << 10}, DefaultModel())[0]
 	for _, lb := range []int{3, 10, 16, 20, 24} {
 		k := MakeKey(ElemFloat32, OpArith, 1<<lb, Layout{4, 16})
 		a := tu.Choose(k)
@@ -199,7 +199,7 @@ func TestModelMode(t *testing.T) {
 }
 
 func TestArmSets(t *testing.T) {
-	cfg, _ := Config{SegmentBytes: 1 << 20}.normalize()
+	cfg, _ := Config{Budget: -1, SegmentBytes: 1 << 20}.normalize()
 	cases := []struct {
 		key   Key
 		arms  int
@@ -319,7 +319,7 @@ func TestArmSets(t *testing.T) {
 }
 
 func TestSteadyStateAllocations(t *testing.T) {
-	tu := newTuners(t, 1, Config{SegmentBytes: 256 << 10}, DefaultModel())[0]
+	tu := newTuners(t, 1, Config{Budget: -1, SegmentBytes: 256 << 10}, DefaultModel())[0]
 	k := MakeKey(ElemFloat32, OpArith, 1<<20, Layout{4, 8})
 	cost := modelSurface(DefaultModel(), k, 256<<10)
 	for i := 0; i < 2000; i++ { // settle
@@ -357,7 +357,7 @@ func TestSteadyStateAllocations(t *testing.T) {
 func TestColdFirstCalls(t *testing.T) {
 	k := MakeKey(ElemFloat32, OpArith, 16<<20, Layout{4, 32})
 	steady := bowl(1e-3, 1, 0, 3)
-	tu := newTuners(t, 1, Config{SegmentBytes: 256 << 10}, DefaultModel())[0]
+	tu := newTuners(t, 1, Config{Budget: -1, SegmentBytes: 256 << 10}, DefaultModel())[0]
 	rng := rand.New(rand.NewPCG(7, 1))
 	used := map[Arm]int{}
 	for call := 0; call < 800; call++ {
@@ -414,7 +414,7 @@ func TestOffloadArms(t *testing.T) {
 		}
 		return host, s
 	}
-	node := Config{OffloadBytes: 4 << 10}
+	node := Config{Budget: -1, OffloadBytes: 4 << 10}
 	host, _ := twins(node, MakeKey(ElemFloat32, OpArith, 8, Layout{2, 8}))
 	if len(host) != 2 {
 		t.Errorf("2x8, 8 B, node level: twins of %v, want the two tree arms (r=4, 8)", host)
@@ -430,7 +430,7 @@ func TestOffloadArms(t *testing.T) {
 	if host, _ := twins(node, MakeKey(ElemFloat32, OpArith, 8, Layout{1, 8})); len(host) != 0 {
 		t.Errorf("one node: twins of %v", host)
 	}
-	socket := Config{OffloadBytes: 4 << 10, OffloadLeaders: 2}
+	socket := Config{Budget: -1, OffloadBytes: 4 << 10, OffloadLeaders: 2}
 	host, _ = twins(socket, MakeKey(ElemFloat32, OpArith, 1<<10, Layout{2, 8}))
 	if len(host) != 1 || host[0] != (Arm{Variant: plan.DPML, Leaders: 2, Pipeline: 1, Intra: plan.IntraShm}) {
 		t.Errorf("socket level (2 leaders), 1 KiB: twins of %v, want dpml l=2 with copies", host)
@@ -461,7 +461,7 @@ func commitLocal(tu *Tuner) error {
 func TestKeyStateSkip(t *testing.T) {
 	for _, mode := range []Mode{ModeLearn, ModeModel} {
 		t.Run(map[Mode]string{ModeLearn: "learn", ModeModel: "model"}[mode], func(t *testing.T) {
-			ts := newTuners(t, 2, Config{Mode: mode}, DefaultModel())
+			ts := newTuners(t, 2, Config{Budget: -1, Mode: mode}, DefaultModel())
 			k := MakeKey(ElemFloat32, OpArith, 8, Layout{Nodes: 1, PPN: 16})
 			cost := bowl(1e-6, 1, 0, 3)
 			rng := rand.New(rand.NewPCG(1, 2))
@@ -546,7 +546,7 @@ func TestKeyStateBlock(t *testing.T) {
 	}{{0, false}, {3, false}, {0, true}, {3, true}} {
 		cut := tc.cut
 		t.Run(fmt.Sprintf("cut=%d,warm=%v", cut, tc.warm), func(t *testing.T) {
-			ts := newTuners(t, 2, Config{ConfirmCalls: 300}, DefaultModel())
+			ts := newTuners(t, 2, Config{Budget: -1, ConfirmCalls: 300}, DefaultModel())
 			cb := ts[0].Config().ConfirmBlock
 			cost := func(n int, a Arm) float64 {
 				c := 3e-6
@@ -644,7 +644,7 @@ func TestKeyStateBlock(t *testing.T) {
 // the confirmation is FrozenStride and the test fails.
 func TestPeriodStrideAfterConfirmation(t *testing.T) {
 	k := MakeKey(ElemFloat32, OpArith, 8, Layout{Nodes: 1, PPN: 16})
-	tu := newTuners(t, 1, Config{}, DefaultModel())[0]
+	tu := newTuners(t, 1, Config{Budget: -1}, DefaultModel())[0]
 	cost := bowl(1e-6, 1, 0, 3)
 	now := 0.0
 	for n := 0; n < 40000; n++ {
@@ -693,7 +693,7 @@ func TestBlocksLeaveOutGaps(t *testing.T) {
 	k := MakeKey(ElemFloat32, OpArith, 1<<10, Layout{Nodes: 1, PPN: 16})
 	isR4 := func(a Arm) bool { return a.Intra == plan.IntraTree && a.Radix == 4 }
 	{
-		tu := newTuners(t, 1, Config{}, DefaultModel())[0]
+		tu := newTuners(t, 1, Config{Budget: -1}, DefaultModel())[0]
 		now := 0.0
 		for n := 0; n < 12000; n++ {
 			ks := tu.State(k)

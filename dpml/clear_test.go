@@ -38,6 +38,10 @@ func TestGoClearance(t *testing.T) {
 			mpitest.Run(t, tc.nodes, tc.ppn, func(t *testing.T, w *mpi.Comm) {
 				os.Setenv("DPML_TUNER", tc.tuner)
 				defer os.Unsetenv("DPML_TUNER")
+				// No budget: exploration and the confirmation's
+				// blocks come within the test's calls.
+				os.Setenv("DPML_TUNER_BUDGET", "-1")
+				defer os.Unsetenv("DPML_TUNER_BUDGET")
 				if tc.confirm != "" {
 					os.Setenv("DPML_TUNER_CONFIRM", tc.confirm)
 					defer os.Unsetenv("DPML_TUNER_CONFIRM")

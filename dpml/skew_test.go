@@ -56,6 +56,7 @@ import (
 func TestTunerIgnoresSkew(t *testing.T) {
 	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
 		t.Setenv("DPML_TUNER", "auto")
+		t.Setenv("DPML_TUNER_BUDGET", "-1") // explore within the test's calls
 		testHookPlanCost = func(p *Plan) time.Duration {
 			switch {
 			case p.Variant == Native:

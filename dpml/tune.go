@@ -120,6 +120,18 @@ func (c *Comm) setupTuner() error {
 	if cfg.ConfirmCalls, err = config.Int(config.TunerConfirm); err != nil {
 		return err
 	}
+	budget, err := config.Int(config.TunerBudget)
+	if err != nil {
+		return err
+	}
+	switch {
+	case budget < 0:
+		cfg.Budget = -1
+	case budget == 0:
+		cfg.Budget = 1e-12 // nothing is ever paid for
+	default:
+		cfg.Budget = float64(budget) / 100
+	}
 	_, defSeg := c.defaultPlan(0)
 	cfg.SegmentBytes = min(c.segBudget, defSeg)
 	cfg.CMA = c.cma // arms with cross-memory attach where the kernel permits it

@@ -25,6 +25,10 @@ func TestTunerSameDecisionsEverywhere(t *testing.T) {
 		file := filepath.Join(dir, "tuning.json")
 		os.Setenv("DPML_TUNING_FILE", file)
 		os.Setenv("DPML_TUNER", "auto")
+		// No budget: the keys explore from their first calls, so that a
+		// short run settles and saves them.
+		os.Setenv("DPML_TUNER_BUDGET", "-1")
+		defer os.Unsetenv("DPML_TUNER_BUDGET")
 		defer os.Unsetenv("DPML_TUNING_FILE")
 		c, err := New(w, WithSegmentBytes(64<<10))
 		if err != nil {
@@ -142,5 +146,46 @@ func TestTunerTreeBytes(t *testing.T) {
 		if got := hasTree(tb, tc.nodes, tc.bytes); got != tc.want {
 			t.Errorf("DPML_TREE_BYTES %d, %d node(s), %d B: tree arms %v, want %v (TreeBytes %d)", tc.treeBytes, tc.nodes, tc.bytes, got, tc.want, tb)
 		}
+	}
+}
+
+// TestFirstCallRunsModelPlan: under the default settings every size's
+// first calls run the plan DPML_TUNER=model runs, on one node and on
+// several: the learner leaves the model's plan only once a size's own
+// calls have paid for a trial, and ten calls pay for none. The oracle is
+// a second communicator with DPML_TUNER=model taking the same calls.
+func TestFirstCallRunsModelPlan(t *testing.T) {
+	for _, lay := range [][2]int{{1, 4}, {2, 2}} {
+		t.Run(fmt.Sprintf("%dx%d", lay[0], lay[1]), func(t *testing.T) {
+			mpitest.Run(t, lay[0], lay[1], func(t *testing.T, w *mpi.Comm) {
+				run := func(tuner string) []string {
+					os.Setenv("DPML_TUNER", tuner)
+					defer os.Unsetenv("DPML_TUNER")
+					c, err := New(w, WithSegmentBytes(64<<10))
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer c.Close()
+					buf := make([]float32, 1<<20)
+					var plans []string
+					for n := 1; n <= len(buf); n *= 4 {
+						for i := range 10 {
+							if err := AllreduceInPlace(c, buf[:n], mpi.OpSum); err != nil {
+								t.Fatal(err)
+							}
+							p := c.LastPlan()
+							plans = append(plans, fmt.Sprintf("%d floats, call %d: %v", n, i, p.Spec()))
+						}
+					}
+					return plans
+				}
+				auto, model := run("auto"), run("model")
+				for i := range auto {
+					if auto[i] != model[i] {
+						t.Errorf("default: %s; DPML_TUNER=model: %s", auto[i], model[i])
+					}
+				}
+			})
+		})
 	}
 }

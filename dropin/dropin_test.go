@@ -399,7 +399,7 @@ func TestRepeat(t *testing.T) {
 			// Tuned, with the scheduled confirmation early enough to run:
 			// its blocks run in C, timed (dpml/fused.go, grantFused).
 			var pre result
-			m, pre = compareRun(t, ppn, []string{"DPML_TUNER_CONFIRM=100"}, cases*repeats, work.progs["allreduce"], "-o", outDir, "repeat=1500")
+			m, pre = compareRun(t, ppn, []string{"DPML_TUNER_CONFIRM=100", "DPML_TUNER_BUDGET=-1"}, cases*repeats, work.progs["allreduce"], "-o", outDir, "repeat=1500")
 			for rank, c := range m {
 				if c.blocks == 0 || c.blocks != m[0].blocks || c.blocks > c.fused {
 					t.Errorf("rank %d ran %d calls of confirmation blocks in the C layer (rank 0: %d; fused calls %d), want > 0, equal on all ranks", rank, c.blocks, m[0].blocks, c.fused)

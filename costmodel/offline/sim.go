@@ -76,6 +76,7 @@ type SimResult struct {
 	FirstSettledAt int // calls when the key first froze (-1: never)
 	Explored       int // distinct arms tried
 	Commits        int // commit steps (max-allreduces the engine would have run)
+	Recorded       int // calls the tuner timed (each costs it Overhead)
 	Episodes       int // explorations (1 + re-explorations on drift)
 }
 
@@ -196,6 +197,7 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 		}
 		if ranks[0].Timed(key) {
 			timed++
+			res.Recorded++
 		}
 		for r, t := range ranks {
 			v := c * math.Exp(o.Noise*math.Abs(rngs[r].NormFloat64()))
