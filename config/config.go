@@ -127,6 +127,7 @@ const (
 	Job          = "DPML_JOB"
 	Disable      = "DPML_DISABLE"
 	DropinFrom   = "DPML_DROPIN_FROM_CALL"
+	SetupAfter   = "DPML_SETUP_AFTER"
 	Demote       = "DPML_DEMOTE"
 	MinBytes     = "DPML_MIN_BYTES"
 	MPITest      = "DPML_MPITEST"
@@ -213,6 +214,8 @@ var Vars = []Var{
 		Doc: "Set by dpmlrun in every rank: ranks per fake node (`2`, or `3,2` for uneven layouts)."},
 	{Name: SegmentBytes, Kind: KindBytes, Default: "1M", Scope: AllRanks, Users: "engine", Min: MinSegmentBytes, Max: MaxSegmentBytes, Agreed: AtNew,
 		Doc: "Largest message slice (bytes) the engine moves through shared memory at once. Larger messages are cut into segments that are pipelined: the inter-node phase of one segment overlaps the intra-node phases of the next. The node segment holds two such slices per local rank plus two results."},
+	{Name: SetupAfter, Kind: KindDuration, Default: "100ms", Scope: AllRanks, Users: "libdpml.so", Agreed: AtDropin,
+		Doc: "The drop-in library sets up DPML on a communicator only once the communicator's eligible calls would have taken about this long in the MPI library (priced 5 us plus 1 ns per byte each, the same on every rank); the calls before pass through. Setup costs milliseconds, and a communicator that makes a few small calls never pays it. 0: set up at the DPML_DROPIN_FROM_CALL-th eligible call."},
 	{Name: SharpLib, Kind: KindString, Default: "libsharp_coll.so", Scope: PerRank, Users: "engine, dpmlbench info",
 		Doc: "The libsharp_coll shared library that `DPML_OFFLOAD=libsharp` (or `auto`) loads with dlopen: a file name searched the usual way, or a path. The ranks agree on whether it loaded, so a rank without it turns the offload off everywhere."},
 	{Name: ShmDir, Kind: KindString, Default: "/dev/shm", Scope: PerNode, Users: "engine",

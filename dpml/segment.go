@@ -96,6 +96,7 @@ func viewSegment(mem *shm.Segment, ppn, slot int) (*nodeSegment, error) {
 	if uintptr(unsafe.Pointer(&b[0]))%alignBytes != 0 {
 		return nil, fmt.Errorf("node segment mapped at an address not aligned to %d bytes", alignBytes)
 	}
+	mem.Populate(0, dataOff) // the flag lines; data pages fault in where plans use them
 	s := &nodeSegment{mem: mem, ppn: ppn, slotStride: slot, bufStride: slot * (ppn + 1)}
 	s.abort = shm.Uint64At(b, 0)
 	line := func(i int) *ctlLine { return (*ctlLine)(unsafe.Pointer(&b[alignBytes*(1+i)])) }

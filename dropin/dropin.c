@@ -236,6 +236,7 @@ typedef struct {
 	pthread_mutex_t mu; // serializes the engine calls on this communicator
 	int mode;
 	int64_t eligible;   // eligible calls seen before setup (DPML_DROPIN_FROM_CALL)
+	double priced;      // their time in the MPI library as priced (DPML_SETUP_AFTER)
 	uintptr_t id;       // Go-side engine object, 0 for none
 	// DPMLX_Set_plan: native sends every call to PMPI_Allreduce; plan is
 	// the Go side's slot of the parsed engine plan (-1: never set), handed
@@ -424,7 +425,11 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 	if (reason < 0 && settings.disabled) reason = DPML_P_DISABLED;
 	if (reason < 0 && (int64_t)bytes < settings.min_bytes) reason = DPML_P_SMALL;
 	if (reason < 0 && s->mode == S_AGREED) {
-		if (++s->eligible < settings.from_call) {
+		// Setup pays once the communicator has called enough: the
+		// price depends only on the calls' sizes, so every rank sets
+		// up on the same call.
+		s->priced += 5e-6 + (double)bytes * 1e-9;
+		if (++s->eligible < settings.from_call || s->priced < settings.setup_after) {
 			reason = DPML_P_WARMUP;
 		} else {
 			// Collective over comm: every rank reaches this call on

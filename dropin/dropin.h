@@ -13,6 +13,7 @@ typedef struct {
 	int verbose;       // DPML_VERBOSE
 	int64_t min_bytes; // DPML_MIN_BYTES: smaller calls pass through
 	int64_t from_call; // DPML_DROPIN_FROM_CALL: route a communicator from its n-th eligible call
+	double setup_after; // DPML_SETUP_AFTER (seconds): the calls' priced time before setup
 	int world_rank;
 } dpml_settings;
 

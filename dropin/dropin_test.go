@@ -25,6 +25,11 @@ import (
 // cmd/dpmlrun's tests.
 func TestMain(m *testing.M) {
 	launch.Dispatch(os.Args)
+	// The tests' programs make few, small calls per communicator: set
+	// up at the first (TestSettings/setup-after tests the deferral).
+	if _, ok := os.LookupEnv("DPML_SETUP_AFTER"); !ok {
+		os.Setenv("DPML_SETUP_AFTER", "0")
+	}
 	code := m.Run()
 	if work.dir != "" {
 		os.RemoveAll(work.dir)
@@ -534,6 +539,21 @@ func TestSettings(t *testing.T) {
 		m := compare(t, []string{"DPML_DROPIN_FROM_CALL=2"}, 30, prog, "-o", outDir, "loop=30")
 		if m[0].reasons["warm-up"] != 30 || m[0].setup != 30 {
 			t.Errorf("DPML_DROPIN_FROM_CALL=2: want 30 warm-up calls and 30 engines: %+v", m[0])
+		}
+	})
+	t.Run("setup-after", func(t *testing.T) {
+		// The loop's 2 calls per communicator are small: priced at
+		// about 5 us each, far below 100 ms, they all pass through and
+		// no engine is built; with 6 us the second call of each
+		// communicator sets it up (priced 5 us + bytes, > 6 us after
+		// two calls, < 6 us after one).
+		m := compare(t, []string{"DPML_SETUP_AFTER=100ms"}, 0, prog, "-o", outDir, "loop=30")
+		if m[0].setup != 0 || m[0].routed != 0 || m[0].reasons["warm-up"] != 60 {
+			t.Errorf("DPML_SETUP_AFTER=100ms: want 60 warm-up calls and no engine: %+v", m[0])
+		}
+		m = compare(t, []string{"DPML_SETUP_AFTER=6us"}, 30, prog, "-o", outDir, "loop=30")
+		if m[0].reasons["warm-up"] != 30 || m[0].setup != 30 {
+			t.Errorf("DPML_SETUP_AFTER=6us: want 30 warm-up calls and 30 engines: %+v", m[0])
 		}
 	})
 	t.Run("gosched", func(t *testing.T) {

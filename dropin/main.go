@@ -87,6 +87,9 @@ func dpmlGoInit(s *C.dpml_settings) C.int {
 	bad = appendErr(bad, err)
 	s.min_bytes = C.int64_t(minBytes)
 	s.from_call = C.int64_t(max(from, 1))
+	after, err := config.Duration(config.SetupAfter)
+	bad = appendErr(bad, err)
+	s.setup_after = C.double(after.Seconds())
 	if off {
 		s.disabled = 1
 	}

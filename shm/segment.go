@@ -142,7 +142,6 @@ func (st Store) Create(name string, size int) (*Segment, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mmap: %w", err)
 		}
-		populate(m)
 		return m, nil
 	}()
 	if err != nil {
@@ -221,7 +220,6 @@ func (st Store) Open(name string, size int) (*Segment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shm: open %s (%d bytes): mmap: %w", path, size, err)
 	}
-	populate(m)
 	return &Segment{name: name, path: path, size: size, m: m}, nil
 }
 
@@ -340,13 +338,19 @@ func PadTo(off, align int) int {
 	return off + align - r
 }
 
-// populate maps the segment's pages into this process's page tables now
-// (MADV_POPULATE_WRITE, Linux 5.14+), so the first calls of a communicator
-// do not pay a page fault per 4 KiB: that cost fell on whichever plan the
-// tuner tried first and biased its first samples. Older kernels refuse the
-// advice; the pages then fault in on first use, as before.
-func populate(m mmap.MMap) {
-	if len(m) > 0 {
-		_ = unix.Madvise(m, unix.MADV_POPULATE_WRITE)
+// Populate maps bytes [from, to) of the segment into this process's page
+// tables now (MADV_POPULATE_WRITE, Linux 5.14+), so that the calls that
+// first touch them do not pay a page fault per 4 KiB. The engine populates
+// its control lines only: populating a whole segment took each rank of a
+// node a share of the segment's pages at setup, most of which a
+// communicator's calls may never touch. Older kernels refuse the advice;
+// the pages then fault in on first use.
+func (s *Segment) Populate(from, to int) {
+	from, to = max(from, 0), min(to, len(s.m))
+	if from >= to {
+		return
 	}
+	page := os.Getpagesize()
+	from -= from % page
+	_ = unix.Madvise(s.m[from:to], unix.MADV_POPULATE_WRITE)
 }

@@ -57,8 +57,9 @@ extern char **environ;
 // ---------------------------------------------------------------------------
 // Settings.
 
-enum { PAT_B2B, PAT_BARRIER, PAT_SKEW };
-static const char *const pattern_names[] = {"b2b", "barrier", "skew"};
+enum { PAT_B2B, PAT_BARRIER, PAT_SKEW, PAT_COLD, PAT_COLD_BARRIER };
+static const char *const pattern_names[] = {"b2b", "barrier", "skew", "cold", "cold-barrier"};
+#define NPATTERNS 5
 
 enum { OP_SUM, OP_MAX, OP_MIN };
 static const char *const op_names[] = {"sum", "max", "min"};
@@ -81,11 +82,13 @@ static struct {
 	int min_iters, max_iters, warmup, tune_calls, batches;
 	int run; // barrier, skew: consecutive samples of a point per round
 	int check, percall, progress, quiet, samples;
+	int calls;              // cold patterns: timed calls per (size, variant), nothing untimed
+	int fresh;              // cold patterns: a new communicator per (size, variant)
 	const char *out;        // "" none
 } cfg = {
 	.sizes_flag = "4:64M:x4", .type = "float32", .op = OP_SUM, .variants_flag = "native,auto",
 	.pattern = PAT_B2B, .skew_us = 20, .seed = 1, .time_s = 0.1, .min_iters = 10, .max_iters = 1000,
-	.warmup = 3, .tune_calls = 100, .batches = 10, .run = 100, .percall = 1, .out = "",
+	.warmup = 3, .tune_calls = 100, .batches = 10, .run = 100, .percall = 1, .calls = 100, .out = "",
 };
 
 static int rank, nranks;
@@ -1289,7 +1292,11 @@ static void usage(FILE *f) {
 		"  -op OP             sum, max or min (default sum)\n"
 		"  -variants LIST     plan specs: native (PMPI_Allreduce, the MPI library) and with libdpml.so auto, dpml:l=2,\n"
 		"                     pipelined:l=8,k=4, ...,intra=shm|cma, ...,seg=64K; l=max is the smallest ppn (default native,auto)\n"
-		"  -pattern P         b2b (back to back, batches), barrier (a barrier before each call) or skew (default b2b)\n"
+		"  -pattern P         b2b (back to back, batches), barrier (a barrier before each call), skew, or cold and\n"
+		"                     cold-barrier: each size's first -calls calls of each variant timed, with no untimed call\n"
+		"                     before them (back to back, or a barrier before each) (default b2b)\n"
+		"  -calls N           cold patterns: timed calls per (size, variant) (default 100)\n"
+		"  -fresh             cold patterns: a new communicator (MPI_Comm_dup) for each (size, variant)\n"
 		"  -skew US           skew: each rank's busy compute before a call is uniform in 0..US microseconds (default 20)\n"
 		"  -seed N            skew: seed of the delays (default 1)\n"
 		"  -time D            timed duration wanted per (size, variant): 100ms, 0.5s, ... (default 100ms)\n"
@@ -1325,7 +1332,7 @@ static int parse_flags(int argc, char **argv) {
 		if (!strcmp(name, "h") || !strcmp(name, "help")) return 1;
 		int *bflag = !strcmp(name, "check") ? &cfg.check : !strcmp(name, "progress") ? &cfg.progress
 			   : !strcmp(name, "quiet") ? &cfg.quiet : !strcmp(name, "samples") ? &cfg.samples
-			   : !strcmp(name, "percall") ? &cfg.percall : NULL;
+			   : !strcmp(name, "percall") ? &cfg.percall : !strcmp(name, "fresh") ? &cfg.fresh : NULL;
 		if (bflag) {
 			if (val == NULL || !strcmp(val, "true") || !strcmp(val, "1")) *bflag = 1;
 			else if (!strcmp(val, "false") || !strcmp(val, "0")) *bflag = 0;
@@ -1333,7 +1340,7 @@ static int parse_flags(int argc, char **argv) {
 			continue;
 		}
 		static const char *const known[] = {"sizes", "type", "op", "variants", "pattern", "skew", "seed", "time", "iters",
-			"min-iters", "max-iters", "batches", "run", "warmup", "tune-calls", "out", NULL};
+			"min-iters", "max-iters", "batches", "run", "warmup", "tune-calls", "calls", "out", NULL};
 		int ok = 0;
 		for (int k = 0; known[k]; k++) ok |= !strcmp(name, known[k]);
 		if (!ok) return usagef("flag provided but not defined: -%s (see -h)", name);
@@ -1358,9 +1365,9 @@ static int parse_flags(int argc, char **argv) {
 			else cfg.op = o;
 		} else if (!strcmp(name, "pattern")) {
 			int p = -1;
-			for (int k = 0; k < 3; k++)
+			for (int k = 0; k < NPATTERNS; k++)
 				if (!strcasecmp(val, pattern_names[k])) p = k;
-			if (p < 0) rc = usagef("-pattern %s: want b2b, barrier or skew", val);
+			if (p < 0) rc = usagef("-pattern %s: want b2b, barrier, skew, cold or cold-barrier", val);
 			else cfg.pattern = p;
 		} else if (!strcmp(name, "skew")) {
 			char *end;
@@ -1382,6 +1389,7 @@ static int parse_flags(int argc, char **argv) {
 		else if (!strcmp(name, "run")) rc = parse_int(name, val, 1, &cfg.run);
 		else if (!strcmp(name, "warmup")) rc = parse_int(name, val, 1, &cfg.warmup);
 		else if (!strcmp(name, "tune-calls")) rc = parse_int(name, val, 0, &cfg.tune_calls);
+		else if (!strcmp(name, "calls")) rc = parse_int(name, val, 1, &cfg.calls);
 		if (rc) return rc;
 	}
 	if (cfg.max_iters < cfg.min_iters) return usagef("-max-iters %d < -min-iters %d", cfg.max_iters, cfg.min_iters);
@@ -1389,6 +1397,142 @@ static int parse_flags(int argc, char **argv) {
 }
 
 // ---------------------------------------------------------------------------
+
+// ---------------------------------------------------------------------------
+// Cold patterns: what a program's first calls of a size cost. No call of a
+// variant comes before its timed ones (no warm-up, no tuning calls, no
+// DPMLX_Set_plan on the communicator before "auto" runs), so libdpml.so's
+// setup and its learner's first decisions are inside the times. The
+// variants of a size take turns going first (native first at even size
+// indices). cold: back to back, one barrier before the variant's calls;
+// the time to the end of call k is the largest over ranks, and the means
+// are those ends over k. cold-barrier: a barrier before every call, each
+// call's time the largest over ranks.
+
+static int run_cold(int argc, char **argv, const char *mpilib, double start) {
+	int barrier = cfg.pattern == PAT_COLD_BARRIER, n = cfg.calls;
+	double *loc = xmalloc(sizeof(double) * (size_t)n), *mx = xmalloc(sizeof(double) * (size_t)n);
+	long maxcount = 0;
+	for (int i = 0; i < cfg.nsizes; i++) {
+		long c = (cfg.sizes[i] + cfg.es - 1) / cfg.es;
+		if (c > maxcount) maxcount = c;
+	}
+	if (maxcount > 0x7fffffffL) die("size %ld bytes: more than 2^31-1 elements", cfg.sizes[cfg.nsizes - 1]);
+	sendbuf = xmalloc((size_t)maxcount * (size_t)cfg.es);
+	recvbuf = xmalloc((size_t)maxcount * (size_t)cfg.es);
+	fill_inputs(sendbuf, maxcount);
+	poison(recvbuf, maxcount);
+	FILE *csv = NULL;
+	if (rank == 0 && cfg.out[0]) {
+		char pc[4096];
+		snprintf(pc, sizeof pc, "%s/cold.csv", cfg.out);
+		if (mkdir_p(cfg.out) != 0 || (csv = fopen(pc, "w")) == NULL) die("cold: open %s: %s", pc, strerror(errno));
+		fputs("bytes,count,type,op,variant,pattern,calls,fresh,first_us,mean10_us,mean_us,median_us,plan,wrong\n", csv);
+	}
+	if (rank == 0) {
+		char *cl = shell_quote(argc, argv);
+		printf("# %s\n# %s  %d node(s) x %d ranks (%d ranks), pattern %s, %d timed calls per size and variant, no untimed call%s\n", cl,
+			date_buf, nodes, ppn_min, nranks, pattern_names[cfg.pattern], n, cfg.fresh ? ", a new communicator each" : "");
+		printf("# type %s, op %s, check %s, commit %s\n# MPI: %s\n", cfg.type, op_names[cfg.op], cfg.check ? "true" : "false",
+			DPML_COMMIT[0] ? DPML_COMMIT : "-", mpilib);
+		printf("# libdpml: %s\n", dpml_library[0] ? dpml_library : "not loaded");
+		printf("# times in us, max over ranks; ratio = variant / native (lower is better)\n");
+		printf("%12s %10s %-10s %10s %10s %10s %10s %7s %7s %7s %6s  %s\n", "bytes", "count", "variant", "first", "mean10", "mean",
+			"median", "r.first", "r.10", "r.mean", "#wrong", "plan");
+	}
+	long long wrong_total = 0;
+	long prev = -1;
+	for (int s = 0; s < cfg.nsizes; s++) {
+		long count = (cfg.sizes[s] + cfg.es - 1) / cfg.es;
+		if (count < 1) count = 1;
+		if (count == prev) continue;
+		prev = count;
+		// This size's rows, printed once every variant has run.
+		double row[nvars][4];
+		char plan[nvars][DPMLX_MAX_SPEC];
+		long long wrong[nvars];
+		int ran[nvars], nat = -1;
+		memset(ran, 0, sizeof ran);
+		for (int t = 0; t < nvars; t++) {
+			int vi = (s % 2 == 0) ? t : nvars - 1 - t;
+			variant *v = &vars[vi];
+			if (v->skip[0]) continue;
+			MPI_Comm comm = bcomm;
+			if (cfg.fresh) MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+			if (!v->native && strcmp(v->spec, "auto") != 0 && x_set && x_set(comm, v->spec) != MPI_SUCCESS)
+				die("DPMLX_Set_plan(%s) failed", v->spec);
+			PMPI_Barrier(MPI_COMM_WORLD);
+			double t0 = now();
+			for (int j = 0; j < n; j++) {
+				if (barrier) PMPI_Barrier(MPI_COMM_WORLD), t0 = now();
+				if (v->native) PMPI_Allreduce(sendbuf, recvbuf, (int)count, cfg.dt, cfg.mop, comm);
+				else MPI_Allreduce(sendbuf, recvbuf, (int)count, cfg.dt, cfg.mop, comm);
+				loc[j] = now() - t0; // barrier: this call; back to back: since the first call's start
+			}
+			long long w = 0;
+			if (cfg.check) {
+				char where[256] = "";
+				w = verify(recvbuf, count, where, sizeof where, v->spec);
+			}
+			PMPI_Allreduce(loc, mx, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+			long long wsum = 0;
+			PMPI_Allreduce(&w, &wsum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+			char pl[DPMLX_MAX_SPEC] = "-";
+			if (!v->native && x_last && x_last(comm, pl, sizeof pl) != MPI_SUCCESS) snprintf(pl, sizeof pl, "?");
+			if (v->native) snprintf(pl, sizeof pl, "native");
+			if (cfg.fresh) MPI_Comm_free(&comm);
+			if (rank != 0) continue;
+			double first, m10, mean, per[n > 0 ? n : 1];
+			int k10 = n < 10 ? n : 10;
+			if (barrier) {
+				double a = 0, b = 0;
+				for (int j = 0; j < n; j++) b += mx[j], a += j < k10 ? mx[j] : 0, per[j] = mx[j];
+				first = mx[0], m10 = a / k10, mean = b / n;
+			} else {
+				first = mx[0], m10 = mx[k10 - 1] / k10, mean = mx[n - 1] / n;
+				for (int j = 0; j < n; j++) per[j] = mx[j] - (j ? mx[j - 1] : 0);
+			}
+			qsort(per, (size_t)n, sizeof(double), cmp_double);
+			double med = n % 2 ? per[n / 2] : (per[n / 2 - 1] + per[n / 2]) / 2;
+			if (v->native) nat = vi;
+			row[vi][0] = first, row[vi][1] = m10, row[vi][2] = mean, row[vi][3] = med;
+			snprintf(plan[vi], sizeof plan[vi], "%s", pl);
+			wrong[vi] = wsum, ran[vi] = 1;
+			wrong_total += wsum;
+			if (csv) {
+				fprintf(csv, "%ld,%ld,%s,%s,%s,%s,%d,%d,%.4f,%.4f,%.4f,%.4f,", count * cfg.es, count, cfg.type, op_names[cfg.op], v->spec,
+					pattern_names[cfg.pattern], n, cfg.fresh, first * 1e6, m10 * 1e6, mean * 1e6, med * 1e6);
+				csv_str(csv, pl);
+				fprintf(csv, ",%lld\n", wsum);
+			}
+		}
+		for (int vi = 0; rank == 0 && vi < nvars; vi++) {
+			if (!ran[vi]) continue;
+			double *r = row[vi];
+			printf("%12ld %10ld %-10.10s %10.2f %10.2f %10.2f %10.2f", count * cfg.es, count, vars[vi].spec, r[0] * 1e6, r[1] * 1e6,
+				r[2] * 1e6, r[3] * 1e6);
+			if (vi != nat && nat >= 0) printf(" %7.3f %7.3f %7.3f", r[0] / row[nat][0], r[1] / row[nat][1], r[2] / row[nat][2]);
+			else printf(" %7s %7s %7s", "-", "-", "-");
+			printf(" %6lld  %s\n", wrong[vi], plan[vi]);
+		}
+		if (rank == 0) fflush(stdout);
+	}
+	int status = 0;
+	if (rank == 0) {
+		printf("\n%d sizes in %.1f s\n", cfg.nsizes, MPI_Wtime() - start);
+		if (csv) {
+			fclose(csv);
+			printf("wrote %s/cold.csv\n", cfg.out);
+		}
+		if (wrong_total) {
+			fprintf(stderr, "dpmlbench-c: -check: %lld wrong elements\n", wrong_total);
+			status = 1;
+		}
+	}
+	PMPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	free(loc), free(mx), free(sendbuf), free(recvbuf);
+	return status;
+}
 
 int main(int argc, char **argv) {
 	MPI_Init(&argc, &argv);
@@ -1453,6 +1597,12 @@ int main(int argc, char **argv) {
 	rng_state = cfg.seed * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(rank + 1) * 0xD1B54A32D192ED03ULL;
 
 	MPI_Comm_dup(MPI_COMM_WORLD, &bcomm);
+	if (cfg.pattern == PAT_COLD || cfg.pattern == PAT_COLD_BARRIER) {
+		int st = run_cold(argc, argv, mpilib, start);
+		MPI_Comm_free(&bcomm);
+		MPI_Finalize();
+		return st;
+	}
 	// Can each plan be set here? Not when the library is disabled
 	// (DPML_DISABLE), or on one rank (a singleton): skip those plans with
 	// libdpml.so's reason instead of aborting in the timed loop.

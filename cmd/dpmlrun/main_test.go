@@ -20,6 +20,10 @@ import (
 // The test binary doubles as dpmlrun (and as its launch agent): run it
 // with launch.MainArg first.
 func TestMain(m *testing.M) {
+	// Few, small calls per communicator: set up at the first.
+	if _, ok := os.LookupEnv("DPML_SETUP_AFTER"); !ok {
+		os.Setenv("DPML_SETUP_AFTER", "0")
+	}
 	launch.Dispatch(os.Args)
 	code := m.Run()
 	if probeDir != "" {
