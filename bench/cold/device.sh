@@ -1,0 +1,68 @@
+#!/bin/bash
+# device.sh OUT NEW [OLD]: the cold and warm MPI_Allreduce tables of
+# bench/results on one 32-core node (1x32, and 4 emulated nodes x 8).
+# NEW and OLD are folders of device programs built by bench/devbin.sh
+# (libdpml.so, dpmlbench-c, dpmlrun; xz-compressed); OLD is optional (the
+# build to compare with). Every run uses NEW's dpmlbench-c, the C client,
+# with libdpml.so preloaded. Per launch and layout, builds alternating:
+#   cold, back to back, N = 100 calls per size, 4 B-16 MiB
+#   cold-barrier, N = 100, 4 B-16 MiB
+#   cold, back to back, N = 10, 4 B-64 MiB
+# for DPML's defaults (auto), DPML_TUNER=model and OLD's defaults; then
+# warm (b2b after 2,000 untimed calls per size, 4 B-4 MiB) for NEW and OLD;
+# then the first-call probe (firstcall.c). BUDGET (seconds, default 540)
+# bounds the whole; LAUNCHES (default 2) repeats everything.
+set -u
+OUT=$1 NEW=$2 OLD=${3:-}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+T0=$(date +%s); left() { echo $((${BUDGET:-540} - ($(date +%s) - T0))); }
+mkdir -p $OUT/r
+for d in $NEW $OLD; do for f in $d/*.xz; do [ -e "$f" ] && xz -dkf $f; done; chmod +x $d/* 2>/dev/null; done
+C=$NEW/dpmlbench-c
+{ date -u; nproc; lscpu | head -20; mpirun --version | head -1; for d in $NEW $OLD; do echo "$d: $(cat $d/COMMIT)"; done; } > $OUT/r/machine.txt 2>&1
+ONE="mpirun --allow-run-as-root -np 32 --bind-to core --map-by core --mca btl self,vader --mca btl_vader_single_copy_mechanism cma"
+R8="$NEW/dpmlrun -nodes 4 -ppn 8 -cores-per-node 8"
+R8A="--mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=host"
+run() { # run NAME TIMEOUT CMD...
+	local name=$1 to=$2; shift 2
+	[ $(left) -lt $to ] && { echo "skipped $name ($(left) s left)" >> $OUT/r/commands.txt; return; }
+	echo "+ $*" >> $OUT/r/commands.txt
+	timeout $to "$@" > $OUT/r/$name.log 2>&1
+	echo "rc=$? at $(( $(date +%s) - T0 )) s ($name)" >> $OUT/r/commands.txt
+}
+one() { # one NAME LAYOUT BUILDDIR ENV TIMEOUT CLIENTARGS...
+	local name=$1 lay=$2 b=$3 env=$4 to=$5; shift 5
+	local L=$PWD/$b/libdpml.so x=""
+	[ -n "$env" ] && x="-x $env"
+	if [ $lay = 1x32 ]; then
+		run $name $to $ONE $x -x LD_PRELOAD=$L $C "$@" -out $OUT/r/$name
+	else
+		run $name $to $R8 -preload $L -- $R8A $x -- $C "$@" -out $OUT/r/$name
+	fi
+}
+COLD100="-pattern cold -calls 100 -sizes 4:16M:x4 -check -variants native,auto"
+BAR100="-pattern cold-barrier -calls 100 -sizes 4:16M:x4 -check -variants native,auto"
+COLD10="-pattern cold -calls 10 -sizes 4:64M:x4 -check -variants native,auto"
+WARM="-pattern b2b -sizes 4:4M:x4 -time 30ms -max-iters 2000 -tune-calls 2000 -check -quiet -variants native,auto"
+for r in $(seq 1 ${LAUNCHES:-2}); do
+	for lay in 1x32 4x8; do
+		for pat in cold100 bar100 cold10; do
+			case $pat in cold100) A=$COLD100;; bar100) A=$BAR100;; cold10) A=$COLD10;; esac
+			one $lay-$pat-auto-$r $lay $NEW "" 60 $A
+			one $lay-$pat-model-$r $lay $NEW DPML_TUNER=model 60 $A
+			[ -n "$OLD" ] && one $lay-$pat-old-$r $lay $OLD "" 60 $A
+		done
+		one $lay-warm-auto-$r $lay $NEW "" 90 $WARM
+		[ -n "$OLD" ] && one $lay-warm-old-$r $lay $OLD "" 90 $WARM
+	done
+done
+if command -v mpicc > /dev/null; then
+	mpicc -O2 -o $OUT/r/firstcall bench/cold/firstcall.c
+	for r in 1 2 3; do
+		run probe-mpi-$r 30 $ONE $OUT/r/firstcall
+		run probe-new-$r 30 $ONE -x LD_PRELOAD=$PWD/$NEW/libdpml.so $OUT/r/firstcall
+		[ -n "$OLD" ] && run probe-old-$r 30 $ONE -x LD_PRELOAD=$PWD/$OLD/libdpml.so $OUT/r/firstcall
+	done
+	rm -f $OUT/r/firstcall
+fi
+tar cJf $OUT/cold.tar.xz -C $OUT r && rm -rf $OUT/r
