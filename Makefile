@@ -158,12 +158,14 @@ build: deps lib nccl-plugin
 	$(MPICC) -O2 -Wall -o $(BIN)/gocall-c bench/diag/gocall/ctwin/gocall.c
 
 # The NCCL tuner plugin (nccl/, issue 20): NCCL_TUNER_PLUGIN=$(CURDIR)/bin/libdpml-nccl-tuner.so.
-# No MPI, no CUDA needed to build it. bin/dpmlnccl (its offline tool) comes
-# with the commands; cmd/ncclsweep is built on the GPU machine (bench/nccl/device.sh).
+# No MPI, no CUDA needed to build it. bin/dpmlnccl is its offline tool (static,
+# for the GPU machine too); cmd/ncclsweep is built on the GPU machine
+# (bench/nccl/device.sh, which needs both files of bin/).
 nccl-plugin:
 	@mkdir -p bin
 	$(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS)" -o bin/libdpml-nccl-tuner.so ./nccl/plugin
 	@rm -f bin/libdpml-nccl-tuner.h
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/dpmlnccl ./cmd/dpmlnccl
 
 # The drop-in MPI_Allreduce for C and Fortran programs (dropin/):
 # LD_PRELOAD=$(CURDIR)/$(BIN)/libdpml.so, or dpmlrun -preload, or -ldpml.

@@ -33,6 +33,7 @@ type BuildOptions struct {
 
 // Pick is the table's answer for one size bucket and the evidence.
 type Pick struct {
+	Coll   string
 	Log2   int
 	Sizes  []int64
 	Choice Decision
@@ -54,7 +55,32 @@ type Pick struct {
 // sweep, and every measured arm (Entry.Measured); the table has no model,
 // so the plugin answers NCCL's default outside the sweep's collective and
 // layout.
+//
+// A sweep of several collectives gets entries for each, built from that
+// collective's rows alone.
 func BuildTable(sw *Sweep, opt BuildOptions) (*costmodel.Table, []Pick, error) {
+	colls := sw.Colls()
+	if len(colls) <= 1 {
+		return buildTableColl(sw, opt)
+	}
+	var tb *costmodel.Table
+	var picks []Pick
+	for _, c := range colls {
+		t, p, err := buildTableColl(sw.ForColl(c), opt)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", c, err)
+		}
+		if tb == nil {
+			tb = t
+		} else {
+			tb.Entries = append(tb.Entries, t.Entries...)
+		}
+		picks = append(picks, p...)
+	}
+	return tb, picks, nil
+}
+
+func buildTableColl(sw *Sweep, opt BuildOptions) (*costmodel.Table, []Pick, error) {
 	comm := opt.Comm
 	if comm == "" {
 		comms := map[string]bool{}
@@ -171,7 +197,7 @@ func BuildTable(sw *Sweep, opt BuildOptions) (*costmodel.Table, []Pick, error) {
 		if native == nil && best == nil {
 			continue
 		}
-		p := Pick{Log2: b, Sizes: sizes}
+		p := Pick{Coll: coll.String(), Log2: b, Sizes: sizes}
 		if dfltN == len(sizes) {
 			p.Default = dflt / float64(dfltN)
 		}

@@ -11,12 +11,15 @@
 // # Pieces
 //
 //	nccl/            the policy (New, Decide), the channel model (Predict),
-//	                 sweep CSV reading (ReadSweep) and table building
-//	                 (BuildTable); pure Go, no cgo, no gonum
+//	                 sweep CSV reading (ReadSweep), table building
+//	                 (BuildTable, FitForced, ForcedTable) and the built-in
+//	                 data (builtin_*.json, embedded); pure Go, no cgo, no gonum
 //	nccl/plugin      package main of libdpml-nccl-tuner.so (make build puts it in bin/)
 //	cmd/ncclsweep    the GPU sweep tool (C on the CUDA runtime and NCCL; built on the GPU machine)
-//	cmd/dpmlnccl     offline: sweep CSV -> table + channel atlas, reports, the policy's answers
-//	bench/nccl/device.sh  the device run: build the sweep, sweep, table, sweep with the table
+//	cmd/dpmlnccl     offline: sweep CSV -> table + channel atlas, built-in data (fit),
+//	                 reports, comparisons of alternated runs, the policy's answers
+//	bench/nccl/device.sh  the device run: build the sweep, forced-channel sweep,
+//	                 fit, the plugin against NCCL's default
 //
 // # Using the plugin
 //
@@ -37,7 +40,10 @@
 // auto answers from the table where it has entries for the communicator's
 // layout (nodes and ranks per node) and collective, and otherwise from the
 // table's model, or NCCL's own choice when the table has none; without a
-// table, from the built-in channel model. model ignores the table, off
+// table, from the built-in data for the machine (below), and where there
+// is none, NCCL's own choice for every call. model answers from the
+// channel model (DefaultModel, not fitted to any machine), ignoring the
+// table; off
 // answers NCCL's default for every call, and C[/ALGO/PROTO] gives every
 // call C channels (0 = NCCL's count) and optionally an algorithm and a
 // protocol (ring/simple, tree/ll128, ...): that is how cmd/ncclsweep
@@ -94,17 +100,42 @@
 // Go's linker, so NCCL's dlclose after its last communicator and a later
 // dlopen are harmless (tunertest.c checks it).
 //
-// # The ABI (NCCL 2.28.3's headers; dpml_nccl_tuner.h)
+// # Built-in data
 //
-// The plugin exports ncclTunerPlugin_v5 (NCCL 2.28 looks for it first:
-// init(ctx, commId, nRanks, nNodes, logFunction, nvlDomainInfo,
-// constants), getCollInfo, finalize) and ncclTunerPlugin_v4 (NCCL 2.24 to
-// 2.27: init(nRanks, nNodes, logFunction, ctx), getCollInfo, destroy), and
-// dpml_nccl_tuner_stats (counters, for the tests and the sweep tool). The
-// declarations in nccl/plugin/dpml_nccl_tuner.h follow release 2.28.3
+// Without DPML_NCCL_TABLE the plugin answers from nccl/builtin_*.json
+// (embedded), one file per machine kind, keyed by the communicator's GPU
+// count and nodes, the GPU model and the link (nvlink or pcie), each with
+// its provenance: where it was measured, which NCCL, what was and was not
+// measured. The plugin learns the model and link once per process from
+// NVML (libnvidia-ml.so.1, opened with dlopen: the model every GPU
+// shares, nvlink when every GPU has an active NVLink); DPML_NCCL_GPU and
+// DPML_NCCL_LINK override it. A machine without a file, or one NVML cannot
+// describe, gets NCCL's default for every call. `dpmlnccl fit -link nvlink
+// pass0/run*/sweep.csv > nccl/builtin_NAME.json` regenerates a file from
+// forced-channel sweeps (bench/nccl/device.sh writes one as
+// fit/builtin.json): per collective and size bucket the communicator-wide
+// channel count whose median speedup over NCCL's default, paired run by
+// run, is at least 3% and that lost in no run. The count is a per-call
+// answer, and NCCL cuts it down to the channels it set up for the
+// communicator: where the default communicator has fewer, only
+// communicators made with more (NCCL_MIN_NCHANNELS, ncclConfig_t minCTAs)
+// see the gain.
+//
+// # The ABI (NCCL's headers; dpml_nccl_tuner.h)
+//
+// The plugin exports ncclTunerPlugin_v7 and ncclTunerPlugin_v6 (the
+// newest headers: v6 adds getChunkSize, which this plugin leaves at NCCL's
+// value; v7 sizes the tuning constants for 5 compute capabilities),
+// ncclTunerPlugin_v5 (NCCL 2.28: init(ctx, commId, nRanks, nNodes,
+// logFunction, nvlDomainInfo, constants), getCollInfo, finalize) and
+// ncclTunerPlugin_v4 (NCCL 2.24 to 2.27: init(nRanks, nNodes,
+// logFunction, ctx), getCollInfo, destroy); NCCL takes the newest it
+// knows. And dpml_nccl_tuner_stats (counters, for the tests and the sweep
+// tool). The declarations in nccl/plugin/dpml_nccl_tuner.h follow release 2.28.3
 // (commit f1308997: src/include/plugin/tuner/tuner_v5.h, tuner_v4.h,
-// nccl_tuner.h, nccl_common.h); static assertions pin the layouts. The
-// v5 tuning constants are left as NCCL set them.
+// nccl_tuner.h, nccl_common.h) and tuner_v6.h and tuner_v7.h of later
+// NCCL sources; static assertions pin the layouts. The
+// tuning constants (v5 and later) are left as NCCL set them.
 //
 // getCollInfo receives the cost table as float** but it is a contiguous
 // float[numAlgo][numProto] (NCCL declares a 2-D array and casts it), so

@@ -112,6 +112,10 @@ type Settings struct {
 	Mode  Mode
 	Fixed Decision // ModeFixed
 	Table string   // path; "" = none
+	// GPU and Link describe the machine (the plugin detects them, or
+	// DPML_NCCL_GPU and DPML_NCCL_LINK set them): with the layout they
+	// select the built-in data ModeAuto uses without a table.
+	GPU, Link string
 }
 
 // ParseSettings parses DPML_NCCL_POLICY (empty: auto) and takes
@@ -225,7 +229,7 @@ func New(s Settings, lay Layout) (*Policy, error) {
 	case ModeModel:
 		m := DefaultModel()
 		p.fillModel(&m, allColls)
-		p.Source = "channel model (built-in placeholder)"
+		p.Source = "channel model (DefaultModel, not fitted to a machine)"
 		return p, nil
 	case ModeAuto:
 	default:
@@ -233,9 +237,18 @@ func New(s Settings, lay Layout) (*Policy, error) {
 		return p, fmt.Errorf("nccl: unknown mode %d", int(s.Mode))
 	}
 	if s.Table == "" {
-		m := DefaultModel()
-		p.fillModel(&m, allColls)
-		p.Source = "channel model (built-in placeholder; no DPML_NCCL_TABLE)"
+		m := Machine{GPUs: p.Layout.Ranks, Nodes: p.Layout.Nodes, GPU: s.GPU, Link: s.Link}
+		b, ok, err := LookupBuiltin(m)
+		switch {
+		case err != nil:
+			p.Source = "off (built-in data does not read)"
+			return p, err
+		case !ok:
+			p.Source = fmt.Sprintf("no built-in data for %s and no DPML_NCCL_TABLE: NCCL's default for every call", m)
+			return p, nil
+		}
+		p.fillBuiltin(b)
+		p.Source = fmt.Sprintf("built-in data for %s (NCCL %s, %s; %s)", b.Key, b.Provenance.NCCL, orDash(b.Provenance.Date), b.Provenance.Machine)
 		return p, nil
 	}
 	tb, err := loadTable(s.Table)

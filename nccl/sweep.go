@@ -11,8 +11,12 @@ import (
 	"strings"
 )
 
-// SweepRow is one line of ncclsweep's sweep.csv: one variant at one size.
+// SweepRow is one line of ncclsweep's sweep.csv: one variant of one
+// collective at one size.
 type SweepRow struct {
+	// Coll is the collective ("allreduce", "reducescatter", "allgather"):
+	// the row's coll column, else the file's "# coll=" line, else allreduce.
+	Coll    string
 	Bytes   int64
 	Variant string // POLICY@COMM
 	Policy  string // nccl, plugin, model, or a fixed answer C[/ALGO/PROTO]
@@ -25,8 +29,11 @@ type SweepRow struct {
 	Median, Min, Max float64
 	AlgBW, BusBW     float64 // GB/s, from the median
 	Check            string  // ok, fail, skip
-	TunerCalls       int64   // getCollInfo calls during the timed batches; -1 without the plugin
-	TunerChoice      string  // what the plugin set ("16", "16/ring/simple", "native"), or "-"
+	// Wrong and Checked are the elements that differed from the expected
+	// values and the elements compared (0 and 0 in files without them).
+	Wrong, Checked int64
+	TunerCalls     int64  // getCollInfo calls during the timed batches; -1 without the plugin
+	TunerChoice    string // what the plugin set ("16", "16/ring/simple", "native"), or "-"
 }
 
 // Seconds returns the median in seconds.
@@ -108,6 +115,14 @@ func ReadSweep(r io.Reader) (*Sweep, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sweep csv: data line %d: %w", n, err)
 		}
+		if row.Coll == "" {
+			row.Coll = orDefault(sw.Meta["coll"], "allreduce")
+		}
+		c, err := ParseColl(row.Coll)
+		if err != nil {
+			return nil, fmt.Errorf("sweep csv: data line %d: %w", n, err)
+		}
+		row.Coll = c.String()
 		sw.Rows = append(sw.Rows, row)
 	}
 	if len(sw.Rows) == 0 {
@@ -141,6 +156,17 @@ func parseSweepRow(rec []string, col map[string]int) (SweepRow, error) {
 	r.Median, r.Min, r.Max = f64("median_us"), f64("min_us"), f64("max_us")
 	r.AlgBW, r.BusBW = f64("algbw_gbs"), f64("busbw_gbs")
 	r.Check = get("check")
+	if _, ok := col["coll"]; ok {
+		r.Coll = get("coll")
+	}
+	for _, c := range []struct {
+		name string
+		v    *int64
+	}{{"wrong", &r.Wrong}, {"checked", &r.Checked}} {
+		if _, ok := col[c.name]; ok {
+			*c.v = i64(c.name)
+		}
+	}
 	r.TunerCalls = i64("tuner_calls")
 	r.TunerChoice = get("tuner_choice")
 	if len(errs) > 0 {
@@ -150,6 +176,36 @@ func parseSweepRow(rec []string, col map[string]int) (SweepRow, error) {
 		return r, fmt.Errorf("bytes %d, ranks %d, nodes %d, median %g, variant %q: out of range", r.Bytes, r.Ranks, r.Nodes, r.Median, r.Variant)
 	}
 	return r, nil
+}
+
+// Colls returns the collectives of the sweep in the order of their first row.
+func (sw *Sweep) Colls() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range sw.Rows {
+		if !seen[r.Coll] {
+			seen[r.Coll] = true
+			out = append(out, r.Coll)
+		}
+	}
+	return out
+}
+
+// ForColl returns the rows of collective c as a sweep of their own (the
+// same metadata, "coll" set to c). Row, Sizes, Speedup and BuildTable
+// take one collective's rows: split a sweep of several first.
+func (sw *Sweep) ForColl(c string) *Sweep {
+	out := &Sweep{Meta: map[string]string{}, Env: sw.Env}
+	for k, v := range sw.Meta {
+		out.Meta[k] = v
+	}
+	out.Meta["coll"] = c
+	for _, r := range sw.Rows {
+		if r.Coll == c {
+			out.Rows = append(out.Rows, r)
+		}
+	}
+	return out
 }
 
 // Sizes returns the sizes of the sweep, ascending, once each.

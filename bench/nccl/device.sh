@@ -1,76 +1,116 @@
 #!/usr/bin/env bash
-# bench/nccl/device.sh BINDIR: the NCCL channel sweep of issue 20 on the GPU
-# machine (2 GPUs, one process, no MPI). Run from the repository root with
-# $OUT set; BINDIR (default bin) holds libdpml-nccl-tuner.so and dpmlnccl,
-# built here by `make build` (the GPU machine has no Go). Everything lands in
-# $OUT/nccl.tgz (the directory nccl/ inside):
+# bench/nccl/device.sh OUTDIR: the NCCL channel sweep and the tuner plugin on
+# a GPU machine (2 or more GPUs of one host, one process driving them, no
+# MPI). Run from the repository root after `make nccl-plugin` on a machine
+# with Go; carry bin/libdpml-nccl-tuner.so and bin/dpmlnccl (the GPU machine
+# has no Go). ncclsweep is built here with nvcc (or gcc on the CUDA runtime)
+# against the system NCCL.
 #
-#   env.txt            nvidia-smi, topology, compilers, NCCL and CUDA versions
-#   build.log          how ncclsweep was built (nvcc, or gcc -lcudart as fallback)
-#   pass0/             NCCL alone (no plugin loaded): default, and 1..32 channels
-#                      forced per communicator (ncclConfig_t minCTAs = maxCTAs = N,
-#                      what NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS = N does)
-#   pass1/             the plugin loaded: NCCL's own choice on default and on
-#                      32-channel communicators, every fixed per-call count
-#                      (DPML_NCCL_POLICY=C) on 32-channel communicators, the model
-#   table.json, picks.md, atlas.png   dpmlnccl table from pass1 (+ pass0 for the atlas)
-#   pass2/             the plugin with table.json, against NCCL's default
-#   report-pass*.md, busbw-pass*.png  dpmlnccl report
-#   device.log         this script's output (NCCL_DEBUG=INFO lines of passes 1 and 2 included)
+#   1. env.txt         machine: nvidia-smi, topology, NVLink, CPU, CUDA, NCCL
+#                      (header, packages, library), environment; commands.txt
+#                      lists every command run, build.log the sweep's build
+#   2. pass0/runK/     RUNS alternated runs (K = 1..RUNS) of NCCL alone (no
+#                      plugin): the default communicator against communicators
+#                      with the channel count forced (nccl@N: ncclConfig_t
+#                      minCTAs = maxCTAs = N) for allreduce, reduce-scatter and
+#                      allgather, SWEEP_MIN to SWEEP_MAX; each run's sweep.csv,
+#                      sweep.txt (nccl-tests layout, #wrong from host-computed
+#                      expected values) and nccl.log (NCCL_DEBUG=INFO)
+#   3. fit/            dpmlnccl fit of pass 0: builtin.json (the plugin's built-in
+#                      data for this machine, ready to replace
+#                      nccl/builtin_*.json), table.json (DPML_NCCL_TABLE),
+#                      picks.md, atlas.png (fastest forced count per size)
+#   4. pass2/LABEL-K/  RUNS rounds, alternated within each round: default (NCCL
+#                      alone), builtin (plugin, no table: its built-in data for
+#                      the GPU model and link it detects), table (plugin with
+#                      fit/table.json), comm32 (plugin, no table, communicators
+#                      made with minCTAs 32: what the built-in answers can reach
+#                      when the communicator has the channels)
+#   5. compare.md      dpmlnccl compare: per collective and size the median over
+#                      runs, the ratio to NCCL's default, the criteria (>= 0.98
+#                      everywhere, >= 1.03 where pass 0 shows >= 5% headroom)
+#   6. channels.txt    NCCL's channel counts and the plugin's lines from the logs;
+#                      device.log (this script's output); OUTDIR.tgz (everything)
 #
-# NCCL_NVLS_ENABLE=0 throughout (NVLS is not shown safe there). Time: about
-# 2-3 minutes; each pass is bounded (timeout, and ncclsweep -budget-s stops
-# adding sizes before it).
-#
-# Overrides (the CI test runs this script on fake CUDA and NCCL with them):
+# NCCL_NVLS_ENABLE=0 throughout. About 2-3 minutes on 2 H200; every run has
+# a timeout, and runs that would start after TOTAL_S seconds are skipped
+# (the log says which). Variables (defaults):
+#   RUNS (3)  REPS (3 samples per variant, size and run)  REP_US (500: a sample's length)
+#   SWEEP_MIN (4K)  SWEEP_MAX (1G)  SWEEP_STEP (x2)  CHANNELS ("1 2 4 8 16 24 32")
+#   COLLS (allreduce,reducescatter,allgather)  TOTAL_S (270)  RUN_S (90: one run's limit)
+#   SCALE (1: multiplies REPS and REP_US)  LINK (nvlink|pcie; default from nvidia-smi topo -m)
+#   BIN (bin)  NO_COMM32 (set: skip the comm32 runs)
+# Overrides for building elsewhere (the CI test runs this on fake CUDA and NCCL):
 #   NVCC=none|path  CUDA_INC  NCCL_INC  CUDA_LIB  NCCL_LIB  SWEEP_EXTRA_SRCS  SWEEP_LIBS
-#   SWEEP_MIN (4K)  SWEEP_MAX (1G)  SWEEP_STEP (x2)  SWEEP_REPS (20)  SWEEP_CHANNELS ("1 2 4 8 16 24 32")
-#   PLUGIN_COMM (min32)  PASS0_S (70)  PASS1_S (100)  PASS2_S (50)
-#   SWEEP_EXTRA_VARIANTS: more pass-1 variants, e.g. 16/ring/ll128@min32,8/tree/ll@min32
-#     (fixed algorithm/protocol answers; the table takes them where they win)
 set -u
 
-BIN=$(cd "${1:-bin}" 2>/dev/null && pwd) || { echo "device.sh: bin directory ${1:-bin} not found" >&2; BIN=""; }
-OUT=${OUT:-$PWD/bench/tmp/nccl-device}
-W=$OUT/nccl
-mkdir -p "$W"
+if [ $# -lt 1 ] || [ -z "$1" ]; then
+	echo "usage: bash bench/nccl/device.sh OUTDIR   (from the repository root, after make nccl-plugin)" >&2
+	exit 2
+fi
+W=$(mkdir -p "$1" && cd "$1" && pwd) || { echo "device.sh: cannot make $1" >&2; exit 2; }
 exec > >(tee -a "$W/device.log") 2>&1
+T0=$(date +%s)
+elapsed() { echo $(( $(date +%s) - T0 )); }
 
 finish() {
-	echo "== packing $OUT/nccl.tgz"
-	tar czf "$OUT/nccl.tgz" -C "$OUT" nccl && ls -la "$OUT/nccl.tgz"
+	local rc=$?
+	echo "== device.sh done in $(elapsed)s (exit $rc); packing $W.tgz"
+	tar czf "$W.tgz" -C "$(dirname "$W")" "$(basename "$W")" 2>/dev/null && ls -la "$W.tgz"
 }
 trap finish EXIT
 
+SCALE=${SCALE:-1}
+RUNS=${RUNS:-3}
+REPS=${REPS:-3}
+REP_US=${REP_US:-500}
+REPS=$(( REPS * SCALE ))
+REP_US=$(( REP_US * SCALE ))
 SWEEP_MIN=${SWEEP_MIN:-4K}
 SWEEP_MAX=${SWEEP_MAX:-1G}
 SWEEP_STEP=${SWEEP_STEP:-x2}
-SWEEP_REPS=${SWEEP_REPS:-20}
-SWEEP_CHANNELS=${SWEEP_CHANNELS:-1 2 4 8 16 24 32}
-PLUGIN_COMM=${PLUGIN_COMM:-min32}
-PASS0_S=${PASS0_S:-70}
-PASS1_S=${PASS1_S:-100}
-PASS2_S=${PASS2_S:-50}
+CHANNELS=${CHANNELS:-1 2 4 8 16 24 32}
+COLLS=${COLLS:-allreduce,reducescatter,allgather}
+TOTAL_S=${TOTAL_S:-270}
+RUN_S=${RUN_S:-90}
+BIN=${BIN:-bin}
 export NCCL_NVLS_ENABLE=0
+unset NCCL_MIN_CTAS NCCL_MAX_CTAS NCCL_MIN_NCHANNELS NCCL_MAX_NCHANNELS DPML_NCCL_TABLE DPML_NCCL_POLICY DPML_NCCL_GPU DPML_NCCL_LINK
 
-echo "== device.sh $(date -u +%FT%TZ) in $PWD, bin $BIN, out $W"
-T0=$(date +%s)
+CMDS=$W/commands.txt
+: > "$CMDS"
+log_cmd() { echo "[$(elapsed)s] $*" >> "$CMDS"; echo "+ $*"; }
 
+echo "== device.sh $(date -u +%FT%TZ) in $PWD -> $W"
 {
 	echo "date: $(date -u +%FT%TZ)"
 	echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+	echo "host: $(hostname)"
 	echo "uname: $(uname -a)"
 	echo "cpus: $(nproc)"
+	echo "== lscpu"; lscpu 2>/dev/null | head -20
+	echo "== memory"; free -g 2>/dev/null
 	echo "== nvidia-smi"; nvidia-smi 2>&1 || echo "(no nvidia-smi)"
+	echo "== nvidia-smi -L"; nvidia-smi -L 2>&1 || true
 	echo "== nvidia-smi topo -m"; nvidia-smi topo -m 2>&1 || true
-	echo "== nvidia-smi nvlink -s"; nvidia-smi nvlink -s 2>&1 | head -40 || true
+	echo "== nvidia-smi nvlink -s"; nvidia-smi nvlink -s 2>&1 | head -80 || true
+	echo "== nvidia-smi clocks"; nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu,persistence_mode --format=csv 2>&1 || true
 	echo "== nvcc"; (command -v nvcc && nvcc --version) 2>&1 || echo "(no nvcc in PATH)"; ls -d /usr/local/cuda* 2>/dev/null
 	echo "== gcc"; gcc --version 2>&1 | head -1
 	echo "== NCCL packages"; dpkg -l 2>/dev/null | grep -i nccl || true
-	echo "== NCCL libraries"; ldconfig -p 2>/dev/null | grep -i -E "libnccl|libcudart" || true
+	echo "== NCCL libraries"; ldconfig -p 2>/dev/null | grep -i -E "libnccl|libcudart|libnvidia-ml" || true
 	echo "== environment"; env | grep -E "^(NCCL_|CUDA|DPML_|LD_LIBRARY_PATH|PATH=)" | sort
 } > "$W/env.txt" 2>&1
-echo "== environment recorded in env.txt"
+echo "== machine recorded in env.txt"
+
+if [ -z "${LINK:-}" ]; then
+	if nvidia-smi topo -m 2>/dev/null | awk '$1 == "GPU0" { for (i = 2; i <= NF; i++) if ($i ~ /^NV[0-9]+$/) f = 1 } END { exit f ? 0 : 1 }'; then
+		LINK=nvlink
+	else
+		LINK=pcie
+	fi
+fi
+echo "link between the GPUs: $LINK (LINK overrides)" | tee -a "$W/env.txt"
 
 # Headers and libraries: the first directory that has them.
 first_dir() { # first_dir FILE DIR...: print the first DIR holding FILE
@@ -81,18 +121,20 @@ first_dir() { # first_dir FILE DIR...: print the first DIR holding FILE
 NVCC=${NVCC:-$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || echo none)}
 nvcc_root=""
 [ "$NVCC" != none ] && nvcc_root=$(dirname "$(dirname "$NVCC")")
-CUDA_INC=${CUDA_INC:-$(first_dir cuda_runtime.h "$nvcc_root/include" /usr/local/cuda/include /usr/local/cuda/targets/x86_64-linux/include /usr/local/cuda-*/include /usr/include)}
+CUDA_INC=${CUDA_INC:-$(first_dir cuda_runtime.h "$nvcc_root/include" /usr/local/cuda/include /usr/local/cuda/targets/x86_64-linux/include /usr/include)}
 NCCL_INC=${NCCL_INC:-$(first_dir nccl.h /usr/include /usr/local/include /usr/local/cuda/include "$CUDA_INC" /usr/include/x86_64-linux-gnu)}
 CUDA_LIB=${CUDA_LIB:-$(first_dir libcudart.so "$nvcc_root/lib64" /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/lib/x86_64-linux-gnu)}
 NCCL_LIB=${NCCL_LIB:-$(first_dir libnccl.so /usr/lib/x86_64-linux-gnu /usr/local/lib /usr/local/cuda/lib64 /usr/lib64 || first_dir libnccl.so.2 /usr/lib/x86_64-linux-gnu /usr/local/lib /usr/local/cuda/lib64 /usr/lib64)}
-echo "nvcc: $NVCC"
-echo "cuda_runtime.h in: ${CUDA_INC:-NOT FOUND}; libcudart in: ${CUDA_LIB:-NOT FOUND}"
-echo "nccl.h in: ${NCCL_INC:-NOT FOUND}; libnccl in: ${NCCL_LIB:-NOT FOUND}"
-[ -n "$NCCL_INC" ] && grep -E "^#define NCCL_(MAJOR|MINOR|PATCH)" "$NCCL_INC/nccl.h" | tr '\n' ' ' && echo
+{
+	echo "nvcc: $NVCC"
+	echo "cuda_runtime.h in: ${CUDA_INC:-NOT FOUND}; libcudart in: ${CUDA_LIB:-NOT FOUND}"
+	echo "nccl.h in: ${NCCL_INC:-NOT FOUND}; libnccl in: ${NCCL_LIB:-NOT FOUND}"
+	[ -n "$NCCL_INC" ] && grep -E "^#define NCCL_(MAJOR|MINOR|PATCH)" "$NCCL_INC/nccl.h" | tr '\n' ' ' && echo
+} | tee -a "$W/env.txt"
 
 # Build ncclsweep: nvcc first (it knows its CUDA), then the host compilers
-# on the CUDA runtime; as C, then as C++ (the file is both) in case a
-# header does not take C. The first that builds wins; every error is shown.
+# on the CUDA runtime; as C, then as C++ (the file is both). The first that
+# builds wins; every error is kept in build.log.
 SRC=cmd/ncclsweep/ncclsweep.c
 EXE=$W/ncclsweep
 ncclflag=-lnccl
@@ -102,6 +144,7 @@ incs="${CUDA_INC:+-I$CUDA_INC} ${NCCL_INC:+-I$NCCL_INC}"
 built=""
 try_build() { # try_build NAME COMMAND...
 	echo "+ ${*:2}"
+	echo "[$(elapsed)s] build: ${*:2}" >> "$CMDS"
 	if "${@:2}"; then built=$1; return 0; fi
 	echo "($1 failed: errors above)"
 	return 1
@@ -118,67 +161,119 @@ if [ -z "$built" ]; then
 	echo "device.sh: ncclsweep did not build (build.log above)"
 	exit 1
 fi
-echo "== ncclsweep built with $built"
-ldd "$EXE" 2>/dev/null | grep -E "nccl|cudart" || true
+echo "== ncclsweep built with $built in $(elapsed)s"
+ldd "$EXE" 2>/dev/null | grep -E "nccl|cudart" | tee -a "$W/env.txt" || true
 
-PLUGIN=$BIN/libdpml-nccl-tuner.so
-DPMLNCCL=$BIN/dpmlnccl
-have_plugin=1
-if [ -z "$BIN" ] || [ ! -f "$PLUGIN" ]; then
-	echo "device.sh: no $PLUGIN: passes 1 and 2 skipped (make build here, carry bin/)"
-	have_plugin=0
-else
+PLUGIN=""
+if [ -f "$BIN/libdpml-nccl-tuner.so" ]; then
+	PLUGIN=$(cd "$BIN" && pwd)/libdpml-nccl-tuner.so
 	echo "== plugin: $(ls -la "$PLUGIN")"
 	nm -D --defined-only "$PLUGIN" 2>/dev/null | grep -E "ncclTunerPlugin|dpml_nccl" || true
-	ldd "$PLUGIN" 2>/dev/null || true
+else
+	echo "device.sh: no $BIN/libdpml-nccl-tuner.so: the plugin runs are skipped (make nccl-plugin, carry bin/)"
+fi
+DPMLNCCL=""
+if [ -x "$BIN/dpmlnccl" ]; then
+	DPMLNCCL=$(cd "$BIN" && pwd)/dpmlnccl
+else
+	echo "device.sh: no $BIN/dpmlnccl: no fit, no table, no comparison (make nccl-plugin, carry bin/)"
 fi
 
-sizes="-min $SWEEP_MIN -max $SWEEP_MAX -step $SWEEP_STEP -reps $SWEEP_REPS -warmup 5 -check"
-join() { local IFS=,; echo "$*"; }
-
-run_pass() { # run_pass NAME SECONDS LABEL VARIANTS [ENV...]
-	local name=$1 secs=$2 label=$3 variants=$4
-	shift 4
-	echo "== $name: $label ($(date -u +%T), at most ${secs}s)"
-	echo "+ $* $EXE $sizes -variants $variants -budget-s $((secs - 10)) -out $W/$name"
-	env "$@" timeout -k 5 "$secs" "$EXE" $sizes -variants "$variants" -budget-s $((secs - 10)) -label "$label" -out "$W/$name"
+common="-colls $COLLS -min $SWEEP_MIN -max $SWEEP_MAX -step $SWEEP_STEP -reps $REPS -warmup 2 -rep-us $REP_US"
+skipped=""
+# sweep DIR LABEL VARIANTS [ENV...]: one ncclsweep run into DIR, unless the
+# time budget is spent.
+sweep() {
+	local dir=$1 label=$2 variants=$3
+	shift 3
+	if [ "$(elapsed)" -ge "$TOTAL_S" ]; then
+		echo "== $label: skipped (time budget TOTAL_S=${TOTAL_S}s spent)"
+		skipped="$skipped $label"
+		return 1
+	fi
+	local left=$(( TOTAL_S + 20 - $(elapsed) ))
+	local limit=$RUN_S
+	[ "$left" -lt "$limit" ] && limit=$left
+	[ "$limit" -lt 20 ] && limit=20
+	mkdir -p "$dir"
+	echo "== $label ($(date -u +%T), at most ${limit}s)"
+	# shellcheck disable=SC2086
+	log_cmd env "$@" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING timeout -k 5 "$limit" "$EXE" $common -variants "$variants" \
+		-budget-s $(( limit - 10 )) -label "$label" -out "$dir"
+	# shellcheck disable=SC2086
+	env "$@" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING timeout -k 5 "$limit" "$EXE" $common -variants "$variants" \
+		-budget-s $(( limit - 10 )) -label "$label" -out "$dir" 2> "$dir/nccl.log"
 	local rc=$?
-	echo "== $name: exit $rc"
+	grep -E "^(ncclsweep|allreduce|reducescatter|allgather) " "$dir/nccl.log" | tail -n 4
+	grep -E "WARN|Invalid|error|RESULTS WRONG" "$dir/nccl.log" | head -5
+	echo "== $label: exit $rc after $(elapsed)s"
 	return $rc
 }
 
+# Pass 0: NCCL alone, default against forced channel counts.
 v0="nccl@dflt"
-for c in $SWEEP_CHANNELS; do v0="$v0,nccl@$c"; done
-run_pass pass0 "$PASS0_S" "pass 0: NCCL alone, channels forced per communicator" "$v0" NCCL_TUNER_PLUGIN=none
+for c in $CHANNELS; do v0="$v0,nccl@$c"; done
+p0=""
+for k in $(seq 1 "$RUNS"); do
+	sweep "$W/pass0/run$k" "pass0-run$k" "$v0" NCCL_TUNER_PLUGIN=none
+	[ -s "$W/pass0/run$k/sweep.csv" ] && p0="$p0${p0:+,}$W/pass0/run$k/sweep.csv"
+done
 
-if [ "$have_plugin" = 1 ]; then
-	v1="nccl@dflt,nccl@$PLUGIN_COMM"
-	for c in $SWEEP_CHANNELS; do v1="$v1,$c@$PLUGIN_COMM"; done
-	v1="$v1,model@$PLUGIN_COMM,model@dflt${SWEEP_EXTRA_VARIANTS:+,$SWEEP_EXTRA_VARIANTS}"
-	run_pass pass1 "$PASS1_S" "pass 1: plugin loaded, fixed per-call channels, model" "$v1" \
-		NCCL_TUNER_PLUGIN="$PLUGIN" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,ENV
-
-	if [ -x "$DPMLNCCL" ] && [ -s "$W/pass1/sweep.csv" ]; then
-		echo "== table"
-		forced=""
-		[ -s "$W/pass0/sweep.csv" ] && forced="-forced $W/pass0/sweep.csv"
-		# shellcheck disable=SC2086
-		"$DPMLNCCL" table -in "$W/pass1/sweep.csv" -comm "$PLUGIN_COMM" -out "$W/table.json" -atlas "$W/atlas.png" -md "$W/picks.md" $forced
-	else
-		echo "device.sh: no $DPMLNCCL or no pass-1 CSV: no table, pass 2 skipped"
-	fi
-
-	if [ -s "$W/table.json" ]; then
-		run_pass pass2 "$PASS2_S" "pass 2: plugin with the pass-1 table" "nccl@dflt,nccl@$PLUGIN_COMM,plugin@$PLUGIN_COMM,plugin@dflt" \
-			NCCL_TUNER_PLUGIN="$PLUGIN" DPML_NCCL_TABLE="$W/table.json" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,ENV
-	fi
+# Fit: built-in data, table, picks, atlas.
+mkdir -p "$W/fit"
+if [ -n "$DPMLNCCL" ] && [ -n "$p0" ]; then
+	echo "== fit ($(elapsed)s)"
+	log_cmd "$DPMLNCCL" fit -link "$LINK" -table "$W/fit/table.json" -md "$W/fit/picks.md" -atlas "$W/fit/atlas.png" ${p0//,/ } ">" "$W/fit/builtin.json"
+	# shellcheck disable=SC2086
+	"$DPMLNCCL" fit -link "$LINK" -table "$W/fit/table.json" -md "$W/fit/picks.md" -atlas "$W/fit/atlas.png" ${p0//,/ } > "$W/fit/builtin.json" &&
+		cat "$W/fit/picks.md"
 fi
 
-if [ -x "$DPMLNCCL" ]; then
-	for p in pass0 pass1 pass2; do
-		[ -s "$W/$p/sweep.csv" ] || continue
-		echo "== report $p"
-		"$DPMLNCCL" report -in "$W/$p/sweep.csv" -md "$W/report-$p.md" -plot "$W/busbw-$p.png" | tail -n 40
+# Pass 2: the plugin against NCCL's default, alternated per round.
+declare -A files
+add() { files[$1]="${files[$1]:-}${files[$1]:+,}$2/sweep.csv"; }
+for k in $(seq 1 "$RUNS"); do
+	d=$W/pass2/default-$k
+	sweep "$d" "default-$k" nccl@dflt NCCL_TUNER_PLUGIN=none && add default "$d"
+	[ -z "$PLUGIN" ] && continue
+	d=$W/pass2/builtin-$k
+	sweep "$d" "builtin-$k" plugin@dflt NCCL_TUNER_PLUGIN="$PLUGIN" && add builtin "$d"
+	if [ -s "$W/fit/table.json" ]; then
+		d=$W/pass2/table-$k
+		sweep "$d" "table-$k" plugin@dflt NCCL_TUNER_PLUGIN="$PLUGIN" DPML_NCCL_TABLE="$W/fit/table.json" && add table "$d"
+	fi
+	if [ -z "${NO_COMM32:-}" ]; then
+		d=$W/pass2/comm32-$k
+		sweep "$d" "comm32-$k" plugin@min32 NCCL_TUNER_PLUGIN="$PLUGIN" && add comm32 "$d"
+	fi
+done
+
+# What NCCL set up and what the plugin said.
+{
+	echo "# NCCL's channels per communicator (pass 0: per variant, in the order of the variants)"
+	for d in "$W"/pass0/run1 "$W"/pass2/default-1 "$W"/pass2/builtin-1 "$W"/pass2/comm32-1; do
+		[ -f "$d/nccl.log" ] || continue
+		echo "## $(basename "$(dirname "$d")")/$(basename "$d")"
+		grep -E "coll channels|Channel 00/|minCTAs|TUNER|dpml|Invalid config" "$d/nccl.log" | grep -v "^ncclsweep: communicators" | head -60
+		grep -E "^ncclsweep: communicators" "$d/nccl.log"
 	done
+} > "$W/channels.txt" 2>&1
+grep -E "coll channels|TUNER/dpml|Using dpml" "$W/channels.txt" | sort | uniq -c | head -20
+
+# Comparison.
+if [ -n "$DPMLNCCL" ] && [ -n "${files[default]:-}" ]; then
+	args=(-run "default=${files[default]}")
+	for l in builtin table comm32; do
+		[ -n "${files[$l]:-}" ] && args+=(-run "$l=${files[$l]}")
+	done
+	[ -n "$p0" ] && args+=(-forced "$p0")
+	if [ "${#args[@]}" -gt 2 ]; then
+		echo "== compare ($(elapsed)s)"
+		log_cmd "$DPMLNCCL" compare "${args[@]}" -md "$W/compare.md"
+		"$DPMLNCCL" compare "${args[@]}" -md "$W/compare.md" | tail -n 8
+	fi
 fi
-echo "== device.sh done in $(( $(date +%s) - T0 ))s"
+[ -n "$skipped" ] && echo "== skipped for time:$skipped"
+wrong=$(cat "$W"/pass*/*/sweep.csv 2>/dev/null | awk -F, '$1 ~ /^(allreduce|reducescatter|allgather)$/ && $18 != "0" { n++ } END { print n + 0 }')
+echo "== rows with wrong results: $wrong"
+[ "$wrong" = 0 ]

@@ -131,6 +131,9 @@ func writePicks(w io.Writer, sw *nccl.Sweep, picks []nccl.Pick, comm string) {
 	for _, p := range picks {
 		n := p.Sizes[0]
 		label := config.FormatBytes(n)
+		if p.Coll != "" && p.Coll != "allreduce" {
+			label = p.Coll + " " + label
+		}
 		if len(p.Sizes) > 1 {
 			label += fmt.Sprintf(" (+%d)", len(p.Sizes)-1)
 		}
@@ -166,8 +169,17 @@ func cmdReport(args []string, stdout io.Writer) error {
 		return err
 	}
 	var text bytes.Buffer
-	if err := writeReport(&text, sw, *base, *minRatio); err != nil {
-		return err
+	colls := sw.Colls()
+	for _, c := range colls {
+		if len(colls) > 1 {
+			fmt.Fprintf(&text, "### %s\n\n", c)
+		}
+		if err := writeReport(&text, sw.ForColl(c), *base, *minRatio); err != nil {
+			return fmt.Errorf("%s: %w", c, err)
+		}
+		if len(colls) > 1 {
+			fmt.Fprintln(&text)
+		}
 	}
 	if _, err := stdout.Write(text.Bytes()); err != nil {
 		return err
@@ -178,7 +190,7 @@ func cmdReport(args []string, stdout io.Writer) error {
 		}
 	}
 	if *plotPath != "" {
-		if err := plotBusBW(*plotPath, sw); err != nil {
+		if err := plotBusBW(*plotPath, sw.ForColl(colls[0])); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "plot: %s\n", *plotPath)
@@ -298,6 +310,8 @@ func cmdShow(args []string, stdout io.Writer) error {
 	policy := fs.String("policy", "auto", "DPML_NCCL_POLICY: auto, model, off, C[/ALGO/PROTO]")
 	table := fs.String("table", "", "DPML_NCCL_TABLE")
 	collName := fs.String("coll", "", "one collective (default: all)")
+	gpu := fs.String("gpu", "", "GPU model for the built-in data (what the plugin detects by NVML)")
+	link := fs.String("link", "", "link for the built-in data: nvlink or pcie")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -305,6 +319,7 @@ func cmdShow(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	s.GPU, s.Link = *gpu, *link
 	p, err := nccl.New(s, nccl.Layout{Ranks: *ranks, Nodes: *nodes})
 	fmt.Fprintf(stdout, "%d ranks on %d nodes: %s\n", *ranks, *nodes, p.Source)
 	if err != nil {

@@ -9,7 +9,22 @@
 //
 //	dpmlnccl table  -in sweep.csv -out table.json [-comm min32] [-atlas atlas.png] [-forced a.csv,b.csv] [-md picks.md]
 //	dpmlnccl report -in sweep.csv [-base nccl@dflt] [-plot busbw.png] [-md report.md] [-min 0.98]
-//	dpmlnccl show   [-ranks 2] [-nodes 1] [-policy auto] [-table table.json] [-coll allreduce]
+//	dpmlnccl show   [-ranks 2] [-nodes 1] [-policy auto] [-table table.json] [-coll allreduce] [-gpu "NVIDIA H200" -link nvlink]
+//	dpmlnccl fit    -link nvlink|pcie [-table t.json] [-md picks.md] [-atlas atlas.png] sweep.csv... > nccl/builtin_NAME.json
+//	dpmlnccl compare -run default=a.csv,b.csv -run builtin=... [-run table=...] [-forced p0.csv,...] [-md cmp.md]
+//
+// fit: from forced-channel sweeps (ncclsweep nccl@dflt and nccl@N rows,
+// one file per run), per collective and size bucket the channel count
+// that beat NCCL's default by the margin in the median over runs and in
+// no run lost (nccl.FitForced); writes the plugin's built-in data for the
+// machine (GPU count and model from the sweep, -link given) to stdout, so
+// regenerating the embedded data is one command; -table writes the same
+// picks as a DPML_NCCL_TABLE.
+//
+// compare: one sweep file per run and configuration, alternated on the
+// machine; per collective and size the median over runs, the ratio to the
+// first configuration, and the criteria (never below -floor; at least
+// -gain where the forced sweep shows -headroom).
 //
 // table: per size bucket, the fixed answer (C@COMM rows) that beat NCCL's
 // own choice on the same communicators (nccl@COMM) by more than 3%, else
@@ -44,6 +59,8 @@ var subcommands = []subcommand{
 	{"table", "build the plugin's tuning table and the channel atlas from a sweep CSV", cmdTable},
 	{"report", "bus bandwidth per variant and size against NCCL's default", cmdReport},
 	{"show", "print the plugin's answers for a layout (table or model)", cmdShow},
+	{"fit", "forced-channel sweeps -> the plugin's built-in data (stdout), a table, the atlas", cmdFit},
+	{"compare", "alternated runs of several configurations: medians, ratios, criteria", cmdCompare},
 }
 
 func main() { os.Exit(mainStatus(os.Args[1:], os.Stdout, os.Stderr)) }

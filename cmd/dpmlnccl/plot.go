@@ -71,10 +71,10 @@ func addLines(p *plot.Plot, ss []series) error {
 func plotAtlas(path string, sweeps []*nccl.Sweep, picks []nccl.Pick, ncclVersion string) error {
 	perCall := bestPerSize(sweeps, func(r *nccl.SweepRow) (int, bool) {
 		d, ok := r.Fixed()
-		return d.Channels, ok && d.Channels > 0
+		return d.Channels, ok && d.Channels > 0 && r.Coll == "allreduce"
 	})
 	perComm := bestPerSize(sweeps, func(r *nccl.SweepRow) (int, bool) {
-		if r.Policy != "nccl" {
+		if r.Policy != "nccl" || r.Coll != "allreduce" {
 			return 0, false
 		}
 		var n int
@@ -92,6 +92,9 @@ func plotAtlas(path string, sweeps []*nccl.Sweep, picks []nccl.Pick, ncclVersion
 	}
 	table := map[int64]int{}
 	for _, pk := range picks {
+		if pk.Coll != "" && pk.Coll != "allreduce" {
+			continue
+		}
 		for _, n := range pk.Sizes {
 			table[n] = pk.Choice.Channels
 		}

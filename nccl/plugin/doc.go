@@ -3,9 +3,10 @@
 //	go build -buildmode=c-shared -o bin/libdpml-nccl-tuner.so ./nccl/plugin   (make build does it)
 //	NCCL_TUNER_PLUGIN=$PWD/bin/libdpml-nccl-tuner.so DPML_NCCL_TABLE=table.json ./app
 //
-// plugin.c defines the symbols NCCL looks up (ncclTunerPlugin_v5 for
-// NCCL 2.28, ncclTunerPlugin_v4 for 2.24-2.27) and the per-call path, in
-// C; export.go is the one call into Go, at each communicator's init,
+// plugin.c defines the symbols NCCL looks up (ncclTunerPlugin_v7 and _v6
+// for the newest NCCL headers, _v5 for NCCL 2.28, _v4 for 2.24-2.27), the
+// machine detection (NVML by dlopen) and the per-call path, in C;
+// export.go is the one call into Go, at each communicator's init,
 // which computes the communicator's answers with package nccl. The ABI
 // declarations are dpml_nccl_tuner.h's (NCCL release 2.28.3's layouts).
 // Design, settings, costs and limits: package nccl's documentation.

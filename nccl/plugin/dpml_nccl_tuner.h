@@ -5,14 +5,19 @@
  * The NCCL declarations below are written for DPML-Go from the layouts in
  * NCCL release 2.28.3 (github.com/NVIDIA/nccl, commit f1308997,
  * makefiles/version.mk 2.28.3): src/include/plugin/tuner/tuner_v5.h,
- * tuner/tuner_v4.h, plugin/nccl_tuner.h and src/include/nccl_common.h. They
+ * tuner/tuner_v4.h, plugin/nccl_tuner.h and src/include/nccl_common.h, and
+ * from the later tuner_v6.h and tuner_v7.h of NCCL's master branch. They
  * are not NCCL's text; the static assertions in plugin.c pin the layouts.
  *
- * Versions: NCCL 2.28 looks up "ncclTunerPlugin_v5" first (init also gets
- * the communicator id, NVLink-domain sizes and NCCL's tuning constants;
- * the last member is called finalize); NCCL 2.24 to 2.27 (and 2.28 when v5
- * is absent) take "ncclTunerPlugin_v4" (init(nRanks, nNodes, log, ctx),
- * last member destroy). getCollInfo is the same in both.
+ * Versions: NCCL looks up the newest symbol it knows first and falls back
+ * to older ones. "ncclTunerPlugin_v7" (newest headers): as v6, with tuning
+ * constants sized for 5 compute capabilities; "ncclTunerPlugin_v6": v5
+ * plus getChunkSize, an optional callback that may change the chunk size
+ * NCCL computed; "ncclTunerPlugin_v5" (NCCL 2.28): init also gets the
+ * communicator id, NVLink-domain sizes and NCCL's tuning constants, the
+ * last member is called finalize; "ncclTunerPlugin_v4" (NCCL 2.24 to
+ * 2.27): init(nRanks, nNodes, log, ctx), last member destroy. getCollInfo
+ * is the same in all four.
  */
 #ifndef DPML_NCCL_TUNER_H
 #define DPML_NCCL_TUNER_H
@@ -102,6 +107,46 @@ typedef struct {
   ncclResult_t (*finalize)(void* context);
 } ncclTuner_v5_t;
 
+/* v6 and v7: NCCL's chunk size for a call, which the plugin may change
+ * (NCCL clamps it to what its buffers allow). */
+typedef ncclResult_t (*dpml_nccl_getChunkSize_t)(void* context, ncclFunc_t collType, size_t nBytes, int algo,
+                                                 int proto, int nChannels, size_t* chunkSize);
+
+/* The v6 table: v5's members, then getChunkSize (may be NULL for NCCL). */
+typedef struct {
+  const char* name;
+  ncclResult_t (*init)(void** ctx, uint64_t commId, size_t nRanks, size_t nNodes,
+                       ncclDebugLogger_t logFunction, ncclNvlDomainInfo_v5_t* nvlDomainInfo,
+                       ncclTunerConstants_v5_t* constants);
+  dpml_nccl_getCollInfo_t getCollInfo;
+  ncclResult_t (*finalize)(void* context);
+  dpml_nccl_getChunkSize_t getChunkSize;
+} ncclTuner_v6_t;
+
+/* v7's constants: v5's with 5 compute-capability rows in the bandwidth
+ * tables. The plugin never reads or writes them. */
+#define DPML_NCCL_NUM_COMPCAPS_V7 5
+typedef struct {
+  double baseLatencies[DPML_NCCL_NUM_ALGOS_V5][DPML_NCCL_NUM_PROTOS_V5];
+  double hwLatencies[DPML_NCCL_NUM_HW_LINKS_V5][DPML_NCCL_NUM_ALGOS_V5][DPML_NCCL_NUM_PROTOS_V5];
+  double llMaxBws[DPML_NCCL_NUM_COMPCAPS_V7][DPML_NCCL_NUM_TUNING_SCALES_V5];
+  double perChMaxRingLL128Bws[DPML_NCCL_NUM_COMPCAPS_V7][DPML_NCCL_NUM_TUNING_SCALES_V5];
+  double perChMaxTreeLL128Bws[DPML_NCCL_NUM_COMPCAPS_V7][DPML_NCCL_NUM_TUNING_SCALES_V5];
+  double perChMaxTreeBws[DPML_NCCL_NUM_COMPCAPS_V7][DPML_NCCL_NUM_TUNING_SCALES_V5];
+  double perChMaxNVLSTreeBws[DPML_NCCL_NUM_COMPCAPS_V7][DPML_NCCL_NUM_TUNING_SCALES_V5];
+} ncclTunerConstants_v7_t;
+
+/* The v7 table: v6's members, init taking v7 constants. */
+typedef struct {
+  const char* name;
+  ncclResult_t (*init)(void** ctx, uint64_t commId, size_t nRanks, size_t nNodes,
+                       ncclDebugLogger_t logFunction, ncclNvlDomainInfo_v5_t* nvlDomainInfo,
+                       ncclTunerConstants_v7_t* constants);
+  dpml_nccl_getCollInfo_t getCollInfo;
+  ncclResult_t (*finalize)(void* context);
+  dpml_nccl_getChunkSize_t getChunkSize;
+} ncclTuner_v7_t;
+
 /* The v4 table (NCCL 2.24-2.27): name, init, getCollInfo, destroy. */
 typedef struct {
   const char* name;
@@ -144,7 +189,7 @@ typedef struct {
  * Relaxed loads and stores, no locked instructions: calls made at the
  * same moment from several threads may be counted once. */
 typedef struct {
-  uint64_t inits;          /* init calls (v4 and v5) */
+  uint64_t inits;          /* init calls (every version) */
   uint64_t failed_inits;   /* inits that fell back to NCCL's default (bad table, ...) */
   uint64_t calls;          /* getCollInfo calls */
   uint64_t set_channels;   /* calls that set *nChannels */

@@ -2,6 +2,7 @@ package main
 
 /*
 #cgo CFLAGS: -O2 -Wall
+#cgo LDFLAGS: -ldl -pthread
 #include <stdlib.h>
 #include "dpml_nccl_tuner.h"
 */
@@ -10,6 +11,7 @@ import "C"
 import (
 	"fmt"
 	"math"
+	"strings"
 	"unsafe"
 
 	"github.com/dpmlgo/dpml/nccl"
@@ -21,12 +23,13 @@ var gitCommit string
 
 // dpmlNcclFill computes a communicator's answers into ctx: one choice per
 // collective and size bucket (package nccl's Policy), and the init log
-// line. It returns 0, or 1 when the answers fell back to NCCL's default
+// line. gpu and link describe the machine ("" unknown; machineNote says
+// how NVML answered), for the built-in data. It returns 0, or 1 when the answers fell back to NCCL's default
 // (an error, which the line explains). It never panics into C: a panic
 // becomes a return of 1 (the C side then resets every answer).
 //
 //export dpmlNcclFill
-func dpmlNcclFill(ctx *C.dpml_nccl_ctx, nRanks, nNodes C.size_t, policy, table *C.char) (rc C.int) {
+func dpmlNcclFill(ctx *C.dpml_nccl_ctx, nRanks, nNodes C.size_t, policy, table, gpu, link, machineNote *C.char) (rc C.int) {
 	if ctx == nil {
 		return 1
 	}
@@ -44,7 +47,18 @@ func dpmlNcclFill(ctx *C.dpml_nccl_ctx, nRanks, nNodes C.size_t, policy, table *
 	if table != nil {
 		tab = C.GoString(table)
 	}
-	p, err := fill(pol, tab, lay)
+	var m nccl.Machine
+	var note string
+	if gpu != nil {
+		m.GPU = C.GoString(gpu)
+	}
+	if link != nil {
+		m.Link = C.GoString(link)
+	}
+	if machineNote != nil {
+		note = C.GoString(machineNote)
+	}
+	p, err := fill(pol, tab, m, lay)
 	for c := nccl.Coll(0); c < nccl.NumColls; c++ {
 		for b := 0; b < nccl.NumBuckets; b++ {
 			d := p.Choice(c, b)
@@ -56,6 +70,9 @@ func dpmlNcclFill(ctx *C.dpml_nccl_ctx, nRanks, nNodes C.size_t, policy, table *
 		build = gitCommit[:7]
 	}
 	msg := fmt.Sprintf("build %s, %d ranks on %d nodes: %s", build, lay.Ranks, lay.Nodes, p.Source)
+	if note != "" && strings.HasPrefix(p.Source, "no built-in data") {
+		msg += " (" + note + ")"
+	}
 	if err != nil {
 		msg += ": " + err.Error() + "; NCCL's default for every call"
 		rc = 1
@@ -66,8 +83,9 @@ func dpmlNcclFill(ctx *C.dpml_nccl_ctx, nRanks, nNodes C.size_t, policy, table *
 
 // fill parses the settings and computes the policy; on a settings error
 // the policy answers NCCL's default (nccl.New does the same for tables).
-func fill(policy, table string, lay nccl.Layout) (*nccl.Policy, error) {
+func fill(policy, table string, m nccl.Machine, lay nccl.Layout) (*nccl.Policy, error) {
 	s, err := nccl.ParseSettings(policy, table)
+	s.GPU, s.Link = m.GPU, m.Link
 	if err != nil {
 		p, _ := nccl.New(nccl.Settings{Mode: nccl.ModeOff}, lay)
 		p.Source = "off"

@@ -6,11 +6,14 @@
  * the Go runtime. Nothing here ever fails a communicator or a collective:
  * see doc.go for why every error answers "NCCL's default" with ncclSuccess.
  */
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "dpml_nccl_tuner.h"
 #include "_cgo_export.h"
@@ -23,6 +26,15 @@ _Static_assert(sizeof(ncclTunerConstants_v5_t) == 1152, "ncclTunerConstants_v5_t
 _Static_assert(offsetof(ncclTuner_v5_t, init) == 8 && offsetof(ncclTuner_v5_t, getCollInfo) == 16 &&
                    offsetof(ncclTuner_v5_t, finalize) == 24 && sizeof(ncclTuner_v5_t) == 32,
                "ncclTuner_v5_t: name, init, getCollInfo, finalize");
+_Static_assert(offsetof(ncclTuner_v6_t, init) == 8 && offsetof(ncclTuner_v6_t, getCollInfo) == 16 &&
+                   offsetof(ncclTuner_v6_t, finalize) == 24 && offsetof(ncclTuner_v6_t, getChunkSize) == 32 &&
+                   sizeof(ncclTuner_v6_t) == 40,
+               "ncclTuner_v6_t: name, init, getCollInfo, finalize, getChunkSize");
+_Static_assert(offsetof(ncclTuner_v7_t, init) == 8 && offsetof(ncclTuner_v7_t, getCollInfo) == 16 &&
+                   offsetof(ncclTuner_v7_t, finalize) == 24 && offsetof(ncclTuner_v7_t, getChunkSize) == 32 &&
+                   sizeof(ncclTuner_v7_t) == 40,
+               "ncclTuner_v7_t: name, init, getCollInfo, finalize, getChunkSize");
+_Static_assert(sizeof(ncclTunerConstants_v7_t) == 1272, "ncclTunerConstants_v7_t: 5 compute capabilities");
 _Static_assert(offsetof(ncclTuner_v4_t, init) == 8 && offsetof(ncclTuner_v4_t, getCollInfo) == 16 &&
                    offsetof(ncclTuner_v4_t, destroy) == 24 && sizeof(ncclTuner_v4_t) == 32,
                "ncclTuner_v4_t: name, init, getCollInfo, destroy");
@@ -64,6 +76,88 @@ static void set_native(dpml_nccl_ctx* c) {
     }
 }
 
+/* The machine, for the built-in data: the GPU model and whether the GPUs
+ * are linked by NVLink, from NVML (libnvidia-ml.so.1, opened with dlopen:
+ * the plugin links no NVIDIA library). Asked once per process, and only
+ * when an init needs it (auto policy, no table, no DPML_NCCL_GPU and
+ * DPML_NCCL_LINK). The model is the one every GPU NVML lists shares ("" if
+ * they differ); the link is "nvlink" when every GPU has an active NVLink,
+ * else "pcie". Anything NVML does not answer leaves it unknown, and
+ * unknown means NCCL's default. DPML_NCCL_NVML names another library
+ * (tests). */
+static pthread_once_t g_machine_once = PTHREAD_ONCE_INIT;
+static char g_gpu[128], g_link[16], g_machine_note[200];
+
+typedef int (*nvml_void_fn)(void);
+typedef int (*nvml_count_fn)(unsigned int*);
+typedef int (*nvml_handle_fn)(unsigned int, void**);
+typedef int (*nvml_name_fn)(void*, char*, unsigned int);
+typedef int (*nvml_link_fn)(void*, unsigned int, int*);
+#define DPML_NVML_MAX_LINKS 18 /* NVML_NVLINK_MAX_LINKS */
+
+static void detect_machine(void) {
+  const char* lib = getenv("DPML_NCCL_NVML");
+  if (lib == NULL || *lib == 0) lib = "libnvidia-ml.so.1";
+  void* h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL) {
+    const char* e = dlerror();
+    snprintf(g_machine_note, sizeof g_machine_note, "NVML: %s", e ? e : lib);
+    return;
+  }
+  nvml_void_fn init = (nvml_void_fn)dlsym(h, "nvmlInit_v2");
+  nvml_void_fn shutdown = (nvml_void_fn)dlsym(h, "nvmlShutdown");
+  nvml_count_fn count_fn = (nvml_count_fn)dlsym(h, "nvmlDeviceGetCount_v2");
+  nvml_handle_fn handle = (nvml_handle_fn)dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
+  nvml_name_fn name = (nvml_name_fn)dlsym(h, "nvmlDeviceGetName");
+  nvml_link_fn link = (nvml_link_fn)dlsym(h, "nvmlDeviceGetNvLinkState");
+  unsigned int n = 0;
+  if (!init || !shutdown || !count_fn || !handle || !name || !link) {
+    snprintf(g_machine_note, sizeof g_machine_note, "NVML %s lacks a function", lib);
+  } else if (init() != 0) {
+    snprintf(g_machine_note, sizeof g_machine_note, "nvmlInit failed");
+  } else {
+    char model[sizeof g_gpu] = "";
+    int same = 1, nvlink = 1, ok = count_fn(&n) == 0 && n > 0;
+    for (unsigned int i = 0; ok && i < n; i++) {
+      void* dev = NULL;
+      char nm[sizeof g_gpu] = "";
+      if (handle(i, &dev) != 0 || name(dev, nm, sizeof nm - 1) != 0) {
+        ok = 0;
+        break;
+      }
+      nm[sizeof nm - 1] = 0;
+      if (i == 0)
+        memcpy(model, nm, sizeof model);
+      else if (strcmp(model, nm) != 0)
+        same = 0;
+      int active = 0;
+      for (unsigned int l = 0; l < DPML_NVML_MAX_LINKS && !active; l++) {
+        int st = 0;
+        if (link(dev, l, &st) == 0 && st == 1) active = 1; /* NVML_FEATURE_ENABLED */
+      }
+      if (!active) nvlink = 0;
+    }
+    shutdown();
+    if (ok) {
+      if (same) memcpy(g_gpu, model, sizeof g_gpu);
+      snprintf(g_link, sizeof g_link, "%s", nvlink ? "nvlink" : "pcie");
+      snprintf(g_machine_note, sizeof g_machine_note, "NVML: %u GPUs%s", n, same ? "" : " of different models");
+    } else {
+      snprintf(g_machine_note, sizeof g_machine_note, "NVML lists no GPUs");
+    }
+  }
+  dlclose(h);
+}
+
+/* needs_machine: whether the policy may use the built-in data (auto, the
+ * default, without a table). */
+static int needs_machine(const char* policy, const char* table) {
+  if (table != NULL && *table != 0) return 0;
+  if (policy == NULL) return 1;
+  while (*policy == ' ' || *policy == '\t') policy++;
+  return *policy == 0 || strncasecmp(policy, "auto", 4) == 0;
+}
+
 /* The environment is read here with getenv, not by Go: Go's os.Getenv
  * sees a copy of the environment taken when the library was loaded, and a
  * program (the sweep tool) may change the settings between communicators. */
@@ -82,7 +176,19 @@ static ncclResult_t init_common(void** context, uint64_t commId, size_t nRanks, 
   const char* v = getenv("DPML_VERBOSE");
   c->verbose = v ? atoi(v) : 0;
   if (c->verbose < 0 || c->verbose > 2) c->verbose = 0;
-  if (dpmlNcclFill(c, nRanks, nNodes, (char*)getenv("DPML_NCCL_POLICY"), (char*)getenv("DPML_NCCL_TABLE")) != 0) {
+  const char* policy = getenv("DPML_NCCL_POLICY");
+  const char* table = getenv("DPML_NCCL_TABLE");
+  const char* gpu = getenv("DPML_NCCL_GPU");
+  const char* link = getenv("DPML_NCCL_LINK");
+  if (gpu != NULL && *gpu == 0) gpu = NULL;
+  if (link != NULL && *link == 0) link = NULL;
+  if ((gpu == NULL || link == NULL) && needs_machine(policy, table)) {
+    pthread_once(&g_machine_once, detect_machine);
+    if (gpu == NULL) gpu = g_gpu;
+    if (link == NULL) link = g_link;
+  }
+  if (dpmlNcclFill(c, nRanks, nNodes, (char*)policy, (char*)table, (char*)(gpu ? gpu : ""), (char*)(link ? link : ""),
+                   g_machine_note) != 0) {
     c->failed = 1;
     set_native(c); /* whatever Go left, the answer is NCCL's default */
     count(g_stats.failed_inits);
@@ -104,6 +210,20 @@ static ncclResult_t init_v5(void** context, uint64_t commId, size_t nRanks, size
   (void)nvl;       /* the layout the policy needs is nRanks and nNodes */
   (void)constants; /* left as NCCL set them: the plugin steers per call */
   return init_common(context, commId, nRanks, nNodes, log, 5);
+}
+
+static ncclResult_t init_v6(void** context, uint64_t commId, size_t nRanks, size_t nNodes,
+                            ncclDebugLogger_t log, ncclNvlDomainInfo_v5_t* nvl,
+                            ncclTunerConstants_v5_t* constants) {
+  (void)nvl, (void)constants;
+  return init_common(context, commId, nRanks, nNodes, log, 6);
+}
+
+static ncclResult_t init_v7(void** context, uint64_t commId, size_t nRanks, size_t nNodes,
+                            ncclDebugLogger_t log, ncclNvlDomainInfo_v5_t* nvl,
+                            ncclTunerConstants_v7_t* constants) {
+  (void)nvl, (void)constants;
+  return init_common(context, commId, nRanks, nNodes, log, 7);
 }
 
 static ncclResult_t init_v4(size_t nRanks, size_t nNodes, ncclDebugLogger_t log, void** context) {
@@ -176,6 +296,14 @@ static ncclResult_t get_coll_info(void* context, ncclFunc_t collType, size_t nBy
   return ncclSuccess;
 }
 
+/* getChunkSize (v6, v7): the plugin has no measured chunk sizes, so it
+ * leaves NCCL's as they are; it never fails a call. */
+static ncclResult_t get_chunk_size(void* context, ncclFunc_t collType, size_t nBytes, int algo, int proto,
+                                   int nChannels, size_t* chunkSize) {
+  (void)context, (void)collType, (void)nBytes, (void)algo, (void)proto, (void)nChannels, (void)chunkSize;
+  return ncclSuccess;
+}
+
 static ncclResult_t finalize(void* context) {
   dpml_nccl_ctx* c = (dpml_nccl_ctx*)context;
   if (c == NULL || c->magic != DPML_NCCL_MAGIC) return ncclSuccess;
@@ -184,7 +312,24 @@ static ncclResult_t finalize(void* context) {
   return ncclSuccess;
 }
 
-/* The symbols NCCL looks up (plugin.c is the only place that defines them). */
+/* The symbols NCCL looks up, newest first (plugin.c is the only place
+ * that defines them). */
+const ncclTuner_v7_t ncclTunerPlugin_v7 = {
+    .name = "dpml",
+    .init = init_v7,
+    .getCollInfo = get_coll_info,
+    .finalize = finalize,
+    .getChunkSize = get_chunk_size,
+};
+
+const ncclTuner_v6_t ncclTunerPlugin_v6 = {
+    .name = "dpml",
+    .init = init_v6,
+    .getCollInfo = get_coll_info,
+    .finalize = finalize,
+    .getChunkSize = get_chunk_size,
+};
+
 const ncclTuner_v5_t ncclTunerPlugin_v5 = {
     .name = "dpml",
     .init = init_v5,

@@ -67,7 +67,7 @@ func TestSweepFake(t *testing.T) {
 		vars = append(vars, fmt.Sprintf("%d@min32", c))
 	}
 	vars = append(vars, "8/ring/simple@min32", "model@min32", "nccl@8")
-	common := []string{"-min", "4K", "-max", "16M", "-step", "x2", "-reps", "3", "-warmup", "2", "-rep-us", "40", "-check"}
+	common := []string{"-colls", "allreduce", "-min", "4K", "-max", "16M", "-step", "x2", "-reps", "3", "-warmup", "2", "-rep-us", "40"}
 	runSweep(t, exe, []string{"NCCL_TUNER_PLUGIN=" + lib}, append(common, "-variants", strings.Join(vars, ","), "-out", filepath.Join(dir, "p1"))...)
 	sw := readCSV(t, filepath.Join(dir, "p1", "sweep.csv"))
 	if want := fmt.Sprint(2 * len(vars)); sw.Meta["plugin_inits"] != want || sw.Meta["plugin_failed_inits"] != "0" {
@@ -156,13 +156,14 @@ func TestSweepFake(t *testing.T) {
 }
 
 // TestDeviceScriptFake runs bench/nccl/device.sh as on the GPU machine,
-// with its overrides pointing the build at the fakes, and checks the
-// tarball it leaves.
+// with its overrides pointing the build at the fakes (and the plugin's
+// NVML at the fake one, naming the GPUs "NVIDIA H200"), and checks what it
+// leaves: the passes, the fit, the comparison and the tarball.
 func TestDeviceScriptFake(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	for _, tool := range []string{"bash", "tar", "timeout"} {
+	for _, tool := range []string{"bash", "tar", "timeout", "awk"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("no %s", tool)
 		}
@@ -177,21 +178,22 @@ func TestDeviceScriptFake(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "dpmlnccl"), "../../cmd/dpmlnccl").CombinedOutput(); err != nil {
 		t.Fatalf("building dpmlnccl: %v\n%s", err, out)
 	}
+	nvml := buildFakeNVML(t, dir)
 	fake, _ := filepath.Abs("testdata/fake")
 	root, _ := filepath.Abs("../..")
-	out := filepath.Join(dir, "out")
-	cmd := exec.Command("bash", "bench/nccl/device.sh", bin)
+	out := filepath.Join(dir, "out", "nccl2")
+	cmd := exec.Command("bash", "bench/nccl/device.sh", out)
 	cmd.Dir = root
-	cmd.Env = append(cleanEnv(), "OUT="+out, "NVCC=none", "CUDA_INC="+fake, "NCCL_INC="+fake,
+	cmd.Env = append(cleanEnv(), "BIN="+bin, "NVCC=none", "CUDA_INC="+fake, "NCCL_INC="+fake,
 		"SWEEP_EXTRA_SRCS="+fake+"/fakecuda.c "+fake+"/fakenccl.c", "SWEEP_LIBS=-ldl -lm",
-		"SWEEP_MAX=4M", "SWEEP_REPS=3", "SWEEP_CHANNELS=1 4 16 32")
+		"SWEEP_MAX=4M", "CHANNELS=1 4 16 32", "LINK=nvlink", "DPML_NCCL_NVML="+nvml, "FAKE_NVML_NAME=NVIDIA H200")
 	log, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("device.sh: %v\n%s", err, log)
 	}
-	f, err := os.Open(filepath.Join(out, "nccl.tgz"))
+	f, err := os.Open(out + ".tgz")
 	if err != nil {
-		t.Fatalf("no nccl.tgz: %v\n%s", err, log)
+		t.Fatalf("no nccl2.tgz: %v\n%s", err, log)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
@@ -211,16 +213,274 @@ func TestDeviceScriptFake(t *testing.T) {
 		b, _ := io.ReadAll(tr)
 		files[h.Name] = string(b)
 	}
-	for _, name := range []string{"nccl/env.txt", "nccl/build.log", "nccl/pass0/sweep.csv", "nccl/pass1/sweep.csv", "nccl/pass2/sweep.csv",
-		"nccl/table.json", "nccl/picks.md", "nccl/atlas.png", "nccl/report-pass2.md", "nccl/busbw-pass2.png", "nccl/device.log"} {
-		if _, ok := files[name]; !ok {
-			t.Errorf("nccl.tgz has no %s", name)
+	want := []string{"env.txt", "commands.txt", "build.log", "device.log", "channels.txt", "compare.md",
+		"fit/builtin.json", "fit/table.json", "fit/picks.md", "fit/atlas.png"}
+	for k := 1; k <= 3; k++ {
+		want = append(want, fmt.Sprintf("pass0/run%d/sweep.csv", k), fmt.Sprintf("pass0/run%d/sweep.txt", k), fmt.Sprintf("pass0/run%d/nccl.log", k))
+		for _, l := range []string{"default", "builtin", "table", "comm32"} {
+			want = append(want, fmt.Sprintf("pass2/%s-%d/sweep.csv", l, k))
 		}
 	}
-	if r := files["nccl/report-pass2.md"]; !strings.Contains(r, "plugin@min32 vs nccl@dflt: meets") || !strings.Contains(r, "plugin@dflt vs nccl@dflt: meets") {
-		t.Errorf("pass-2 report:\n%s\nscript output:\n%s", r, log)
+	for _, name := range want {
+		if _, ok := files["nccl2/"+name]; !ok {
+			t.Errorf("nccl2.tgz has no %s", name)
+		}
 	}
-	if !strings.Contains(files["nccl/pass0/sweep.csv"], "nccl@32") || strings.Contains(files["nccl/pass0/sweep.csv"], "plugin_inits") {
+	cmp := files["nccl2/compare.md"]
+	for _, w := range []string{"table vs default: MEETS", "builtin vs default:", "comm32 vs default:", "| allgather | 4M |"} {
+		if !strings.Contains(cmp, w) {
+			t.Errorf("compare.md lacks %q:\n%s\nscript output:\n%s", w, cmp, log)
+		}
+	}
+	if p0 := files["nccl2/pass0/run1/sweep.csv"]; !strings.Contains(p0, "nccl@32") || strings.Contains(p0, "plugin_inits") {
 		t.Error("pass 0 should run the forced-channel variants without the plugin")
+	}
+	// The built-in run found the seeded data through the fake NVML: 32
+	// channels for allreduce from 2 MiB, NCCL's default elsewhere.
+	sw, err := nccl.ReadSweep(strings.NewReader(files["nccl2/pass2/builtin-1/sweep.csv"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range sw.Rows {
+		want := "native"
+		if r.Coll == "allreduce" && r.Bytes >= 2<<20 {
+			want = "32"
+		}
+		if r.TunerChoice != want {
+			t.Errorf("builtin run: %s %d bytes: plugin answered %q, want %q", r.Coll, r.Bytes, r.TunerChoice, want)
+		}
+	}
+	b, err := nccl.ReadBuiltin(strings.NewReader(files["nccl2/fit/builtin.json"]))
+	if err != nil {
+		t.Fatalf("fit/builtin.json: %v", err)
+	}
+	if b.Key.GPUs != 2 || b.Key.Link != "nvlink" || b.Key.GPU != "Fake GPU 0" {
+		t.Errorf("fit/builtin.json key %+v", b.Key)
+	}
+	if !strings.Contains(files["nccl2/env.txt"], "link between the GPUs: nvlink") {
+		t.Error("env.txt does not record the link")
+	}
+}
+
+type testsRow struct {
+	count             int64
+	typ, redop, wrong string
+	time, busbw       float64
+}
+
+// readTestsTable reads ncclsweep's sweep.txt (nccl-tests layout) into
+// "COLL VARIANT BYTES" -> row.
+func readTestsTable(t *testing.T, path string) map[string]testsRow {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]testsRow{}
+	var coll, variant string
+	for _, line := range strings.Split(string(b), "\n") {
+		if h, ok := strings.CutPrefix(line, "# "); ok && strings.Contains(h, ", variant ") {
+			coll, _, _ = strings.Cut(h, ",")
+			_, v, _ := strings.Cut(h, "variant ")
+			variant, _, _ = strings.Cut(v, ":")
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 8 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		var r testsRow
+		var n int64
+		var alg float64
+		if _, err := fmt.Sscan(strings.Join(f, " "), &n, &r.count, &r.typ, &r.redop, &r.time, &alg, &r.busbw, &r.wrong); err != nil {
+			t.Fatalf("%s: %q: %v", path, line, err)
+		}
+		out[fmt.Sprintf("%s %s %d", coll, variant, n)] = r
+	}
+	return out
+}
+
+func buildFakeNVML(t *testing.T, dir string) string {
+	t.Helper()
+	return gccBuild(t, dir, "libfakenvml.so", "-shared", "-fPIC", "testdata/fake/fakenvml.c")
+}
+
+// TestFakeConfigRules: the fake NCCL refuses the ncclConfig_t values NCCL
+// 2.28.3 refuses (testdata/configtest.c lists them), so a sweep that
+// builds such a config fails in CI as it did on the GPU machine.
+func TestFakeConfigRules(t *testing.T) {
+	dir := t.TempDir()
+	exe := gccBuild(t, dir, "configtest", "-Itestdata/fake", "testdata/configtest.c", "testdata/fake/fakecuda.c", "testdata/fake/fakenccl.c", "-ldl")
+	out, err := exec.Command(exe).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "PASS configtest") {
+		t.Fatalf("configtest: %v\n%s", err, out)
+	}
+}
+
+// TestSweepChannelConfigs: every communicator setting the sweep offers
+// passes the fake's config checks (minN sets maxCTAs too), and a library
+// or header older than ncclConfig_t's channel fields is refused before
+// anything runs.
+func TestSweepChannelConfigs(t *testing.T) {
+	dir := t.TempDir()
+	exe := buildFakeSweep(t, dir)
+	args := []string{"-colls", "allreduce", "-max", "64K", "-reps", "1", "-variants", "nccl@dflt,nccl@1,nccl@32,nccl@64,nccl@min8,nccl@min32"}
+	runSweep(t, exe, nil, append(args, "-out", filepath.Join(dir, "ok"))...)
+	sw := readCSV(t, filepath.Join(dir, "ok", "sweep.csv"))
+	if len(sw.Variants()) != 6 {
+		t.Errorf("variants %v", sw.Variants())
+	}
+	// The fake's channels follow the config: nccl@1 times like 1 channel.
+	r, _ := sw.Row("nccl@1", 65536)
+	if math.Abs(r.Median-fakeTime(65536, 1)) > 1e-3*r.Median {
+		t.Errorf("nccl@1 at 64K: %g us, want %g (1 channel)", r.Median, fakeTime(65536, 1))
+	}
+	for _, c := range []struct {
+		name string
+		env  []string
+		exe  string
+		want string
+	}{
+		{"library 2.16", []string{"FAKE_NCCL_VERSION=21605"}, exe, "library 21605"},
+		{"header 2.16", nil, gccBuild(t, dir, "ncclsweep216", "-DFAKE_NCCL_MINOR=16", "-Itestdata/fake", "../../cmd/ncclsweep/ncclsweep.c",
+			"testdata/fake/fakecuda.c", "testdata/fake/fakenccl.c", "-ldl", "-lm"), "header 21603"},
+	} {
+		cmd := exec.Command(c.exe, append(args, "-out", filepath.Join(dir, "old"))...)
+		cmd.Env = append(cleanEnv(), c.env...)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "forces channels") || !strings.Contains(string(out), c.want) {
+			t.Errorf("%s: %v\n%s", c.name, err, out)
+		}
+		cmd = exec.Command(c.exe, "-colls", "allreduce", "-max", "64K", "-reps", "1", "-variants", "nccl@dflt", "-out", filepath.Join(dir, "old"))
+		cmd.Env = append(cleanEnv(), c.env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s, default communicator only: %v\n%s", c.name, err, out)
+		}
+	}
+}
+
+// TestSweepCollectives checks the sweep's three collectives on 2, 3 and 4
+// fake GPUs against independent arithmetic: the bus bandwidth from the
+// row's own bytes and median with nccl-tests' factors, every result
+// checked and right, and the nccl-tests table carrying the same numbers;
+// then a fake NCCL that corrupts one element of every allgather must show
+// up as #wrong there and nowhere else, and fail the run.
+func TestSweepCollectives(t *testing.T) {
+	dir := t.TempDir()
+	exe := buildFakeSweep(t, dir)
+	for _, gpus := range []int{2, 3, 4} {
+		out := filepath.Join(dir, fmt.Sprint(gpus))
+		runSweep(t, exe, []string{fmt.Sprintf("FAKE_CUDA_GPUS=%d", gpus)}, "-max", "32M", "-reps", "1", "-variants", "nccl@dflt,nccl@8", "-out", out)
+		sw := readCSV(t, filepath.Join(out, "sweep.csv"))
+		if got := strings.Join(sw.Colls(), ","); got != "allreduce,reducescatter,allgather" {
+			t.Errorf("%d GPUs: collectives %s", gpus, got)
+		}
+		tab := readTestsTable(t, filepath.Join(out, "sweep.txt"))
+		for _, r := range sw.Rows {
+			f := float64(gpus-1) / float64(gpus)
+			if r.Coll == "allreduce" {
+				f *= 2
+			}
+			bus := float64(r.Bytes) / (r.Median * 1e-6) / 1e9 * f
+			if r.Ranks != gpus || r.Bytes%int64(4*gpus) != 0 || math.Abs(r.BusBW-bus) > 1e-3*bus+1e-3 {
+				t.Errorf("%d GPUs: %s %d bytes: ranks %d, busbw %g, want %g", gpus, r.Coll, r.Bytes, r.Ranks, r.BusBW, bus)
+			}
+			n := r.Bytes / 4
+			if r.Coll == "reducescatter" {
+				n /= int64(gpus)
+			}
+			wantChecked := n * int64(gpus) // every element up to 4 Mi per GPU
+			if n > 4<<20 {
+				wantChecked = 256 * 4096 * int64(gpus)
+			}
+			if r.Wrong != 0 || r.Check != "ok" || r.Checked != wantChecked {
+				t.Errorf("%d GPUs: %s %d bytes: wrong %d, checked %d (want %d)", gpus, r.Coll, r.Bytes, r.Wrong, r.Checked, wantChecked)
+			}
+			redop := "sum"
+			if r.Coll == "allgather" {
+				redop = "none"
+			}
+			got, ok := tab[fmt.Sprintf("%s %s %d", r.Coll, r.Variant, r.Bytes)]
+			if !ok || got.count != r.Bytes/4 || got.typ != "float" || got.redop != redop || got.wrong != "0" ||
+				math.Abs(got.time-r.Median) > 0.006 || math.Abs(got.busbw-r.BusBW) > 0.006 {
+				t.Errorf("%d GPUs: sweep.txt row of %s %s %d: %+v (found %v), the CSV row %+v", gpus, r.Coll, r.Variant, r.Bytes, got, ok, r)
+			}
+		}
+	}
+	cmd := exec.Command(exe, "-max", "16M", "-reps", "1", "-variants", "nccl@dflt", "-out", filepath.Join(dir, "bad"))
+	cmd.Env = append(cleanEnv(), "FAKE_NCCL_CORRUPT=allgather")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "RESULTS WRONG") {
+		t.Fatalf("corrupted allgather: %v\n%s", err, out)
+	}
+	sw := readCSV(t, filepath.Join(dir, "bad", "sweep.csv"))
+	for _, r := range sw.Rows {
+		want := int64(0)
+		if r.Coll == "allgather" {
+			want = 1
+		}
+		if r.Wrong != want || (want == 1) != (r.Check == "fail") {
+			t.Errorf("corrupted allgather: %s %d bytes: wrong %d, check %s", r.Coll, r.Bytes, r.Wrong, r.Check)
+		}
+	}
+}
+
+// TestTunerABIVersions loads the plugin through the fake NCCL's loader as
+// NCCLs knowing tuner versions 4 to 7 would (the newest symbol they know
+// first) and checks that each version takes effect: the fixed answer 8
+// reaches every collective.
+func TestTunerABIVersions(t *testing.T) {
+	_, lib := buildPlugin(t)
+	dir := t.TempDir()
+	exe := buildFakeSweep(t, dir)
+	for v := 4; v <= 7; v++ {
+		out := filepath.Join(dir, fmt.Sprint(v))
+		cmd := exec.Command(exe, "-max", "64K", "-reps", "1", "-variants", "8@dflt", "-out", out)
+		cmd.Env = append(cleanEnv(), "NCCL_TUNER_PLUGIN="+lib, fmt.Sprintf("FAKE_NCCL_TUNER_ABI=%d", v))
+		b, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(b), fmt.Sprintf("Using dpml (v%d)", v)) {
+			t.Fatalf("tuner ABI v%d: %v\n%s", v, err, b)
+		}
+		sw := readCSV(t, filepath.Join(out, "sweep.csv"))
+		for _, r := range sw.Rows {
+			if r.TunerChoice != "8" || r.TunerCalls <= 0 {
+				t.Errorf("v%d: %s %d bytes: choice %q, %d calls", v, r.Coll, r.Bytes, r.TunerChoice, r.TunerCalls)
+			}
+		}
+	}
+}
+
+// TestBuiltinByNVML: without a table the plugin answers from its built-in
+// data when NVML (here the fake) names a machine it has data for, and
+// leaves NCCL's default for any other machine.
+func TestBuiltinByNVML(t *testing.T) {
+	_, lib := buildPlugin(t)
+	dir := t.TempDir()
+	exe := buildFakeSweep(t, dir)
+	nvml := buildFakeNVML(t, dir)
+	for _, c := range []struct {
+		name string
+		env  []string
+		has  bool
+	}{
+		{"2 x H200 NVLink", []string{"FAKE_NVML_NAME=NVIDIA H200"}, true},
+		{"2 x H200 PCIe", []string{"FAKE_NVML_NAME=NVIDIA H200", "FAKE_NVML_NVLINK=0"}, false},
+		{"2 x H100", []string{"FAKE_NVML_NAME=NVIDIA H100 80GB HBM3"}, false},
+		{"mixed models", []string{"FAKE_NVML_NAME=NVIDIA H200", "FAKE_NVML_NAME1=NVIDIA H100 80GB HBM3"}, false},
+		{"NVML fails", []string{"FAKE_NVML_NAME=NVIDIA H200", "FAKE_NVML_FAIL=1"}, false},
+		{"overridden", []string{"FAKE_NVML_NAME=NVIDIA H100 80GB HBM3", "DPML_NCCL_GPU=NVIDIA H200", "DPML_NCCL_LINK=nvlink"}, true},
+	} {
+		out := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_"))
+		runSweep(t, exe, append([]string{"NCCL_TUNER_PLUGIN=" + lib, "DPML_NCCL_NVML=" + nvml}, c.env...),
+			"-min", "1M", "-max", "4M", "-reps", "1", "-variants", "plugin@dflt", "-out", out)
+		sw := readCSV(t, filepath.Join(out, "sweep.csv"))
+		for _, r := range sw.Rows {
+			want := "native"
+			if c.has && r.Coll == "allreduce" && r.Bytes >= 2<<20 {
+				want = "32"
+			}
+			if r.TunerChoice != want {
+				t.Errorf("%s: %s %d bytes: plugin answered %q, want %q", c.name, r.Coll, r.Bytes, r.TunerChoice, want)
+			}
+		}
 	}
 }

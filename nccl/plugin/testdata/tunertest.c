@@ -1,8 +1,9 @@
 /*
  * tunertest: loads libdpml-nccl-tuner.so with dlopen (as NCCL does:
- * RTLD_NOW | RTLD_LOCAL), and drives both exported ABI versions (v5 and v4)
- * through init / getCollInfo / finalize (destroy) with fake cost tables:
- * the answers of the fixed, table and model policies, and the error paths
+ * RTLD_NOW | RTLD_LOCAL), and drives every exported ABI version (v7, v6, v5
+ * and v4) through init / getCollInfo / getChunkSize / finalize (destroy)
+ * with fake cost tables: the answers of the fixed, table, built-in and
+ * model policies, and the error paths
  * (bad, missing and inconsistent tables, bad settings, unknown
  * collectives, odd numAlgo / numProto, NULL pointers, CollNet). Run by
  * TestPluginC (plugin_test.go), which writes the tables.
@@ -59,6 +60,8 @@ static double now_s(void) {
 /* One ABI version, as a uniform interface. */
 typedef struct {
   int version;
+  const ncclTuner_v7_t* v7;
+  const ncclTuner_v6_t* v6;
   const ncclTuner_v5_t* v5;
   const ncclTuner_v4_t* v4;
 } api;
@@ -66,20 +69,45 @@ typedef struct {
 static ncclResult_t api_init(const api* a, void** ctx, size_t ranks, size_t nodes) {
   if (a->version == 4) return a->v4->init(ranks, nodes, logger, ctx);
   ncclNvlDomainInfo_v5_t nvl = {1, (int)ranks, (int)ranks};
+  ncclResult_t r;
+  if (a->version == 7) {
+    ncclTunerConstants_v7_t k, before;
+    memset(&k, 0x3f, sizeof k);
+    memcpy(&before, &k, sizeof k);
+    r = a->v7->init(ctx, 0xc0ffee, ranks, nodes, logger, &nvl, &k);
+    CHECK(memcmp(&k, &before, sizeof k) == 0, "v7 init changed NCCL's tuning constants");
+    return r;
+  }
   ncclTunerConstants_v5_t k, before;
   memset(&k, 0x3f, sizeof k);
   memcpy(&before, &k, sizeof k);
-  ncclResult_t r = a->v5->init(ctx, 0xc0ffee, ranks, nodes, logger, &nvl, &k);
-  CHECK(memcmp(&k, &before, sizeof k) == 0, "v5 init changed NCCL's tuning constants");
+  r = a->version == 6 ? a->v6->init(ctx, 0xc0ffee, ranks, nodes, logger, &nvl, &k)
+                      : a->v5->init(ctx, 0xc0ffee, ranks, nodes, logger, &nvl, &k);
+  CHECK(memcmp(&k, &before, sizeof k) == 0, "v%d init changed NCCL's tuning constants", a->version);
   return r;
 }
 
 static ncclResult_t api_fin(const api* a, void* ctx) {
-  return a->version == 4 ? a->v4->destroy(ctx) : a->v5->finalize(ctx);
+  switch (a->version) {
+    case 4: return a->v4->destroy(ctx);
+    case 6: return a->v6->finalize(ctx);
+    case 7: return a->v7->finalize(ctx);
+    default: return a->v5->finalize(ctx);
+  }
 }
 
 static dpml_nccl_getCollInfo_t api_get(const api* a) {
-  return a->version == 4 ? a->v4->getCollInfo : a->v5->getCollInfo;
+  switch (a->version) {
+    case 4: return a->v4->getCollInfo;
+    case 6: return a->v6->getCollInfo;
+    case 7: return a->v7->getCollInfo;
+    default: return a->v5->getCollInfo;
+  }
+}
+
+/* getChunkSize of v6 and v7 (NULL for older versions). */
+static dpml_nccl_getChunkSize_t api_chunk(const api* a) {
+  return a->version == 7 ? a->v7->getChunkSize : a->version == 6 ? a->v6->getChunkSize : NULL;
 }
 
 /* A cost table as NCCL 2.28.3 builds it for two GPUs on one node: tree and
@@ -293,9 +321,6 @@ static void test_api(const api* a, char** tables) {
     CHECK(small >= 1 && small <= 2 && big >= 16 && big <= 64, "model: 4 KiB -> %d, 1 GiB -> %d channels", small, big);
   }
   CHECK(api_fin(a, ctx) == ncclSuccess, "finalize");
-  ctx = open_ctx(a, NULL, NULL, 2, 1); /* nothing set: the model */
-  CHECK(ask(a, ctx, 4, 1ull << 30, NULL) >= 16, "unset: want the model's answer");
-  CHECK(api_fin(a, ctx) == ncclSuccess, "finalize");
 
   /* A table with a model: uncovered collectives take the model's answer
    * (the test's model makes every extra channel expensive: 1 channel). */
@@ -319,14 +344,71 @@ static void test_api(const api* a, char** tables) {
     CHECK(api_fin(a, ctx) == ncclSuccess, "finalize");
   }
 
+  /* The built-in data (nccl/builtin_*.json) for 2 x NVIDIA H200 on NVLink:
+   * allreduce from 2^21 to 2^30 gets 32 channels, everything else NCCL's.
+   * The machine comes from DPML_NCCL_GPU / DPML_NCCL_LINK here (NVML is
+   * pointed at a missing library by main). */
+  setenv("DPML_NCCL_GPU", "nvidia  H200", 1); /* case and spaces do not matter */
+  setenv("DPML_NCCL_LINK", "NVLink", 1);
+  ctx = open_ctx(a, NULL, NULL, 2, 1);
+  CHECK(g_lastlevel == NCCL_LOG_INFO && strstr(g_lastlog, "built-in data for 2 x NVIDIA H200 (nvlink") != NULL, "built-in init log: %s", g_lastlog);
+  expect(a, ctx, 4, (2 << 20) - 1, 0, -1, -1); /* below 2 MiB: NCCL's */
+  expect(a, ctx, 4, 2 << 20, 32, -1, -1);
+  expect(a, ctx, 4, 32 << 20, 32, -1, -1);
+  expect(a, ctx, 4, (2ull << 30) - 1, 32, -1, -1); /* the 2^30 bucket */
+  expect(a, ctx, 4, 2ull << 30, 0, -1, -1);        /* not measured above it */
+  expect(a, ctx, 3, 32 << 20, 0, -1, -1);          /* reduce-scatter: not measured */
+  expect(a, ctx, 2, 32 << 20, 0, -1, -1);          /* allgather: not measured */
+  CHECK(api_fin(a, ctx) == ncclSuccess, "finalize");
+  ctx = open_ctx(a, "auto", NULL, 4, 1); /* 4 GPUs: no data */
+  CHECK(strstr(g_lastlog, "no built-in data for 4 x nvidia H200 (nvlink") != NULL, "4 GPUs: %s", g_lastlog);
+  expect_native(a, ctx, "4 x H200");
+  CHECK(api_fin(a, ctx) == ncclSuccess, "finalize");
+  ctx = open_ctx(a, "auto", NULL, 2, 2); /* 2 nodes: no data */
+  expect_native(a, ctx, "2 nodes x 1 H200");
+  CHECK(api_fin(a, ctx) == ncclSuccess, "finalize");
+  setenv("DPML_NCCL_LINK", "pcie", 1);
+  ctx = open_ctx(a, NULL, NULL, 2, 1);
+  expect_native(a, ctx, "2 x H200 on PCIe");
+  CHECK(api_fin(a, ctx) == ncclSuccess, "finalize");
+  setenv("DPML_NCCL_GPU", "NVIDIA H100 80GB HBM3", 1);
+  setenv("DPML_NCCL_LINK", "nvlink", 1);
+  ctx = open_ctx(a, NULL, NULL, 2, 1);
+  expect_native(a, ctx, "2 x H100");
+  CHECK(api_fin(a, ctx) == ncclSuccess, "finalize");
+  unsetenv("DPML_NCCL_GPU");
+  unsetenv("DPML_NCCL_LINK");
+  ctx = open_ctx(a, NULL, NULL, 2, 1); /* unknown machine (no NVML): NCCL's default, not an error */
+  CHECK(g_lastlevel == NCCL_LOG_INFO && strstr(g_lastlog, "no built-in data") != NULL, "unknown machine: level %d: %s", g_lastlevel, g_lastlog);
+  expect_native(a, ctx, "unknown machine");
+  CHECK(api_fin(a, ctx) == ncclSuccess, "finalize");
+
+  /* getChunkSize (v6, v7): NCCL's chunk size stays; never an error. */
+  if (api_chunk(a) != NULL) {
+    ctx = open_ctx(a, "8", NULL, 2, 1);
+    for (int coll = -1; coll <= 5; coll++) {
+      size_t chunk = 131072;
+      CHECK(api_chunk(a)(ctx, (ncclFunc_t)coll, 1 << 20, 1, 2, 8, &chunk) == ncclSuccess && chunk == 131072, "getChunkSize coll %d: chunk %zu", coll, chunk);
+    }
+    size_t chunk = 4096;
+    CHECK(api_chunk(a)(NULL, ncclFuncAllReduce, 1 << 20, 1, 2, 8, &chunk) == ncclSuccess && chunk == 4096, "getChunkSize NULL context");
+    CHECK(api_chunk(a)(ctx, ncclFuncAllReduce, 1 << 20, 1, 2, 8, NULL) == ncclSuccess, "getChunkSize NULL chunk");
+    CHECK(api_chunk(a)(ctx, ncclFuncAllReduce, 0, -1, -1, 0, &chunk) == ncclSuccess && chunk == 4096, "getChunkSize odd arguments");
+    CHECK(api_fin(a, ctx) == ncclSuccess, "finalize");
+  } else {
+    CHECK(a->version <= 5, "v%d has no getChunkSize", a->version);
+  }
+
   /* NULL context pointer and NULL context. */
   if (a->version == 4) {
     CHECK(a->v4->init(2, 1, logger, NULL) == ncclSuccess, "init(NULL ctx)");
   } else {
-    CHECK(a->v5->init(NULL, 1, 2, 1, NULL, NULL, NULL) == ncclSuccess, "init(NULL ctx)");
+    ncclResult_t (*init5)(void**, uint64_t, size_t, size_t, ncclDebugLogger_t, ncclNvlDomainInfo_v5_t*, void*) =
+        a->version == 7 ? (void*)a->v7->init : a->version == 6 ? (void*)a->v6->init : (void*)a->v5->init;
+    CHECK(init5(NULL, 1, 2, 1, NULL, NULL, NULL) == ncclSuccess, "init(NULL ctx)");
     void* c2 = (void*)0x1;
     setenv("DPML_NCCL_POLICY", "8", 1);
-    CHECK(a->v5->init(&c2, 1, 2, 1, NULL, NULL, NULL) == ncclSuccess && c2 != NULL, "init without logger and constants");
+    CHECK(init5(&c2, 1, 2, 1, NULL, NULL, NULL) == ncclSuccess && c2 != NULL, "init without logger and constants");
     CHECK(ask(a, c2, 4, 1 << 20, NULL) == 8, "context made without logger");
     api_fin(a, c2);
   }
@@ -352,7 +434,8 @@ static void* worker(void* arg) {
   return NULL;
 }
 
-static int load(const char* lib, void** h, api* v5, api* v4, double* dt) {
+/* load opens the library and finds every version: apis[0..3] = v7, v6, v5, v4. */
+static int load_all(const char* lib, void** h, api apis[4], double* dt) {
   double t0 = now_s();
   *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
   *dt = now_s() - t0;
@@ -360,14 +443,32 @@ static int load(const char* lib, void** h, api* v5, api* v4, double* dt) {
     fprintf(stderr, "dlopen %s: %s\n", lib, dlerror());
     return -1;
   }
-  v5->version = 5;
-  v5->v5 = (const ncclTuner_v5_t*)dlsym(*h, "ncclTunerPlugin_v5");
-  v4->version = 4;
-  v4->v4 = (const ncclTuner_v4_t*)dlsym(*h, "ncclTunerPlugin_v4");
-  if (v5->v5 == NULL || v4->v4 == NULL) {
-    fprintf(stderr, "missing ncclTunerPlugin_v5 (%p) or ncclTunerPlugin_v4 (%p)\n", (void*)v5->v5, (void*)v4->v4);
+  memset(apis, 0, 4 * sizeof(api));
+  apis[0].version = 7;
+  apis[0].v7 = (const ncclTuner_v7_t*)dlsym(*h, "ncclTunerPlugin_v7");
+  apis[1].version = 6;
+  apis[1].v6 = (const ncclTuner_v6_t*)dlsym(*h, "ncclTunerPlugin_v6");
+  apis[2].version = 5;
+  apis[2].v5 = (const ncclTuner_v5_t*)dlsym(*h, "ncclTunerPlugin_v5");
+  apis[3].version = 4;
+  apis[3].v4 = (const ncclTuner_v4_t*)dlsym(*h, "ncclTunerPlugin_v4");
+  if (!apis[0].v7 || !apis[1].v6 || !apis[2].v5 || !apis[3].v4) {
+    fprintf(stderr, "missing a symbol: ncclTunerPlugin_v7 %p, _v6 %p, _v5 %p, _v4 %p\n", (void*)apis[0].v7, (void*)apis[1].v6,
+            (void*)apis[2].v5, (void*)apis[3].v4);
     return -1;
   }
+  if (dlsym(*h, "ncclTunerPlugin_v8") != NULL || dlsym(*h, "ncclTunerPlugin_v3") != NULL) {
+    fprintf(stderr, "exports a tuner version it does not implement (v8 or v3)\n");
+    return -1;
+  }
+  return 0;
+}
+
+static int load(const char* lib, void** h, api* v5, api* v4, double* dt) {
+  api apis[4];
+  if (load_all(lib, h, apis, dt) != 0) return -1;
+  *v5 = apis[2];
+  *v4 = apis[3];
   return 0;
 }
 
@@ -424,16 +525,22 @@ int main(int argc, char** argv) {
     return 2;
   }
   void* h;
-  api v5, v4;
+  api v5, v4, apis[4];
   double tl;
-  if (load(argv[1], &h, &v5, &v4, &tl) != 0) return 1;
-  CHECK(strcmp(v5.v5->name, "dpml") == 0 && strcmp(v4.v4->name, "dpml") == 0, "names %s, %s", v5.v5->name, v4.v4->name);
+  setenv("DPML_NCCL_NVML", "/nonexistent/libnvidia-ml.so.1", 1); /* no machine detection here */
+  unsetenv("DPML_NCCL_GPU");
+  unsetenv("DPML_NCCL_LINK");
+  if (load_all(argv[1], &h, apis, &tl) != 0) return 1;
+  v5 = apis[2];
+  v4 = apis[3];
+  CHECK(strcmp(apis[0].v7->name, "dpml") == 0 && strcmp(apis[1].v6->name, "dpml") == 0 && strcmp(v5.v5->name, "dpml") == 0 &&
+            strcmp(v4.v4->name, "dpml") == 0,
+        "names %s, %s, %s, %s", apis[0].v7->name, apis[1].v6->name, v5.v5->name, v4.v4->name);
   g_stats_fn = (void (*)(dpml_nccl_stats*))dlsym(h, "dpml_nccl_tuner_stats");
   CHECK(g_stats_fn != NULL, "dpml_nccl_tuner_stats not exported");
   dpml_nccl_stats s0, s1;
   get_stats(&s0);
-  test_api(&v5, argv + 2);
-  test_api(&v4, argv + 2);
+  for (int i = 0; i < 4; i++) test_api(&apis[i], argv + 2);
   {
     get_stats(&s1);
     CHECK(s1.calls > s0.calls + 100 && s1.set_channels > 0 && s1.set_algo > 0 && s1.inits > s0.inits,

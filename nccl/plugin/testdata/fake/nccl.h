@@ -1,11 +1,12 @@
 /*
  * FAKE nccl.h, for tests without a GPU: the part of NCCL's API that
  * cmd/ncclsweep uses (NCCL 2.28 names and signatures), implemented by
- * fakenccl.c on the host. The fake loads the tuner plugin named by
- * NCCL_TUNER_PLUGIN as NCCL 2.28 does (dlopen, ncclTunerPlugin_v5, init per
- * communicator, getCollInfo per collective, finalize), and advances the
- * streams' virtual clocks by a synthetic time of the channels used. It is
- * not NCCL: the real build of ncclsweep uses the real header.
+ * fakenccl.c on the host. The fake checks ncclConfig_t as NCCL 2.28 does,
+ * loads the tuner plugin named by NCCL_TUNER_PLUGIN as NCCL does (dlopen,
+ * the newest ncclTunerPlugin_vN it knows, init per communicator,
+ * getCollInfo per collective, finalize), and advances the streams' virtual
+ * clocks by a synthetic time of the channels used. It is not NCCL: the real
+ * build of ncclsweep uses the real header.
  */
 #ifndef FAKE_NCCL_H
 #define FAKE_NCCL_H
@@ -15,10 +16,15 @@
 
 #include "cuda_runtime.h"
 
+/* The version the fake claims; tests build older "headers" with -DFAKE_NCCL_MINOR=16. */
+#ifndef FAKE_NCCL_MINOR
+#define FAKE_NCCL_MINOR 28
+#endif
 #define NCCL_MAJOR 2
-#define NCCL_MINOR 28
+#define NCCL_MINOR FAKE_NCCL_MINOR
 #define NCCL_PATCH 3
-#define NCCL_VERSION_CODE 22803
+#define NCCL_VERSION(X, Y, Z) (((X) <= 2 && (Y) <= 8) ? (X)*1000 + (Y)*100 + (Z) : (X)*10000 + (Y)*100 + (Z))
+#define NCCL_VERSION_CODE NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH)
 
 typedef enum {
   ncclSuccess = 0,
@@ -65,6 +71,11 @@ ncclResult_t ncclGroupStart(void);
 ncclResult_t ncclGroupEnd(void);
 ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                            ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
+                               ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
+                           ncclComm_t comm, cudaStream_t stream);
 const char* ncclGetErrorString(ncclResult_t result);
+const char* ncclGetLastError(ncclComm_t comm);
 
 #endif

@@ -1,0 +1,371 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/dpmlgo/dpml/config"
+	"github.com/dpmlgo/dpml/nccl"
+)
+
+// cmdFit: forced-channel sweeps (pass 0) -> the plugin's built-in data on
+// stdout, and optionally a tuning table, the picks and the atlas.
+func cmdFit(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("fit", flag.ContinueOnError)
+	link := fs.String("link", "", "the GPUs' link: nvlink or pcie (required: the sweep does not record it)")
+	gpu := fs.String("gpu", "", "GPU model of the key (default: the sweep's gpu0)")
+	machine := fs.String("machine", "", "machine description for the provenance (default: the sweep's host and GPUs)")
+	tablePath := fs.String("table", "", "also write the picks as a tuning table (DPML_NCCL_TABLE)")
+	md := fs.String("md", "", "also write the picks as a Markdown table")
+	atlas := fs.String("atlas", "", "also draw the atlas (PNG, SVG or PDF): the fastest forced channel count per size and collective")
+	improve := fs.Float64("improve", 0, "margin a forced count must win by (median over runs; 0: 3%)")
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			fs.SetOutput(os.Stderr)
+			fs.PrintDefaults()
+			return err
+		}
+		return usageError{strings.TrimSpace(err.Error())}
+	}
+	files := fs.Args()
+	if len(files) == 0 || *link == "" {
+		return usageError{"usage: dpmlnccl fit -link nvlink|pcie [-table t.json] [-md picks.md] [-atlas atlas.png] sweep.csv... > builtin.json"}
+	}
+	var sweeps []*nccl.Sweep
+	for _, f := range files {
+		sw, err := readSweepFile(f)
+		if err != nil {
+			return err
+		}
+		sweeps = append(sweeps, sw)
+	}
+	picks, lay, err := nccl.FitForced(sweeps, nccl.FitOptions{Improve: *improve})
+	if err != nil {
+		return err
+	}
+	m0 := sweeps[0].Meta
+	for i, sw := range sweeps[1:] {
+		for _, k := range []string{"nccl_version", "gpus", "gpu0"} {
+			if sw.Meta[k] != m0[k] {
+				return fmt.Errorf("%s: %s %q, the first file says %q: one machine and NCCL per fit", files[i+1], k, sw.Meta[k], m0[k])
+			}
+		}
+	}
+	key := nccl.Machine{GPUs: lay.Ranks, Nodes: lay.Nodes, GPU: *gpu, Link: *link}
+	if key.GPU == "" {
+		key.GPU = m0["gpu0"]
+	}
+	desc := *machine
+	if desc == "" {
+		desc = fmt.Sprintf("%s: %s x %s", orDash(m0["host"]), orDash(m0["gpus"]), orDash(m0["gpu0"]))
+	}
+	colls := map[string]bool{}
+	for _, p := range picks {
+		colls[p.Coll] = true
+	}
+	var cl []string
+	for c := range colls {
+		cl = append(cl, c)
+	}
+	sort.Strings(cl)
+	prov := nccl.BuiltinProvenance{
+		Machine: desc,
+		NCCL:    nccl.VersionString(m0["nccl_version"]),
+		Date:    m0["date"],
+		Measured: fmt.Sprintf("%s, %s %s, NCCL's default communicator against communicators with the channel count forced "+
+			"(ncclsweep nccl@N: minCTAs = maxCTAs = N), %d run(s) paired run by run; a count is kept where its median speedup "+
+			"is at least the margin and it lost in no run, elsewhere NCCL's default", strings.Join(cl, ", "),
+			orDash(m0["dtype"]), orDash(m0["op"]), len(sweeps)),
+		Source:  strings.Join(files, " "),
+		Command: "dpmlnccl fit " + strings.Join(args, " "),
+	}
+	b, err := nccl.FitBuiltin(picks, key, prov)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	if err := b.Write(&out); err != nil {
+		return err
+	}
+	if _, err := stdout.Write(out.Bytes()); err != nil {
+		return err
+	}
+	if *md != "" {
+		var t strings.Builder
+		fmt.Fprintf(&t, "forced channel counts against NCCL's default: %s x %s, NCCL %s, %d run(s)\n\n", orDash(m0["gpus"]), orDash(m0["gpu0"]),
+			nccl.VersionString(m0["nccl_version"]), len(sweeps))
+		nccl.WriteForcedPicks(&t, picks, lay.Ranks)
+		if err := os.WriteFile(*md, []byte(t.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	if *tablePath != "" {
+		tb, err := nccl.ForcedTable(picks, lay, sweeps[0], "dpmlnccl fit "+strings.Join(args, " "))
+		if err != nil {
+			return err
+		}
+		var tbuf bytes.Buffer
+		if err := tb.Write(&tbuf); err != nil {
+			return err
+		}
+		if err := os.WriteFile(*tablePath, tbuf.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	if *atlas != "" {
+		if err := plotFitAtlas(*atlas, picks, lay, m0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// plotFitAtlas draws, per collective, the fastest forced channel count
+// per size (solid) and the answer kept (dashed; 0 = NCCL's default).
+func plotFitAtlas(path string, picks []nccl.ForcedPick, lay nccl.Layout, meta map[string]string) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("channel atlas: %d x %s, NCCL %s (forced channels vs default)", lay.Ranks, orDash(meta["gpu0"]),
+		nccl.VersionString(meta["nccl_version"]))
+	p.X.Label.Text = "message size (bytes)"
+	p.Y.Label.Text = "channels (answer 0 = NCCL's default)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = sizeTicks{}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top, p.Legend.Left = true, true
+	byColl := map[string][2]plotter.XYs{}
+	var order []string
+	for _, pk := range picks {
+		x := math.Exp2(float64(pk.Log2))
+		v, ok := byColl[pk.Coll]
+		if !ok {
+			order = append(order, pk.Coll)
+		}
+		v[0] = append(v[0], plotter.XY{X: x, Y: float64(pk.Best)})
+		v[1] = append(v[1], plotter.XY{X: x, Y: float64(pk.Channels)})
+		byColl[pk.Coll] = v
+	}
+	colors := []color.Color{color.RGBA{B: 200, A: 255}, color.RGBA{R: 200, A: 255}, color.RGBA{G: 150, A: 255}}
+	var ss []series
+	for i, c := range order {
+		col := colors[i%len(colors)]
+		ss = append(ss, series{name: c + ": fastest forced count", xy: byColl[c][0], color: col, width: 2},
+			series{name: c + ": answer", xy: byColl[c][1], color: col, dash: true})
+	}
+	if err := addLines(p, ss); err != nil {
+		return err
+	}
+	return p.Save(9*vg.Inch, 5*vg.Inch, path)
+}
+
+// runSet is a repeatable -run LABEL=FILE,FILE,... flag.
+type runSet struct {
+	labels []string
+	files  map[string][]string
+}
+
+func (r *runSet) String() string { return strings.Join(r.labels, ",") }
+
+func (r *runSet) Set(v string) error {
+	label, list, ok := strings.Cut(v, "=")
+	if !ok || label == "" || list == "" {
+		return fmt.Errorf("want LABEL=FILE,FILE,...")
+	}
+	if r.files == nil {
+		r.files = map[string][]string{}
+	}
+	if _, dup := r.files[label]; dup {
+		return fmt.Errorf("label %s given twice", label)
+	}
+	r.labels = append(r.labels, label)
+	r.files[label] = splitList(list)
+	return nil
+}
+
+// cmdCompare: alternated runs of several configurations (each run one
+// sweep file) -> per collective and size the median over runs, the ratio
+// to the first configuration, and the criteria.
+func cmdCompare(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	var runs runSet
+	fs.Var(&runs, "run", "LABEL=sweep.csv,sweep.csv,... (repeat; the first label is the baseline)")
+	forced := fs.String("forced", "", "forced-channel sweeps (comma-separated): the headroom the criteria use")
+	md := fs.String("md", "", "also write the comparison to this file")
+	gain := fs.Float64("gain", 1.03, "criterion: at least this ratio where the forced sweep shows -headroom")
+	headroom := fs.Float64("headroom", 1.05, "forced-sweep speedup that makes a size demand -gain")
+	floor := fs.Float64("floor", 0.98, "criterion: at least this ratio at every size")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if len(runs.labels) < 2 {
+		return usageError{"give at least two -run LABEL=FILES (the first is the baseline)"}
+	}
+	type key struct {
+		coll  string
+		bytes int64
+	}
+	med := map[string]map[key][]float64{} // label -> key -> per-run medians (seconds)
+	var meta map[string]string
+	for _, l := range runs.labels {
+		med[l] = map[key][]float64{}
+		for _, f := range runs.files[l] {
+			sw, err := readSweepFile(f)
+			if err != nil {
+				return err
+			}
+			if meta == nil {
+				meta = sw.Meta
+			}
+			if vs := sw.Variants(); len(vs) != 1 {
+				return fmt.Errorf("%s: %d variants (%s): one per run file", f, len(vs), strings.Join(vs, ", "))
+			}
+			for _, r := range sw.Rows {
+				if r.Check == "fail" {
+					return fmt.Errorf("%s: %s %s at %d bytes: wrong results", f, r.Variant, r.Coll, r.Bytes)
+				}
+				k := key{r.Coll, r.Bytes}
+				med[l][k] = append(med[l][k], r.Seconds())
+			}
+		}
+	}
+	head := map[key]float64{} // by coll and bucket start
+	if *forced != "" {
+		var sweeps []*nccl.Sweep
+		for _, f := range splitList(*forced) {
+			sw, err := readSweepFile(f)
+			if err != nil {
+				return err
+			}
+			sweeps = append(sweeps, sw)
+		}
+		picks, _, err := nccl.FitForced(sweeps, nccl.FitOptions{})
+		if err != nil {
+			return err
+		}
+		for _, p := range picks {
+			head[key{p.Coll, int64(p.Log2)}] = p.Speedup
+		}
+	}
+	base := runs.labels[0]
+	var keys []key
+	for k := range med[base] {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].coll != keys[j].coll {
+			return keys[i].coll < keys[j].coll
+		}
+		return keys[i].bytes < keys[j].bytes
+	})
+	var w bytes.Buffer
+	fmt.Fprintf(&w, "%s x %s, NCCL %s: bus bandwidth GB/s, median over runs of each run's median; in parentheses the ratio to %s\n\n",
+		orDash(meta["gpus"]), orDash(meta["gpu0"]), nccl.VersionString(meta["nccl_version"]), base)
+	fmt.Fprintf(&w, "| coll | bytes | forced headroom |")
+	for _, l := range runs.labels {
+		fmt.Fprintf(&w, " %s (%d runs) |", l, len(runs.files[l]))
+	}
+	fmt.Fprintf(&w, "\n| :--- | ---: | ---: |%s\n", strings.Repeat(" ---: |", len(runs.labels)))
+	ranks := 2
+	fmt.Sscan(meta["gpus"], &ranks)
+	type verdict struct {
+		below, missed []string
+		lowest        float64
+	}
+	verdicts := map[string]*verdict{}
+	for _, l := range runs.labels[1:] {
+		verdicts[l] = &verdict{lowest: math.Inf(1)}
+	}
+	for _, k := range keys {
+		h, hok := head[key{k.coll, int64(nccl.Bucket(uint64(k.bytes)))}]
+		hs := "-"
+		if hok {
+			hs = fmt.Sprintf("%.3f", h)
+		}
+		fmt.Fprintf(&w, "| %s | %s | %s |", k.coll, config.FormatBytes(k.bytes), hs)
+		bt := median(med[base][k])
+		for i, l := range runs.labels {
+			t := median(med[l][k])
+			bw := busbw(k.coll, k.bytes, t, ranks)
+			if i == 0 || math.IsNaN(t) {
+				fmt.Fprintf(&w, " %s |", fmtBW(bw))
+				continue
+			}
+			ratio := bt / t
+			fmt.Fprintf(&w, " %s (%.3f) |", fmtBW(bw), ratio)
+			v := verdicts[l]
+			v.lowest = math.Min(v.lowest, ratio)
+			at := fmt.Sprintf("%s %s (%.3f)", k.coll, config.FormatBytes(k.bytes), ratio)
+			if ratio < *floor {
+				v.below = append(v.below, at)
+			}
+			if hok && h >= *headroom && ratio < *gain {
+				v.missed = append(v.missed, at)
+			}
+		}
+		fmt.Fprintln(&w)
+	}
+	fmt.Fprintln(&w)
+	for _, l := range runs.labels[1:] {
+		v := verdicts[l]
+		ok := len(v.below) == 0 && len(v.missed) == 0
+		res := "MEETS"
+		if !ok {
+			res = "MISSES"
+		}
+		fmt.Fprintf(&w, "%s vs %s: %s (>= %.2f everywhere, >= %.2f where the forced sweep shows >= %.2f; lowest ratio %.3f)", l, base, res,
+			*floor, *gain, *headroom, v.lowest)
+		if len(v.below) > 0 {
+			fmt.Fprintf(&w, "; below %.2f at %s", *floor, strings.Join(v.below, ", "))
+		}
+		if len(v.missed) > 0 {
+			fmt.Fprintf(&w, "; headroom not taken at %s", strings.Join(v.missed, ", "))
+		}
+		if len(head) == 0 {
+			fmt.Fprintf(&w, " (no -forced sweep: the gain criterion was not checked)")
+		}
+		fmt.Fprintln(&w)
+	}
+	if _, err := stdout.Write(w.Bytes()); err != nil {
+		return err
+	}
+	if *md != "" {
+		return os.WriteFile(*md, w.Bytes(), 0o644)
+	}
+	return nil
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// busbw is nccl-tests' bus bandwidth in GB/s: bytes/time times 2(n-1)/n
+// for allreduce, (n-1)/n for reduce-scatter and allgather.
+func busbw(coll string, n int64, sec float64, ranks int) float64 {
+	if !(sec > 0) || ranks < 1 {
+		return math.NaN()
+	}
+	f := float64(ranks-1) / float64(ranks)
+	if coll == "allreduce" {
+		f *= 2
+	}
+	return float64(n) / sec / 1e9 * f
+}

@@ -1,0 +1,233 @@
+package nccl
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dpmlgo/dpml/costmodel"
+)
+
+// ForcedPick is what a forced-channel sweep says about one collective and
+// size bucket: the communicator-wide channel count (ncclsweep's nccl@N
+// rows: ncclConfig_t minCTAs = maxCTAs = N) that ran fastest against
+// NCCL's default (nccl@dflt), paired run by run.
+type ForcedPick struct {
+	Coll string
+	Log2 int
+	// Channels is the answer: Best where it won by the margin in the
+	// median and did not lose in any run, else 0 (NCCL's default).
+	Channels int
+	// Best is the count with the highest median speedup; Speedup that
+	// median (default time / its time, over the paired runs and sizes of
+	// the bucket), MinSpeedup the smallest of them, Pairs their number.
+	Best                int
+	Speedup, MinSpeedup float64
+	Pairs               int
+	// Default and BestTime are median seconds per call.
+	Default, BestTime float64
+}
+
+// FitOptions control FitForced.
+type FitOptions struct {
+	// Improve: a forced count replaces NCCL's default only where its
+	// median speedup is at least 1 + Improve (0: DefaultFitImprove) and
+	// it was not slower than the default in any run.
+	Improve float64
+}
+
+// DefaultFitImprove is FitForced's margin: 3%, above the run-to-run
+// noise of NCCL's bus bandwidth on one machine, so that a kept count does
+// not fall below 0.98 x the default by chance.
+const DefaultFitImprove = 0.03
+
+// FitForced reads one or more forced-channel sweeps (runs of the same
+// machine and layout, e.g. alternated repetitions) and returns, per
+// collective and size bucket, the channel count to set. Each run pairs
+// its own nccl@dflt and nccl@N medians, so drift between runs cancels;
+// rows whose result check failed never count.
+func FitForced(sweeps []*Sweep, opt FitOptions) ([]ForcedPick, Layout, error) {
+	improve := opt.Improve
+	if improve == 0 {
+		improve = DefaultFitImprove
+	}
+	type key struct {
+		coll string
+		log2 int
+	}
+	type sample struct{ ratio, dflt, forced float64 }
+	ratios := map[key]map[int][]sample{}
+	var lay Layout
+	for si, sw := range sweeps {
+		// run-local index: (coll, bytes) -> variant -> median seconds
+		type rk struct {
+			coll  string
+			bytes int64
+		}
+		dflt := map[rk]float64{}
+		forced := map[rk]map[int]float64{}
+		for i := range sw.Rows {
+			r := &sw.Rows[i]
+			if r.Policy != "nccl" || r.Check == "fail" {
+				continue
+			}
+			if lay.Ranks == 0 {
+				lay = Layout{Ranks: r.Ranks, Nodes: r.Nodes}
+			} else if r.Ranks != lay.Ranks || r.Nodes != lay.Nodes {
+				return nil, lay, fmt.Errorf("nccl: sweep %d: rows of %d ranks on %d nodes and of %d on %d: one layout per fit", si+1, lay.Ranks, lay.Nodes, r.Ranks, r.Nodes)
+			}
+			k := rk{r.Coll, r.Bytes}
+			if r.Comm == "dflt" {
+				dflt[k] = r.Seconds()
+				continue
+			}
+			n, err := strconv.Atoi(r.Comm)
+			if err != nil || n < 1 || n > MaxChannels {
+				continue // minN and other settings are not communicator-wide counts
+			}
+			if forced[k] == nil {
+				forced[k] = map[int]float64{}
+			}
+			forced[k][n] = r.Seconds()
+		}
+		for k, byN := range forced {
+			d, ok := dflt[k]
+			if !ok {
+				continue
+			}
+			bk := key{k.coll, Bucket(uint64(k.bytes))}
+			if ratios[bk] == nil {
+				ratios[bk] = map[int][]sample{}
+			}
+			for n, t := range byN {
+				ratios[bk][n] = append(ratios[bk][n], sample{d / t, d, t})
+			}
+		}
+	}
+	if len(ratios) == 0 {
+		return nil, lay, fmt.Errorf("nccl: no size has both nccl@dflt and forced nccl@N rows (pass 0 of bench/nccl/device.sh)")
+	}
+	var picks []ForcedPick
+	for k, byN := range ratios {
+		p := ForcedPick{Coll: k.coll, Log2: k.log2, Speedup: math.Inf(-1)}
+		counts := make([]int, 0, len(byN))
+		for n := range byN {
+			counts = append(counts, n)
+		}
+		sort.Ints(counts)
+		for _, n := range counts {
+			ss := byN[n]
+			rs := make([]float64, len(ss))
+			ds := make([]float64, len(ss))
+			fs := make([]float64, len(ss))
+			lo := math.Inf(1)
+			for i, s := range ss {
+				rs[i], ds[i], fs[i] = s.ratio, s.dflt, s.forced
+				lo = min(lo, s.ratio)
+			}
+			if med := median(rs); med > p.Speedup { // ties: the smaller count, met first
+				p.Best, p.Speedup, p.MinSpeedup, p.Pairs = n, med, lo, len(ss)
+				p.Default, p.BestTime = median(ds), median(fs)
+			}
+		}
+		if p.Speedup >= 1+improve && p.MinSpeedup >= 1 {
+			p.Channels = p.Best
+		}
+		picks = append(picks, p)
+	}
+	sort.Slice(picks, func(i, j int) bool {
+		if picks[i].Coll != picks[j].Coll {
+			return collOrder(picks[i].Coll) < collOrder(picks[j].Coll)
+		}
+		return picks[i].Log2 < picks[j].Log2
+	})
+	return picks, lay, nil
+}
+
+func collOrder(name string) int {
+	c, err := ParseColl(name)
+	if err != nil {
+		return int(NumColls)
+	}
+	return int(NumColls) - int(c) // allreduce, reducescatter, allgather, reduce, broadcast
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// ForcedTable turns FitForced's picks into a tuning table for the plugin
+// (DPML_NCCL_TABLE): per collective and bucket, the count or "native".
+// The plugin's count only takes effect up to the channels NCCL set up for
+// the communicator; the provenance says so.
+func ForcedTable(picks []ForcedPick, lay Layout, sw *Sweep, command string) (*costmodel.Table, error) {
+	if len(picks) == 0 {
+		return nil, fmt.Errorf("nccl: no picks")
+	}
+	tb := &costmodel.Table{Schema: costmodel.SchemaVersion, Provenance: provenance(sw, lay, "dflt", BuildOptions{Command: command,
+		Note: "fitted from communicator-wide forced channel counts (ncclsweep nccl@N: minCTAs = maxCTAs = N) against NCCL's default, " +
+			"paired per run; a per-call count above the communicator's channels is cut down by NCCL"})}
+	for _, p := range picks {
+		en := costmodel.Entry{
+			Elem: elemOf(sw.Meta["dtype"]), Op: opOf(sw.Meta["op"]), Log2Bytes: p.Log2, Nodes: lay.Nodes, PPN: lay.PPN(),
+			Variant: "native", Leaders: 1, Pipeline: 1, Estimate: p.Default, Samples: uint64(p.Pairs), State: "frozen",
+			Coll: p.Coll,
+			Measured: []costmodel.MeasuredArm{
+				{Variant: "native", Leaders: 1, Pipeline: 1, Estimate: p.Default, Samples: p.Pairs},
+				{Variant: "dpml", Leaders: p.Best, Pipeline: 1, Estimate: p.BestTime, Samples: p.Pairs},
+			},
+		}
+		if p.Channels > 0 {
+			en.Variant, en.Leaders, en.Estimate = "dpml", p.Channels, p.BestTime
+		}
+		tb.Entries = append(tb.Entries, en)
+	}
+	return tb, nil
+}
+
+// FitBuiltin turns FitForced's picks into built-in data for machine m:
+// the buckets where a count was chosen, consecutive equal ones merged.
+func FitBuiltin(picks []ForcedPick, m Machine, prov BuiltinProvenance) (*Builtin, error) {
+	b := &Builtin{Schema: BuiltinSchema, Key: m.normal(), Provenance: prov}
+	for _, p := range picks {
+		if p.Channels == 0 {
+			continue
+		}
+		n := len(b.Ranges)
+		if n > 0 && b.Ranges[n-1].Coll == p.Coll && b.Ranges[n-1].Channels == p.Channels && b.Ranges[n-1].MaxLog2 == p.Log2-1 {
+			b.Ranges[n-1].MaxLog2 = p.Log2
+			b.Ranges[n-1].Evidence += fmt.Sprintf("; 2^%d x%.3f", p.Log2, p.Speedup)
+			continue
+		}
+		b.Ranges = append(b.Ranges, BuiltinRange{Coll: p.Coll, MinLog2: p.Log2, MaxLog2: p.Log2, Channels: p.Channels,
+			Evidence: fmt.Sprintf("median speedup over NCCL's default per bucket: 2^%d x%.3f", p.Log2, p.Speedup)})
+	}
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// WriteForcedPicks prints the picks as a Markdown table.
+func WriteForcedPicks(w *strings.Builder, picks []ForcedPick, ranks int) {
+	fmt.Fprintf(w, "| coll | bucket | NCCL default us | best forced | its us | speedup (median) | lowest | runs | answer |\n")
+	fmt.Fprintf(w, "| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :--- |\n")
+	for _, p := range picks {
+		ans := "native"
+		if p.Channels > 0 {
+			ans = strconv.Itoa(p.Channels)
+		}
+		fmt.Fprintf(w, "| %s | 2^%d | %.2f | %d | %.2f | %.3f | %.3f | %d | %s |\n", p.Coll, p.Log2, p.Default*1e6, p.Best,
+			p.BestTime*1e6, p.Speedup, p.MinSpeedup, p.Pairs, ans)
+	}
+}
