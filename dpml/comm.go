@@ -155,6 +155,11 @@ func WithSegmentBytes(n int) Option { return func(o *options) { o.segBudget = n 
 // WithTimeout bounds every wait for a peer (negative: wait forever).
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
+// minTimeout is the shortest positive timeout New accepts: a shorter bound
+// fails calls whose peer merely lost its core for one scheduler time slice
+// (milliseconds), so on a shared machine nearly every call would fail.
+const minTimeout = time.Millisecond
+
 // WithPhaseTiming turns on the per-phase timers read by PhaseTimes.
 func WithPhaseTiming(on bool) Option { return func(o *options) { o.timing = on } }
 
@@ -246,8 +251,12 @@ func (c *Comm) readSettings(opts []Option) (options, []Setting, error) {
 	for _, f := range opts {
 		f(&o)
 	}
+	if o.timeout > 0 && o.timeout < minTimeout {
+		keep(fmt.Errorf("%w: timeout %v (%s or WithTimeout): below the %v minimum (negative: wait forever; 0: the default)",
+			ErrConfig, o.timeout, config.Timeout, minTimeout))
+	}
 	if (segErr == nil || o.segBudget != int(b)) && (o.segBudget < config.MinSegmentBytes || o.segBudget > config.MaxSegmentBytes) {
-		keep(fmt.Errorf("%w: segment bytes %c (%s or WithSegmentBytes): out of range [%s, %s]", ErrConfig, o.segBudget,
+		keep(fmt.Errorf("%w: segment bytes %d (%s or WithSegmentBytes): out of range [%s, %s]", ErrConfig, o.segBudget,
 			config.SegmentBytes, config.FormatBytes(config.MinSegmentBytes), config.FormatBytes(config.MaxSegmentBytes)))
 	}
 	o.segBudget = max(minSegBytes, o.segBudget/alignBytes*alignBytes)
@@ -274,7 +283,7 @@ func (c *Comm) readSettings(opts []Option) (options, []Setting, error) {
 	c.treeRadix, err = config.Int(config.TreeRadix)
 	keep(err)
 	if err == nil && (c.treeRadix < 1 || c.treeRadix > maxRadix) {
-		keep(fmt.Errorf("%w: %s=%c: want 1..%c", ErrConfig, config.TreeRadix, c.treeRadix, maxRadix))
+		keep(fmt.Errorf("%w: %s=%d: want 1..%d", ErrConfig, config.TreeRadix, c.treeRadix, maxRadix))
 	}
 	tb, err := config.Bytes(config.TreeBytes)
 	keep(err)
@@ -481,7 +490,7 @@ func (c *Comm) mapSegment(o options) error {
 	}
 	if n[0] == 0 {
 		if cerr != nil {
-			return fmt.Errorf("create node segment of %c bytes: %w", size, cerr)
+			return fmt.Errorf("create node segment of %d bytes: %w", size, cerr)
 		}
 		return errors.New("the node head could not create the shared-memory segment")
 	}
