@@ -155,6 +155,11 @@ func WithSegmentBytes(n int) Option { return func(o *options) { o.segBudget = n 
 // WithTimeout bounds every wait for a peer (negative: wait forever).
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
+// minTimeout is the shortest positive timeout New accepts: a shorter bound
+// fails calls whose peer merely lost its core for one scheduler time slice
+// (milliseconds), so on a shared machine nearly every call would fail.
+const minTimeout = time.Millisecond
+
 // WithPhaseTiming turns on the per-phase timers read by PhaseTimes.
 func WithPhaseTiming(on bool) Option { return func(o *options) { o.timing = on } }
 
@@ -246,8 +251,12 @@ func (c *Comm) readSettings(opts []Option) (options, []Setting, error) {
 	for _, f := range opts {
 		f(&o)
 	}
+	if o.timeout > 0 && o.timeout < minTimeout {
+		keep(fmt.Errorf("%w: timeout %v (%s or WithTimeout): below the %v minimum (negative: wait forever; 0: the default)",
+			ErrConfig, o.timeout, config.Timeout, minTimeout))
+	}
 	if (segErr == nil || o.segBudget != int(b)) && (o.segBudget < config.MinSegmentBytes || o.segBudget > config.MaxSegmentBytes) {
-		keep(fmt.Errorf("%w: segment bytes %c (%s or WithSegmentBytes): out of range [%s, %s]", ErrConfig, o.segBudget,
+		keep(fmt.Errorf("%w: segment bytes %d (%s or WithSegmentBytes): out of range [%s, %s]", ErrConfig, o.segBudget,
 			config.SegmentBytes, config.FormatBytes(config.MinSegmentBytes), config.FormatBytes(config.MaxSegmentBytes)))
 	}
 	o.segBudget = max(minSegBytes, o.segBudget/alignBytes*alignBytes)
@@ -274,7 +283,7 @@ func (c *Comm) readSettings(opts []Option) (options, []Setting, error) {
 	c.treeRadix, err = config.Int(config.TreeRadix)
 	keep(err)
 	if err == nil && (c.treeRadix < 1 || c.treeRadix > maxRadix) {
-		keep(fmt.Errorf("%w: %s=%c: want 1..%c", ErrConfig, config.TreeRadix, c.treeRadix, maxRadix))
+		keep(fmt.Errorf("%w: %s=%d: want 1..%d", ErrConfig, config.TreeRadix, c.treeRadix, maxRadix))
 	}
 	tb, err := config.Bytes(config.TreeBytes)
 	keep(err)
@@ -460,58 +469,19 @@ func oversubscribed(places []leaders.Place) bool {
 func (c *Comm) mapSegment(o options) error {
 	size, _ := segmentLayout(c.ppn, c.segBudget)
 	store := shm.Store{Dir: o.shmDir}
-	// The node head creates the segment and broadcasts its name; a
-	// zero-length name tells the others creation failed.
-	var name []uint8
-	var cerr error
-	var mem *shm.Segment
-	if c.local == 0 {
-		job, _ := config.Get(config.Job)
-		var nm string
-		if nm, cerr = shm.Name("dpml-" + job); cerr == nil {
-			mem, cerr = store.Create(nm, size)
-		}
-		if cerr == nil {
-			name = []uint8(nm)
-		}
+	// The segment never has a name where the file system allows: the node
+	// head creates it unnamed and the others open it through the head's
+	// descriptor, so no crash at any step of setup can leave it behind.
+	// Where a rank cannot open it that way (no O_TMPFILE, a /proc that
+	// hides the head), the node falls back to a named segment, unlinked
+	// as soon as every local rank has mapped it.
+	mem, retry, err := c.shareSegment(store, size, false)
+	if retry {
+		mem, _, err = c.shareSegment(store, size, true)
 	}
-	n := []int32{int32(len(name))}
-	if err := mpi.Bcast(c.node, n, 0); err != nil {
-		return fmt.Errorf("broadcast segment name: %w", err)
+	if err != nil {
+		return err
 	}
-	if n[0] == 0 {
-		if cerr != nil {
-			return fmt.Errorf("create node segment of %c bytes: %w", size, cerr)
-		}
-		return errors.New("the node head could not create the shared-memory segment")
-	}
-	if c.local != 0 {
-		name = make([]uint8, n[0])
-	}
-	if err := mpi.Bcast(c.node, name, 0); err != nil {
-		return fmt.Errorf("broadcast segment name: %w", err)
-	}
-	var oerr error
-	if c.local != 0 {
-		mem, oerr = store.Open(string(name), size)
-	}
-	// Everyone has mapped it (or failed): the name can go, so that no
-	// crash from here on can leave the segment behind.
-	if err := c.node.Barrier(); err != nil {
-		return fmt.Errorf("segment barrier: %w", err)
-	}
-	if c.local == 0 && mem != nil {
-		if err := mem.Unlink(); err != nil && oerr == nil {
-			oerr = err
-		}
-	}
-	if oerr != nil {
-		if mem != nil {
-			oerr = errors.Join(oerr, mem.Close())
-		}
-		return fmt.Errorf("map node segment %s: %w", name, oerr)
-	}
-	var err error
 	if c.seg, err = viewSegment(mem, c.ppn, c.segBudget); err != nil {
 		return errors.Join(err, mem.Close())
 	}
@@ -522,6 +492,93 @@ func (c *Comm) mapSegment(o options) error {
 	c.scratchSrcs = make([]unsafe.Pointer, c.ppn)
 	c.setupFused(c.fused)
 	return nil
+}
+
+// testHookSegmentCreated, when set by a test, runs on a node head right
+// after it created the node segment, before the other local ranks map it.
+var testHookSegmentCreated func(c *Comm)
+
+// shareSegment creates the node segment on the node head (unnamed unless
+// named is set or the directory cannot hold an unnamed file) and maps it
+// on every local rank (collective over c.node). retry reports that an
+// unnamed segment could not be opened by some local rank: everything is
+// undone, and the caller tries again with named set.
+func (c *Comm) shareSegment(store shm.Store, size int, named bool) (mem *shm.Segment, retry bool, err error) {
+	// The node head creates the segment and broadcasts its reference; a
+	// zero-length reference tells the others creation failed.
+	var name []uint8
+	var cerr error
+	if c.local == 0 {
+		if !named {
+			mem, cerr = store.CreateUnnamed(size)
+		}
+		if named || errors.Is(cerr, shm.ErrUnnamedUnsupported) {
+			job, _ := config.Get(config.Job)
+			var nm string
+			if nm, cerr = shm.Name("dpml-" + job); cerr == nil {
+				mem, cerr = store.Create(nm, size)
+			}
+		}
+		if cerr == nil {
+			name = []uint8(mem.Ref())
+			if testHookSegmentCreated != nil {
+				testHookSegmentCreated(c)
+			}
+		}
+	}
+	n := []int32{int32(len(name))}
+	if err := mpi.Bcast(c.node, n, 0); err != nil {
+		return nil, false, fmt.Errorf("broadcast segment name: %w", err)
+	}
+	if n[0] == 0 {
+		if cerr != nil {
+			return nil, false, fmt.Errorf("create node segment of %d bytes: %w", size, cerr)
+		}
+		return nil, false, errors.New("the node head could not create the shared-memory segment")
+	}
+	if c.local != 0 {
+		name = make([]uint8, n[0])
+	}
+	if err := mpi.Bcast(c.node, name, 0); err != nil {
+		return nil, false, fmt.Errorf("broadcast segment name: %w", err)
+	}
+	var oerr error
+	if c.local != 0 {
+		if shm.IsRef(string(name)) {
+			mem, oerr = store.OpenRef(string(name), size)
+		} else {
+			mem, oerr = store.Open(string(name), size)
+		}
+	}
+	// Everyone has mapped it (or failed): the name (or the head's
+	// descriptor) can go, so that no crash from here on can leave the
+	// segment behind. The same step tells whether an unnamed segment
+	// failed to open somewhere.
+	failed := []int32{0}
+	if oerr != nil && shm.IsRef(string(name)) {
+		failed[0] = 1
+	}
+	if err := mpi.AllreduceInPlace(c.node, failed, mpi.OpMax); err != nil {
+		return nil, false, fmt.Errorf("segment barrier: %w", err)
+	}
+	if c.local == 0 && mem != nil {
+		if err := mem.Unlink(); err != nil && oerr == nil {
+			oerr = err
+		}
+	}
+	if failed[0] != 0 {
+		if mem != nil {
+			mem.Close()
+		}
+		return nil, true, nil
+	}
+	if oerr != nil {
+		if mem != nil {
+			oerr = errors.Join(oerr, mem.Close())
+		}
+		return nil, false, fmt.Errorf("map node segment %s: %w", name, oerr)
+	}
+	return mem, false, nil
 }
 
 // Nodes, PPN, MaxLeaders and the other accessors describe the layout.

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -201,7 +199,13 @@ func (c *Comm) loadTuningFile() ([]byte, error) {
 	var rerr error
 	n := []int64{0} // -1: unusable; 0: no file yet
 	if c.rank == 0 {
-		data, rerr = readTuningFile(c.tuningFile)
+		// Refused now rather than at Close, where the run's learning
+		// would be lost: a table Close could not save.
+		if rerr = costmodel.CheckTableFile(c.tuningFile); rerr != nil {
+			rerr = fmt.Errorf("%w: %w", ErrConfig, rerr)
+		} else {
+			data, rerr = readTuningFile(c.tuningFile)
+		}
 		switch {
 		case rerr != nil:
 			n[0] = -1
@@ -231,7 +235,7 @@ func (c *Comm) loadTuningFile() ([]byte, error) {
 
 // readTuningFile reads a tuning table: nil, nil when the file does not
 // exist. It never blocks on a FIFO or a device (it opens without waiting
-// and refuses anything but a regular file, or a symbolic link to one), and
+// and refuses anything but a regular file), and
 // an empty file is an error rather than a table to overwrite.
 func readTuningFile(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
@@ -376,8 +380,8 @@ func (c *Comm) exchange() error {
 	return c.tuner.Commit(buf, sum)
 }
 
-// saveTuning writes the tuning table (rank 0, at Close), as the user set
-// the file up: see writeTuningFile.
+// saveTuning writes the tuning table (rank 0, at Close): see
+// costmodel.WriteTableFile.
 func (c *Comm) saveTuning() error {
 	if c.tuner == nil || c.tuningFile == "" || c.rank != 0 {
 		return nil
@@ -388,144 +392,10 @@ func (c *Comm) saveTuning() error {
 		MPI: strings.SplitN(mpi.LibraryVersion(), "\n", 2)[0], Date: time.Now().UTC().Format(time.RFC3339),
 		Command: strings.Join(os.Args, " "),
 	})
-	if err := writeTuningFile(c.tuningFile, c.tuner.Save); err != nil {
-		return fmt.Errorf("dpml: save tuning table: %w", err)
+	if err := costmodel.WriteTableFile(c.tuningFile, c.tuner.Table()); err != nil {
+		return fmt.Errorf("%w: save tuning table: %w", ErrConfig, err)
 	}
 	return nil
-}
-
-// writeTuningFile writes a file the way the user set it up: a symbolic
-// link is followed (the link stays, its target gets the table), an
-// existing file keeps its mode and owner, a new one gets 0666 less the
-// umask, and anything but a regular file is refused. The table goes to a
-// temporary file in the target's directory that is renamed over it (a
-// reader never sees half a table), unless the directory is not writable,
-// the file has other hard links or its owner cannot be kept: then it is
-// rewritten in place.
-func writeTuningFile(path string, write func(io.Writer) error) error {
-	target, err := resolveLinks(path)
-	if err != nil {
-		return err
-	}
-	st, err := os.Stat(target)
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	if exists && !st.Mode().IsRegular() {
-		return fmt.Errorf("%w: %s is %s, not a regular file: not writing the tuning table there", ErrConfig, target, fileKind(st.Mode()))
-	}
-	var buf bytes.Buffer
-	if err := write(&buf); err != nil {
-		return err
-	}
-	inPlace := false
-	uid, gid := -1, -1
-	if exists {
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			uid, gid = int(sys.Uid), int(sys.Gid)
-			inPlace = sys.Nlink > 1
-		}
-	}
-	if !inPlace {
-		err := replaceFile(target, buf.Bytes(), exists, st, uid, gid)
-		if err == nil || !exists || !errors.Is(err, errKeepSetup) {
-			return err
-		}
-	}
-	// In place: mode, owner and links stay as they are.
-	f, err := os.OpenFile(target, os.O_WRONLY|os.O_TRUNC|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// errKeepSetup: replacing the file would change what the user set up.
-var errKeepSetup = errors.New("cannot keep the file's setup when replacing it")
-
-// replaceFile writes data to a temporary file next to target, gives it
-// target's mode and owner, and renames it over target.
-func replaceFile(target string, data []byte, exists bool, st fs.FileInfo, uid, gid int) error {
-	dir := filepath.Dir(target)
-	var f *os.File
-	var err error
-	for range 100 {
-		name := filepath.Join(dir, fmt.Sprintf(".dpml-tuning-%d-%d", os.Getpid(), rand.Uint64()))
-		// 0666 less the umask, as a new file made by the user's tools.
-		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_CLOEXEC, 0o666)
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
-	if err != nil {
-		if exists {
-			return fmt.Errorf("%w: %w", errKeepSetup, err) // e.g. a read-only directory
-		}
-		return fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if exists {
-		if err := f.Chmod(st.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)); err != nil {
-			return err
-		}
-		if uid != os.Geteuid() || gid != os.Getegid() {
-			if err := f.Chown(uid, gid); err != nil {
-				return fmt.Errorf("%w: %w", errKeepSetup, err)
-			}
-		}
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), target); err != nil {
-		return err
-	}
-	ok = true
-	return nil
-}
-
-// resolveLinks follows symbolic links from path to the file they name,
-// which need not exist yet.
-func resolveLinks(path string) (string, error) {
-	p := path
-	for range 40 {
-		fi, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			return p, nil
-		}
-		if err != nil {
-			return "", fmt.Errorf("%w: %w", ErrConfig, err)
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			return p, nil
-		}
-		l, err := os.Readlink(p)
-		if err != nil {
-			return "", fmt.Errorf("%w: %w", ErrConfig, err)
-		}
-		if !filepath.IsAbs(l) {
-			l = filepath.Join(filepath.Dir(p), l)
-		}
-		p = l
-	}
-	return "", fmt.Errorf("%w: %s: too many levels of symbolic links", ErrConfig, path)
 }
 
 // printTuner writes what the tuner learned per key (DPML_VERBOSE, rank 0,

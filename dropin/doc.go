@@ -100,9 +100,13 @@
 // every engine still open (World, communicators never freed) before calling
 // PMPI_Finalize; engines are kept in creation order by an id that is never
 // reused, so a delete callback running later (MPI_COMM_SELF at finalize)
-// finds nothing to do. The engine unlinks its shared-memory segment right
-// after all ranks mapped it, so no exit, crash or MPI_Abort leaves a
-// /dev/shm/dpml-* file behind.
+// finds nothing to do. The engine's shared-memory segment has no name in
+// /dev/shm (an O_TMPFILE file the other local ranks open through the node
+// head's descriptor, closed as soon as all of them mapped it), so no exit,
+// crash or MPI_Abort, during setup included, leaves a /dev/shm/dpml-* file
+// behind. Where the directory's file system or /proc does not allow that,
+// the segment is named and unlinked right after all ranks mapped it: a
+// crash inside that window can leave the file.
 //
 // Setting up costs a few collectives and communicator creations: about 7 ms
 // per communicator on 2 fake nodes x 2 ranks sharing 2 cores (creating,

@@ -143,6 +143,12 @@ static const int kind_size[DPML_NKINDS] = {DPML_KINDS(KIND_SIZE)};
 
 // The predefined ops, indexed by mpi.Op (DPML_OP_*).
 static MPI_Op ops[DPML_NOPS];
+// The MPI datatype of each kind, as package mpi passes it to the MPI
+// library (MPI_UINT64_T for every unsigned 8-byte type, ...): the inter-node
+// step of the C layer reduces with these, so it makes the same call as the
+// Go path whatever datatype the caller named (Open MPI 4.1 compares
+// MPI_UNSIGNED_LONG as signed under MPI_MAX, and MPI_UINT64_T right).
+static MPI_Datatype kind_dt[DPML_NKINDS];
 #define OP_NAME(O, M) [O] = #M,
 static const char *op_names[DPML_NOPS] = {DPML_OPS(OP_NAME)};
 #undef OP_NAME
@@ -199,6 +205,9 @@ static void init_once_fn(void) {
 #define OP_SET(O, M) ops[O] = M;
 	DPML_OPS(OP_SET)
 #undef OP_SET
+#define KIND_DT(K, N, T, C) kind_dt[K] = T;
+	DPML_KINDS(KIND_DT)
+#undef KIND_DT
 	for (int i = 0; i < NDTYPES; i++) {
 		int size = 0;
 		dtypes[i].kind = -1;
@@ -322,19 +331,19 @@ static int delete_state(MPI_Comm comm, int kv, void *val, void *extra) {
 
 // fused_nodes runs a cleared call on several nodes as the engine's runFused
 // does in Go: the tree's first half, the root's allreduce of the node's
-// result on the leader communicator (in place, with the caller's datatype
-// and op: the same as every other root's on this call), the second half.
+// result on the leader communicator (in place, with the kind's canonical
+// datatype and the predefined op, as the Go path's mpi.AllreduceInPlace
+// calls it), the second half.
 // A failed inter-node step is reported as DPML_FUSED_INTER with its MPI
 // code; the engine then raises the node's abort word, which ends the other
 // local ranks' wait for the result.
-static int fused_nodes(dpml_fused *F, const void *send, void *recv, int count, int kind, int o,
-		       MPI_Datatype dt, MPI_Op op, uint64_t g) {
+static int fused_nodes(dpml_fused *F, const void *send, void *recv, int count, int kind, int o, uint64_t g) {
 	const dpml_ftree *T = F->tree;
 	int bytes = count * kind_size[kind];
 	int rc = dpml_fused_up(F, T, send, recv, count, kind, o, g);
 	if (rc != DPML_FUSED_OK) return rc;
 	if (T->root) {
-		int mrc = PMPI_Allreduce(MPI_IN_PLACE, dpml_fused_result(F, bytes, g), count, dt, op,
+		int mrc = PMPI_Allreduce(MPI_IN_PLACE, dpml_fused_result(F, bytes, g), count, kind_dt[kind], ops[o],
 					 dpml_comm_from_handle(F->inter));
 		if (mrc != MPI_SUCCESS) {
 			F->fail_step = 3, F->fail_index = mrc;
@@ -495,11 +504,12 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 		if (F->native) {
 			// The plan is the MPI library's own allreduce: on comm, as
 			// every rank calls it on the same call (the engine's private
-			// duplicate would serve no purpose here). A block's call
+			// duplicate would serve no purpose here), with the kind's
+			// datatype, as the Go path's native plan. A block's call
 			// keeps the lock until its exit is stamped.
 			F->ran++, F->budget--;
 			if (!timed) pthread_mutex_unlock(&s->mu);
-			int nrc = PMPI_Allreduce(send != NULL ? send : MPI_IN_PLACE, recvbuf, count, dt, op, comm);
+			int nrc = PMPI_Allreduce(send != NULL ? send : MPI_IN_PLACE, recvbuf, count, kind_dt[d->kind], ops[o], comm);
 			if (timed) {
 				F->blk_exit_ns[b] = dpml_mono_ns();
 				pthread_mutex_unlock(&s->mu);
@@ -508,7 +518,7 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 			return nrc;
 		}
 		uint64_t g = F->gen + 1;
-		int frc = F->nodes > 1 ? fused_nodes(F, send, recvbuf, count, d->kind, o, dt, op, g)
+		int frc = F->nodes > 1 ? fused_nodes(F, send, recvbuf, count, d->kind, o, g)
 				       : dpml_fused_call(F, F->tree, send, recvbuf, count, d->kind, o, g);
 		if (frc == DPML_FUSED_OK) {
 			F->gen = g, F->ran++, F->budget--;

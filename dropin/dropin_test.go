@@ -370,6 +370,53 @@ func TestC(t *testing.T) {
 	}
 }
 
+// TestFusedSameBits: the C layer's calls (DPML_FUSED=true, the default)
+// and the Go path's (DPML_FUSED=false) give the same bits for every type
+// and op, with extreme values (the largest and smallest integers, unsigned
+// values with the top bit set, the largest and the subnormal floats), and
+// both give what the type's arithmetic gives, which is the check: the MPI
+// library itself is not the reference (Open MPI 4.1 compares
+// MPI_UNSIGNED_LONG as signed under MPI_MAX). On two nodes the C layer's
+// tree root makes the inter-node allreduce itself; it passed the caller's
+// datatype where the Go path passes the kind's (MPI_UINT64_T), so
+// MPI_UNSIGNED_LONG's MAX of 2^64-1 and 1 came back 1.
+func TestFusedSameBits(t *testing.T) {
+	setup(t)
+	for _, tc := range []struct {
+		name string
+		ppn  string
+		env  []string
+	}{
+		{"tree-2x2", "2,2", []string{"DPML_INTRA=tree", "DPML_LEADERS=1"}},
+		{"static-2x2", "2,2", []string{"DPML_TUNER=static"}},
+		{"tree-1x4", "4", []string{"DPML_INTRA=tree", "DPML_LEADERS=1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var lines [2][]string
+			for i, fused := range []string{"true", "false"} {
+				r := dpmlrunPPN(t, tc.ppn, true, append([]string{"DPML_FUSED=" + fused}, tc.env...), work.progs["allreduce"], "-o", outDir, "extremes=4")
+				if f := failures(r.out); len(f) > 0 {
+					t.Errorf("DPML_FUSED=%s: %d results differ from the arithmetic:\n%s", fused, len(f), strings.Join(f[:min(len(f), 20)], "\n"))
+				} else if r.code != 0 {
+					t.Fatalf("DPML_FUSED=%s: exit code %d\n%s\n%s", fused, r.code, r.stdout, r.stderr)
+				}
+				lines[i] = cases(r.out)
+				m := summaries(t, r.stderr)
+				if fused == "true" && m[0].fused == 0 {
+					t.Errorf("DPML_FUSED=true: no call ran in the C layer: %+v", m[0])
+				}
+				if fused == "false" && m[0].fused != 0 {
+					t.Errorf("DPML_FUSED=false: %d calls ran in the C layer", m[0].fused)
+				}
+				t.Logf("DPML_FUSED=%s: rank 0 counters %+v", fused, m[0])
+			}
+			if len(lines[0]) == 0 || !slices.Equal(lines[0], lines[1]) {
+				t.Errorf("the C layer and the Go path differ (%d vs %d lines):\n%s", len(lines[0]), len(lines[1]), firstDiff(lines[0], lines[1]))
+			}
+		})
+	}
+}
+
 // TestRepeat: back-to-back calls of one size, on one node and on two, the
 // calls the engine clears for the C layer to run without Go once their
 // plan is fixed (DPML_INTRA=tree with one leader here; a settled tuner's

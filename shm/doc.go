@@ -22,6 +22,13 @@
 // unmaps, and also unlinks when the handle created the segment and has not
 // unlinked it yet (an error path that never reached step 5).
 //
+// CreateUnnamed closes that window: the segment is an O_TMPFILE file that
+// never has a name; the creator broadcasts Ref (/proc/<pid>/fd/<fd>), the
+// others map it with OpenRef, and the creator's Unlink closes the
+// descriptor. A crash at any step leaves nothing behind. It needs
+// O_TMPFILE in the directory (tmpfs has it) and a /proc through which the
+// other ranks may open the creator's descriptor (same user).
+//
 // Names must not contain '/'. The directory is DefaultDir unless a Store
 // with another Dir is used; this package reads no environment variables (the
 // DPML_SHM_DIR override, if any, belongs to the caller's configuration).

@@ -65,6 +65,7 @@ type Segment struct {
 	m       mmap.MMap // nil once closed
 	created bool      // this handle created the file
 	linked  bool      // created by this handle and not yet unlinked by it
+	held    *os.File  // an unnamed segment's descriptor, kept until Unlink
 }
 
 // ValidateName reports whether name can be used as a segment name: non-empty,
@@ -151,6 +152,66 @@ func (st Store) Create(name string, size int) (*Segment, error) {
 	return &Segment{name: name, path: path, size: size, m: m, created: true, linked: true}, nil
 }
 
+// CreateUnnamed creates a segment of size bytes that never has a name: a
+// file opened with O_TMPFILE in the store's directory (mode 0600), its
+// memory reserved and mapped as Create does. Other processes of the same
+// user on the host open it with OpenRef(s.Ref(), size) while this handle
+// holds the file open, that is until Unlink or Close; after that only the
+// mappings keep the memory, and the kernel frees it when the last one
+// goes, however the processes end. Nothing can be left behind, at any step.
+//
+// It fails with an error wrapping ErrUnnamedUnsupported where the
+// directory's file system has no O_TMPFILE (callers then use Create).
+func (st Store) CreateUnnamed(size int) (*Segment, error) {
+	dir := st.dir()
+	if size <= 0 {
+		return nil, fmt.Errorf("shm: create in %s: invalid size %d", dir, size)
+	}
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EINVAL) {
+			return nil, fmt.Errorf("%w: %s: %w", ErrUnnamedUnsupported, dir, err)
+		}
+		return nil, fmt.Errorf("shm: create in %s (%d bytes): %w", dir, size, err)
+	}
+	f := os.NewFile(uintptr(fd), dir+"/(unnamed)")
+	if err := reserve(f, int64(size)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("shm: create in %s (%d bytes): %w", dir, size, err)
+	}
+	m, err := mmap.MapRegion(f, size, mmap.RDWR, 0, 0)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("shm: create in %s (%d bytes): mmap: %w", dir, size, err)
+	}
+	populate(m)
+	ref := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), fd)
+	return &Segment{name: ref, path: ref, size: size, m: m, created: true, held: f}, nil
+}
+
+// ErrUnnamedUnsupported: the directory's file system cannot create an
+// unnamed file (O_TMPFILE).
+var ErrUnnamedUnsupported = errors.New("shm: unnamed segments not supported")
+
+// Ref is the path through which other processes open the segment: its
+// name for a named segment, /proc/<pid>/fd/<fd> of the creator for an
+// unnamed one (valid until the creator's Unlink).
+func (s *Segment) Ref() string { return s.path }
+
+// IsRef reports whether name is a reference to an unnamed segment (see
+// Segment.Ref) rather than a segment name.
+func IsRef(name string) bool { return strings.HasPrefix(name, "/proc/") }
+
+// OpenRef maps the unnamed segment that ref (Segment.Ref of its creator)
+// names, which must be exactly size bytes.
+func (st Store) OpenRef(ref string, size int) (*Segment, error) {
+	var pid, fd int
+	if n, err := fmt.Sscanf(ref, "/proc/%d/fd/%d", &pid, &fd); err != nil || n != 2 || ref != fmt.Sprintf("/proc/%d/fd/%d", pid, fd) {
+		return nil, fmt.Errorf("shm: open %q: not a segment reference", ref)
+	}
+	return openPath(ref, ref, size)
+}
+
 // bare strips the *fs.PathError around err (our messages name the path
 // already); errors.Is(err, fs.ErrExist) and the like still hold.
 func bare(err error) error {
@@ -197,11 +258,15 @@ func (st Store) Open(name string, size int) (*Segment, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(st.dir(), name)
+	return openPath(name, filepath.Join(st.dir(), name), size)
+}
+
+// openPath maps the segment file at path (name: the Segment's name).
+func openPath(name, path string, size int) (*Segment, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("shm: open %s: invalid size %d", path, size)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := os.OpenFile(path, os.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("shm: open %s (%d bytes): %w", path, size, bare(err))
 	}
@@ -287,6 +352,15 @@ func (s *Segment) Unlink() error {
 }
 
 func (s *Segment) unlinkLocked() error {
+	if s.held != nil {
+		// An unnamed segment: its reference goes with the descriptor.
+		err := s.held.Close()
+		s.held = nil
+		if err != nil {
+			return fmt.Errorf("shm: unlink: %w", err)
+		}
+		return nil
+	}
 	if s.created && !s.linked {
 		return nil
 	}
@@ -304,7 +378,7 @@ func (s *Segment) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error
-	if s.created && s.linked {
+	if s.created && s.linked || s.held != nil {
 		if err := s.unlinkLocked(); err != nil {
 			errs = append(errs, err)
 		}

@@ -399,3 +399,57 @@ func TestUint64At(t *testing.T) {
 		t.Fatal("Uint64sAt past end succeeded")
 	}
 }
+
+// TestUnnamedSegment: an unnamed segment has no name in its directory at
+// any time, is shared through its reference while the creator holds it,
+// and cannot be opened any more once the creator unlinked it.
+func TestUnnamedSegment(t *testing.T) {
+	st := Store{Dir: t.TempDir()}
+	a, err := st.CreateUnnamed(8192)
+	if errors.Is(err, ErrUnnamedUnsupported) {
+		t.Skipf("no O_TMPFILE here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if ents, _ := os.ReadDir(st.Dir); len(ents) != 0 {
+		t.Fatalf("an unnamed segment shows in its directory: %v", ents)
+	}
+	if !IsRef(a.Ref()) {
+		t.Fatalf("Ref %q is not a reference", a.Ref())
+	}
+	for _, tc := range []struct {
+		ref  string
+		size int
+		ok   bool
+	}{
+		{a.Ref(), 8192, true},
+		{a.Ref(), 4096, false},        // the size must match
+		{a.Ref() + "/x", 8192, false}, // not a reference
+		{"/proc/self/fd/0", 8192, false},
+	} {
+		b, err := st.OpenRef(tc.ref, tc.size)
+		if (err == nil) != tc.ok {
+			t.Errorf("OpenRef(%q, %d): %v, want ok=%v", tc.ref, tc.size, err, tc.ok)
+		}
+		if err == nil {
+			a.Bytes()[100] = 42
+			if b.Bytes()[100] != 42 {
+				t.Error("the mappings do not share memory")
+			}
+			b.Close()
+		}
+	}
+	ref := a.Ref()
+	if err := a.Unlink(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := st.OpenRef(ref, 8192); err == nil {
+		b.Close()
+		t.Error("the segment could still be opened after Unlink")
+	}
+	if a.Bytes()[100] != 42 {
+		t.Error("the creator's mapping lost its memory at Unlink")
+	}
+}

@@ -14,7 +14,10 @@
 // The ranks get DPML_RUN_NODES, DPML_RUN_PPN and DPML_JOB (a random job
 // token). After mpirun exits, dpmlrun removes /dev/shm/dpml-<token>* and
 // Open MPI's session files of the job, so even a crashed run leaves nothing
-// behind. dpmlrun exits with mpirun's exit code. It needs Open MPI's
+// behind. A dpmlrun killed with SIGKILL leaves them; the next start removes
+// them, knowing its user's jobs from a private state directory
+// ($TMPDIR/dpmlrun-state-<uid>, mode 0700) and removing only entries that
+// user owns. dpmlrun exits with mpirun's exit code. It needs Open MPI's
 // mpirun or MPICH's mpiexec.hydra, unshare and taskset (util-linux), and
 // root or unprivileged user namespaces. -v prints the mpirun command;
 // -print-layout prints the layout and the command without running anything.

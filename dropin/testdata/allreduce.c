@@ -15,7 +15,9 @@
 // communicators at once; needs -mt), overlap (overlapping buffers without
 // MPI_IN_PLACE: erroneous, for the library only), shm (print the number of
 // dpml-<job> entries in /dev/shm: must be 0), abort (rank 0 calls MPI_Abort
-// after routed calls; the others wait in a barrier).
+// after routed calls; the others wait in a barrier), extremes=N (every
+// type and op with extreme values, N calls each, checked against the
+// type's arithmetic).
 //
 // Data are small integers in every type, so floating-point results are
 // exact whatever the reduction order, and runs with and without the
@@ -23,6 +25,7 @@
 
 #include <complex.h>
 #include <dirent.h>
+#include <float.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -429,6 +432,112 @@ static void part_repeat(long n, int one) {
 	}
 }
 
+// extreme_int is value j of a small set of extremes of an integer kind:
+// 0, 1, the largest, the smallest, one off each, the middle of the
+// unsigned range, and an alternating bit pattern.
+static uint64_t extreme_int(int kind, int j) {
+	int bits = 8 * kind_size(kind);
+	uint64_t mask = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
+	int sgn = kind <= I64;
+	uint64_t top = 1ULL << (bits - 1);
+	uint64_t v[] = {0, 1, sgn ? top - 1 : mask, sgn ? top : mask - 1, sgn ? top + 1 : top, sgn ? mask : top - 1,
+			sgn ? top - 2 : 2, 0x5555555555555555ULL};
+	return v[j % (int)(sizeof v / sizeof v[0])] & mask;
+}
+
+// extreme_float is value j of the extremes of floating-point kind kind:
+// zero, small integers, and the largest, the smallest normal and the
+// smallest subnormal finite values of either sign.
+static long double extreme_float(int kind, int j) {
+	long double big = kind == F32 ? FLT_MAX : kind == F64 ? DBL_MAX : LDBL_MAX;
+	long double tiny = kind == F32 ? FLT_MIN : kind == F64 ? DBL_MIN : LDBL_MIN;
+	long double sub = kind == F32 ? FLT_TRUE_MIN : kind == F64 ? DBL_TRUE_MIN : LDBL_TRUE_MIN;
+	long double v[] = {0, 1, -1, big, -big, tiny, -tiny, sub, -sub, 2, -2};
+	return v[j % (int)(sizeof v / sizeof v[0])];
+}
+
+// fill_extremes fills buf with extremes: element i of rank r on call c.
+// Floating-point values are for MIN and MAX only (sums of extremes depend
+// on the order of the reduction).
+static void fill_extremes(int kind, void *buf, long n, int r, long c) {
+	for (long i = 0; i < n; i++) {
+		int j = (int)((i * 3 + r * 5 + c * 7) % 11);
+		uint64_t u = extreme_int(kind, j);
+		switch (kind) {
+		case I8: case U8: ((uint8_t *)buf)[i] = (uint8_t)u; break;
+		case I16: case U16: ((uint16_t *)buf)[i] = (uint16_t)u; break;
+		case I32: case U32: ((uint32_t *)buf)[i] = (uint32_t)u; break;
+		case I64: case U64: ((uint64_t *)buf)[i] = u; break;
+		case F32: ((float *)buf)[i] = (float)extreme_float(kind, j); break;
+		case F64: ((double *)buf)[i] = (double)extreme_float(kind, j); break;
+		case F80: ((long double *)buf)[i] = extreme_float(kind, j); break;
+		case BOOL: ((_Bool *)buf)[i] = j & 1; break;
+		}
+	}
+}
+
+// part_extremes: every type and op with extreme values (largest and
+// smallest integers, unsigned values with the top bit set), n calls of
+// each (type, op, count) back to back, plain and in place in turn, so
+// that libdpml.so clears the later calls for its C layer. Each result is
+// checked against the arithmetic of the type (fold), not against the MPI
+// library, and the hash of every call's result is printed: runs with the
+// C layer on and off (DPML_FUSED) must print the same lines.
+static void part_extremes(long n) {
+	static const long counts[] = {1, 7};
+	int r, size;
+	MPI_Comm_rank(MPI_COMM_WORLD, &r);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	for (int ti = 0; ti < NTYPES; ti++) {
+		type_t tt = types[ti];
+		const type_t *t = &tt;
+		if (t->kind < 0 || t->group == G_COMPLEX) continue;
+		// MPI_Aint, MPI_Offset and MPI_Count are signed C types (the
+		// types table reads MPI_OFFSET as unsigned to keep small values
+		// clear of Open MPI 4.1, which reduces it as unsigned).
+		if (t->group == G_MULTI && t->kind >= U8 && t->kind <= U64) tt.kind -= U8 - I8;
+		for (int op = 0; op < NOPS; op++) {
+			if (!op_allowed(t->group, op)) continue;
+			if ((t->kind == F32 || t->kind == F64 || t->kind == F80) && op != MIN && op != MAX) continue;
+			for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+				long cnt = counts[ci];
+				size_t bytes = (size_t)cnt * kind_size(t->kind) + 1;
+				void *send = calloc(1, bytes), *recv = calloc(1, bytes), *want = calloc(1, bytes), *tmp = calloc(1, bytes);
+				uint64_t h = 0xcbf29ce484222325ULL;
+				for (long c = 0; c < n; c++) {
+					fill_extremes(t->kind, send, cnt, r, c);
+					int rc;
+					if (c & 1) {
+						memcpy(recv, send, (size_t)cnt * kind_size(t->kind));
+						rc = MPI_Allreduce(MPI_IN_PLACE, recv, (int)cnt, t->dt, mpi_ops[op], MPI_COMM_WORLD);
+					} else {
+						rc = MPI_Allreduce(send, recv, (int)cnt, t->dt, mpi_ops[op], MPI_COMM_WORLD);
+					}
+					check_rc(rc, "MPI_Allreduce");
+					fill_extremes(t->kind, want, cnt, 0, c);
+					for (int q = 1; q < size; q++) {
+						fill_extremes(t->kind, tmp, cnt, q, c);
+						fold(t->kind, op, want, tmp, cnt);
+					}
+					for (long i = 0; i < cnt; i++)
+						if (!elem_equal(t->kind, recv, want, i)) {
+							FAIL("extremes %s %s n=%ld call %ld: element %ld wrong", t->name, op_names[op], cnt, c, i);
+							break;
+						}
+					uint64_t x = hash(t->kind, recv, cnt);
+					h = fnv(h, &x, sizeof x);
+				}
+				fprintf(out, "case extremes %s %s n=%ld x%ld rank %d hash %016llx\n", t->name, op_names[op], cnt, n, world_rank,
+				       (unsigned long long)h);
+				free(send);
+				free(recv);
+				free(want);
+				free(tmp);
+			}
+		}
+	}
+}
+
 static void part_types(void) {
 	static const long counts[] = {1, 5, 1000};
 	for (int ti = 0; ti < NTYPES; ti++) {
@@ -667,6 +776,7 @@ int main(int argc, char **argv) {
 		else if (strncmp(argv[a], "loop=", 5) == 0) part_loop(atol(argv[a] + 5));
 		else if (strncmp(argv[a], "repeat=", 7) == 0) part_repeat(atol(argv[a] + 7), 0);
 		else if (strncmp(argv[a], "repeat1=", 8) == 0) part_repeat(atol(argv[a] + 8), 1);
+		else if (strncmp(argv[a], "extremes=", 9) == 0) part_extremes(atol(argv[a] + 9));
 		else if (strcmp(argv[a], "threads") == 0) part_threads(provided);
 		else if (strcmp(argv[a], "shm") == 0) fprintf(out, "shm rank %d entries %d\n", world_rank, shm_entries());
 		else if (strcmp(argv[a], "abort") == 0) part_abort();

@@ -17,8 +17,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/dpmlgo/dpml/config"
 )
 
 // Config is what the dpmlrun command line asks for.
@@ -153,20 +151,19 @@ func Run(cfg Config) (int, error) {
 		if !cfg.PrintLayout {
 			// Session directories and vader's backing files go into
 			// directories of this job, removed at exit even after a crash.
-			SweepStale()
+			if _, err := SweepStale(); err != nil {
+				fmt.Fprintf(stderr, "dpmlrun: warning: %v: stale jobs are not swept\n", err)
+			}
 			tmpBase, err = os.MkdirTemp("", "dpmlrun-"+job+"-")
 			if err != nil {
 				return 2, err
 			}
 			defer os.RemoveAll(tmpBase)
-			// The lock, held until exit (even a SIGKILL releases it), marks
-			// the job as alive for SweepStale of later runs. It is taken
-			// before the file gets its name, so no sweeper sees it unlocked.
-			if lock, err := os.CreateTemp(tmpBase, "lock-"); err == nil {
-				defer lock.Close()
-				if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-					_ = os.Rename(lock.Name(), filepath.Join(tmpBase, lockName))
-				}
+			// Marks the job as alive for SweepStale of later runs.
+			if release, err := markAlive(job, tmpBase); err != nil {
+				fmt.Fprintf(stderr, "dpmlrun: warning: %v: a later run cannot sweep this job if it is killed\n", err)
+			} else {
+				defer release()
 			}
 			if flavor == MPICH {
 				// Hydra's launcher executable: one file (see
@@ -361,69 +358,6 @@ func NewJobToken() (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(b[:]), nil
-}
-
-// SweepJob removes every entry named dpml-<job>* from /dev/shm and from
-// $DPML_SHM_DIR (the engine's segment directory) when that is set. It
-// returns the paths it removed.
-func SweepJob(job string) []string {
-	if job == "" {
-		return nil
-	}
-	dirs := []string{"/dev/shm"}
-	if d := os.Getenv(config.ShmDir); d != "" && filepath.Clean(d) != "/dev/shm" {
-		dirs = append(dirs, d)
-	}
-	var removed []string
-	for _, dir := range dirs {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, e := range ents {
-			if strings.HasPrefix(e.Name(), "dpml-"+job) {
-				p := filepath.Join(dir, e.Name())
-				if os.RemoveAll(p) == nil {
-					removed = append(removed, p)
-				}
-			}
-		}
-	}
-	return removed
-}
-
-const lockName = "dpmlrun.lock"
-
-// SweepStale removes what emulated jobs killed with SIGKILL left behind:
-// their /tmp/dpmlrun-<job>-* directories (whose lock is no longer held)
-// and /dev/shm/dpml-<job>*. It returns the removed paths.
-func SweepStale() []string {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "dpmlrun-*-*"))
-	var removed []string
-	for _, d := range dirs {
-		job, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(d), "dpmlrun-"), "-")
-		if !ok || len(job) != 12 {
-			continue
-		}
-		lock, err := os.Open(filepath.Join(d, lockName))
-		if err != nil {
-			// No lock file: a job that is just starting, or not ours.
-			if st, err := os.Stat(d); err != nil || time.Since(st.ModTime()) < time.Minute {
-				continue
-			}
-		} else {
-			err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-			lock.Close()
-			if err != nil {
-				continue // alive
-			}
-		}
-		if os.RemoveAll(d) == nil {
-			removed = append(removed, d)
-		}
-		removed = append(removed, SweepJob(job)...)
-	}
-	return removed
 }
 
 // CheckMpirun finds Open MPI's mpirun (mpirun.openmpi or mpirun) and
