@@ -1,6 +1,24 @@
 // Package mpi is a thin cgo binding to the system MPI library: the calls
 // DPML needs, typed with Go generics, with Go errors instead of aborts.
 //
+// # Usage
+//
+//	func main() {
+//		if _, err := mpi.Init(); err != nil { // from main: the package locks it to its thread
+//			log.Fatal(err)
+//		}
+//		defer mpi.Finalize()
+//		world := mpi.World() // nil before Init
+//		x := []float64{float64(world.Rank())}
+//		sum := make([]float64, 1)
+//		if err := mpi.Allreduce(world, x, sum, mpi.OpSum); err != nil {
+//			log.Fatal(err) // an *mpi.Error; the library's errors return, they do not abort
+//		}
+//	}
+//
+// Build with cgo and Open MPI's pkg-config file ompi-c (the tag mpich for
+// MPICH); run under mpirun, dpmlrun, or alone as one rank.
+//
 // # Libraries and ABIs
 //
 // By default the package builds against Open MPI (pkg-config ompi-c); with
