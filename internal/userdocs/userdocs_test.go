@@ -135,8 +135,8 @@ func readme(t *testing.T) (files map[string]string, runs []block) {
 	return files, runs
 }
 
-// built holds what the tests build once: bin/ with libdpml.so, dpmlx.h
-// and a dpmlrun that runs this test binary as dpmlrun.
+// built holds what the tests build once: bin/ with libdpml.so, dpmlx.h,
+// dpml-info and a dpmlrun that runs this test binary as dpmlrun.
 var built struct {
 	once sync.Once
 	dir  string // bin/ is dir/bin
@@ -180,6 +180,12 @@ func buildBin(t *testing.T) string {
 			built.err = err
 			return
 		}
+		cmd = exec.Command(goBin(), "build", "-o", filepath.Join(bin, "dpml-info"), "./cmd/dpml-info")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build ./cmd/dpml-info: %v\n%s", err, out)
+			return
+		}
 		exe, err := os.Executable()
 		if err != nil {
 			built.err = err
@@ -212,6 +218,18 @@ var mpiEnv = []string{
 	"OMPI_MCA_rmaps_base_oversubscribe=1", "OMPI_MCA_mpi_yield_when_idle=1",
 }
 
+// cleanEnv is the environment without DPML_* variables: the README's
+// commands run as a new user's would, whatever the developer has set.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DPML_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
 // workDir makes a directory holding files and a link bin -> the built bin/.
 func workDir(t *testing.T, bin string, files map[string]string) string {
 	t.Helper()
@@ -233,7 +251,7 @@ func runBlock(t *testing.T, dir string, b block, env ...string) (stdout, stderr 
 	t.Helper()
 	cmd := exec.Command("bash", "-e", "-x", "-c", b.text)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), mpiEnv...), env...)
+	cmd.Env = append(append(cleanEnv(), mpiEnv...), env...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	done := make(chan error, 1)
@@ -345,6 +363,33 @@ func TestReadmeGo(t *testing.T) {
 		t.Fatalf("the Go run block does not run on 2 nodes of 2 ranks:\n%s", goRun.text)
 	}
 	checkSums(t, stdout, 1, ranks)
+}
+
+// TestReadmeSettings runs the README's dpml-info command: the setting it
+// sets shows as coming from the environment, the others from their
+// defaults.
+func TestReadmeSettings(t *testing.T) {
+	_, runs := readme(t)
+	var info *block
+	for i := range runs {
+		if strings.Contains(runs[i].text, "dpml-info") {
+			info = &runs[i]
+		}
+	}
+	if info == nil {
+		t.Fatal("README.md has no run block with dpml-info")
+	}
+	bin := buildBin(t)
+	stdout, _ := runBlock(t, workDir(t, bin, nil), *info)
+	for _, want := range []string{
+		"\nDPML_LEADERS = 4 (environment; must be equal on all ranks)\n",
+		"\nDPML_TIMEOUT = 60s (default; per rank)\n",
+		"\nInternal and test-only variables",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("dpml-info printed no %q:\n%s", strings.TrimSpace(want), stdout)
+		}
+	}
 }
 
 // TestDocLinks: every relative link of the README and docs/*.md leads to
