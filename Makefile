@@ -222,7 +222,7 @@ uninstall:
 # The EMULATED SHArP switch the tests use (internal/fakesharp), for trying
 # the offload path by hand: DPML_OFFLOAD=libsharp
 # DPML_SHARP_LIB=$(CURDIR)/bin/fakesharp/libsharp_coll.so. Results on it
-# say nothing about SHArP (README, "In-network reduction offload").
+# say nothing about SHArP (docs/guide.md, "In-network reduction offload").
 fakesharp:
 	@mkdir -p bin/fakesharp
 	$(CC) -shared -fPIC -O2 -Wall -o bin/fakesharp/libsharp_coll.so internal/fakesharp/csrc/fake_sharp_coll.c

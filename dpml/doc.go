@@ -171,7 +171,7 @@
 // partition over its own group) at high ppn; everything else runs on the
 // host, as does a call the plan spec marks offload=host. A missing library
 // is a warning and the host path; a switch or member lost mid-call fails the
-// call within DPML_TIMEOUT. See offload.go, and the README for real SHArP
+// call within DPML_TIMEOUT. See offload.go, and docs/guide.md for real SHArP
 // and for what was verified only against the tests' emulated switch.
 //
 // # Large messages
