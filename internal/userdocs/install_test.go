@@ -93,7 +93,11 @@ func TestMakeInstall(t *testing.T) {
 	if i, j := strings.Index(needed, "libdpml.so"), strings.Index(needed, "libmpi"); i < 0 || j < 0 || i > j {
 		t.Errorf("prog's NEEDED entries: want libdpml.so before libmpi:\n%s", needed)
 	}
-	out := run(tmp, []string{"DPML_VERBOSE=1"}, "mpirun", "-np", "2", "./prog")
+	mpirun := "mpirun"
+	if p, err := exec.LookPath("mpirun.openmpi"); err == nil {
+		mpirun = p
+	}
+	out := run(tmp, []string{"DPML_VERBOSE=1"}, mpirun, "-np", "2", "./prog")
 	if !regexp.MustCompile(`(?m)^wrong 0 plan rc 0 \S`).MatchString(out) {
 		t.Errorf("the installed library's program printed no correct result and plan:\n%s", out)
 	}

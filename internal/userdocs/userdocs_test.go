@@ -186,6 +186,19 @@ func buildBin(t *testing.T) string {
 			built.err = fmt.Errorf("go build ./cmd/dpml-info: %v\n%s", err, out)
 			return
 		}
+		// The README says mpicc and mpirun; where Debian's alternatives
+		// could point them at MPICH, the commands get Open MPI's.
+		shim := filepath.Join(dir, "shim")
+		if built.err = os.Mkdir(shim, 0o755); built.err != nil {
+			return
+		}
+		for name, flavored := range map[string]string{"mpicc": "mpicc.openmpi", "mpirun": "mpirun.openmpi"} {
+			if path, err := exec.LookPath(flavored); err == nil {
+				if built.err = os.Symlink(path, filepath.Join(shim, name)); built.err != nil {
+					return
+				}
+			}
+		}
 		exe, err := os.Executable()
 		if err != nil {
 			built.err = err
@@ -252,6 +265,7 @@ func runBlock(t *testing.T, dir string, b block, env ...string) (stdout, stderr 
 	cmd := exec.Command("bash", "-e", "-x", "-c", b.text)
 	cmd.Dir = dir
 	cmd.Env = append(append(cleanEnv(), mpiEnv...), env...)
+	cmd.Env = append(cmd.Env, "PATH="+filepath.Join(built.dir, "shim")+string(os.PathListSeparator)+os.Getenv("PATH"))
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	done := make(chan error, 1)
