@@ -17,9 +17,9 @@ export CGO_ENABLED := 1
 GOEXPERIMENT ?= simd
 export GOEXPERIMENT
 COMMIT   := $(shell git rev-parse HEAD 2>/dev/null)
-LDFLAGS  := -X main.gitCommit=$(COMMIT)
+LDFLAGS  := -X main.gitCommit=$(COMMIT) -X github.com/dpmlgo/dpml/internal/version.Commit=$(COMMIT)
 # The main job: a short sweep on an emulated 2-node x 2-rank cluster, calls
-# back to back as applications make them (issue 12), from Go (dpmlbench)
+# back to back as applications make them, from Go (dpmlbench)
 # and from C (dpmlbench-c with libdpml.so preloaded).
 BENCH_ARGS ?= -sizes 8:4M:x8 -leaders 1,2 -pipeline 1,2 -time 50ms -progress -pattern b2b
 CBENCH_ARGS ?= -sizes 8:4M:x8 -variants native,auto,dpml:l=1,dpml:l=2,pipelined:l=2,k=2 -time 50ms -progress -pattern b2b -check
@@ -72,7 +72,7 @@ FUZZ_TARGETS := ./config:FuzzParseBytes ./config:FuzzParseDuration ./config:Fuzz
 	./internal/launch:FuzzParsePPN ./internal/launch:FuzzParseCPUList \
 	./internal/bench:FuzzParseSizes ./dpml:FuzzTuningTable
 
-.PHONY: all deps deps-openmpi deps-mpich build lib nccl-plugin test test-mpich lint bench clean soak fuzz fakesharp
+.PHONY: all deps deps-openmpi deps-mpich build commands lib nccl-plugin install install-files uninstall test test-mpich lint bench clean soak fuzz fakesharp
 
 all: build
 
@@ -147,17 +147,21 @@ deps-mpich:
 # Everything into $(BIN): bin/ for Open MPI, bin/mpich/ for MPI=mpich.
 # bin/mpich/dpmlrun is built with the tag mpich too: it launches with
 # MPICH's Hydra unless the program says otherwise (dpmlrun -mpi).
-build: deps lib nccl-plugin
+build: deps lib nccl-plugin commands
 	$(GO) build $(GOTAGS) ./...
+	@# The Go-vs-C call probe and its C twin (bench/diag/gocall.sh).
+	$(GO) build $(GOTAGS) -ldflags "$(LDFLAGS)" -o $(BIN)/gocall ./bench/diag/gocall
+	$(MPICC) -O2 -Wall -o $(BIN)/gocall-c bench/diag/gocall/ctwin/gocall.c
+
+# The commands (dpmlrun, dpmlbench, dpml-info, ...) and the C benchmark
+# client into $(BIN).
+commands: deps
 	@mkdir -p $(BIN)
 	$(GO) build $(GOTAGS) -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 	@# The C benchmark client (no Go files in its directory: go skips it).
 	$(MPICC) -O2 -Wall -I dropin -DDPML_COMMIT='"$(COMMIT)"' -o $(BIN)/dpmlbench-c cmd/dpmlbench-c/dpmlbench-c.c -ldl -lm
-	@# The Go-vs-C call probe and its C twin (bench/diag/gocall.sh, issue 17).
-	$(GO) build $(GOTAGS) -ldflags "$(LDFLAGS)" -o $(BIN)/gocall ./bench/diag/gocall
-	$(MPICC) -O2 -Wall -o $(BIN)/gocall-c bench/diag/gocall/ctwin/gocall.c
 
-# The NCCL tuner plugin (nccl/, issue 20): NCCL_TUNER_PLUGIN=$(CURDIR)/bin/libdpml-nccl-tuner.so.
+# The NCCL tuner plugin (nccl/): NCCL_TUNER_PLUGIN=$(CURDIR)/bin/libdpml-nccl-tuner.so.
 # No MPI, no CUDA needed to build it. bin/dpmlnccl is its offline tool (static,
 # for the GPU machine too); cmd/ncclsweep is built on the GPU machine
 # (bench/nccl/device.sh, which needs both files of bin/).
@@ -175,10 +179,52 @@ lib: deps
 	@rm -f $(BIN)/libdpml.h
 	cp dropin/dpmlx.h $(BIN)/dpmlx.h
 
+# make install PREFIX=DIR (default /usr/local; DESTDIR for staging) builds
+# the library and the commands, then copies the commands to PREFIX/bin,
+# libdpml.so to PREFIX/lib, dpmlx.h to PREFIX/include and writes
+# PREFIX/lib/pkgconfig/dpml.pc, so a program links the drop-in with
+#   mpicc -o app app.c $$(pkg-config --cflags --libs dpml)
+# (PKG_CONFIG_PATH=PREFIX/lib/pkgconfig). MPI=mpich installs the MPICH-ABI
+# build under the same names: give it its own PREFIX. make uninstall
+# removes exactly the files install writes. install-files copies what is
+# already built in $(BIN), without building.
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
+INSTALL_CMDS := dpmlrun dpmlbench dpmlbench-c dpml-info
+install: lib commands
+	$(MAKE) --no-print-directory install-files
+
+install-files:
+	@for f in $(INSTALL_CMDS) libdpml.so; do \
+		[ -f $(BIN)/$$f ] || { echo "make install: $(BIN)/$$f is missing: run make build$(if $(filter mpich,$(MPI)), MPI=mpich)" >&2; exit 1; }; \
+	done
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
+	install -m 755 $(addprefix $(BIN)/,$(INSTALL_CMDS)) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(BIN)/libdpml.so $(DESTDIR)$(PREFIX)/lib/libdpml.so
+	install -m 644 dropin/dpmlx.h $(DESTDIR)$(PREFIX)/include/dpmlx.h
+	@printf '%s\n' \
+		'prefix=$(PREFIX)' \
+		'libdir=$${prefix}/lib' \
+		'includedir=$${prefix}/include' \
+		'' \
+		'Name: dpml' \
+		'Description: DPML-Go drop-in MPI_Allreduce (data-partitioning multi-leader), $(MPI) ABI' \
+		'URL: https://github.com/dpmlgo/dpml' \
+		'Version: $(VERSION)' \
+		'Libs: -L$${libdir} -ldpml -Wl,-rpath,$${libdir}' \
+		'Cflags: -I$${includedir}' >$(DESTDIR)$(PREFIX)/lib/pkgconfig/dpml.pc
+	@echo "installed into $(DESTDIR)$(PREFIX): bin/ ($(INSTALL_CMDS)), lib/libdpml.so, include/dpmlx.h, lib/pkgconfig/dpml.pc"
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(INSTALL_CMDS)) \
+		$(DESTDIR)$(PREFIX)/lib/libdpml.so $(DESTDIR)$(PREFIX)/include/dpmlx.h \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig/dpml.pc
+
 # The EMULATED SHArP switch the tests use (internal/fakesharp), for trying
 # the offload path by hand: DPML_OFFLOAD=libsharp
 # DPML_SHARP_LIB=$(CURDIR)/bin/fakesharp/libsharp_coll.so. Results on it
-# say nothing about SHArP (README, "In-network reduction offload").
+# say nothing about SHArP (docs/guide.md, "In-network reduction offload").
 fakesharp:
 	@mkdir -p bin/fakesharp
 	$(CC) -shared -fPIC -O2 -Wall -o bin/fakesharp/libsharp_coll.so internal/fakesharp/csrc/fake_sharp_coll.c

@@ -4,10 +4,10 @@
 # the C clients dpmlbench-c and gocall-c, and dpmlrun, with COMMIT's hash
 # in .devbin/NAME/COMMIT. The device has no Go toolchain: a device call
 # carries .devbin (git-ignored; name it in the call's carry), and the
-# session scripts' common.sh decompresses it there. COMMIT is built in a
+# measurement scripts' common.sh decompresses it there. COMMIT is built in a
 # temporary worktree under bench/tmp (git-ignored), so the checkout's own
 # files and bin/ stay as they are. A commit from before a program existed
-# builds without it (gocall came with issue 17).
+# builds without it.
 set -eu
 name=${1:?usage: bench/devbin.sh NAME [COMMIT]}
 rev=${2:-HEAD}

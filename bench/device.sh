@@ -24,13 +24,13 @@ NP=${NP:-32} FN=${FAKE_NODES:-4} FP=${FAKE_PPN:-8}
 L1=1x$NP L4=${FN}x$FP
 ONE="mpirun --allow-run-as-root -np $NP --bind-to core --map-by core --mca btl self,vader --mca btl_vader_single_copy_mechanism cma"
 # Nodes by host name: MPI_Comm_split_type(SHARED) hung the emulated nodes on
-# the device's Open MPI 4.1.6 (bench/results/2026-11-21-h200x2/README.md).
+# the device's Open MPI 4.1.6.
 FAKE="bin/dpmlrun -nodes $FN -ppn $FP -cores-per-node $FP -- --mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=${DPML_NODE_SPLIT:-host} --"
 # The C client (bin/dpmlbench-c) preloads CLIENT_LIB; with CLIENT_LIB_ALT
 # set (another build of libdpml.so, e.g. main's) every client run is repeated
 # with it into *-alt directories, so old and new compare in one device call
-# (a build without dpmlx.h, such as one from before issue 12, runs native and
-# auto only: the client cannot set its plans).
+# (a build without dpmlx.h runs native and auto only: the client cannot set
+# its plans).
 CLIENT_LIB=${CLIENT_LIB:-$PWD/bin/libdpml.so}
 CLIENT_LIB_ALT=${CLIENT_LIB_ALT:-}
 CLIENT_PATTERNS=${CLIENT_PATTERNS:-b2b barrier skew}
@@ -78,7 +78,7 @@ diag)
     -time "$TIME" -quiet -out "$OUTDIR/4x8cma" ;;
 tune)
   # The tuner on its own: calls per size until it settles, regret curves,
-  # and the tables it learned (issue 5).
+  # and the tables it learned.
   run tune-1x32 200 $ONE bin/dpmlbench tune -sizes 8:64M:x8 -out "$OUTDIR/tuning-1x32.json" -regret "$OUTDIR/regret-1x32"
   fake tune-4x8 300 $FAKE bin/dpmlbench tune -sizes 8:64M:x8 -out "$OUTDIR/tuning-4x8.json" -regret "$OUTDIR/regret-4x8" ;;
 han)
@@ -118,7 +118,7 @@ explore)
       -variants native,dpml -phases -time "$TIME" -quiet -out "$OUTDIR/1x32-demote$dm"
   done ;;
 client|client1x32|client4x8)
-  # Issue 12: MPI_Allreduce timed the way applications call it, from a C
+  # MPI_Allreduce timed the way applications call it, from a C
   # program with libdpml.so preloaded, in every call pattern; native, auto
   # and fixed plans interleaved in each run (every ratio from one run).
   # Each pattern's sweep stays well under 3 minutes at 1x32 (-time, fewer
@@ -144,7 +144,7 @@ client|client1x32|client4x8)
     done
   done ;;
 apps1x32|apps4x8)
-  # The mini-apps (issue 7), one layout per step.
+  # The mini-apps, one layout per step.
   lay=${s#apps}
   if [ "$lay" = 4x8 ] && [ $FAKE_OK = 0 ]; then echo "== apps 4x8: skipped (diag failed)"; continue; fi
   run "apps-$lay" 300 apps/run-device.sh "$OUTDIR/apps" "$lay" ;;

@@ -99,6 +99,35 @@ type Var struct {
 	Min, Max int64
 	// Agreed says where the library compares the value across ranks.
 	Agreed Agreement
+	// Class says whom the variable is for: users (the zero value), DPML's
+	// own tools, or the tests only. Listings show the last two apart.
+	Class Class
+}
+
+// Class says whom a variable is for.
+type Class int
+
+const (
+	// User settings are for users: listed and documented first.
+	User Class = iota
+	// Internal variables are set by DPML's own tools (dpmlrun, the test
+	// harness) in the processes they start; users read them at most.
+	Internal
+	// TestOnly variables are read only by the tests or by the emulated
+	// SHArP switch the tests build.
+	TestOnly
+)
+
+func (c Class) String() string {
+	switch c {
+	case User:
+		return "user"
+	case Internal:
+		return "internal"
+	case TestOnly:
+		return "test only"
+	}
+	return fmt.Sprintf("Class(%d)", int(c))
 }
 
 // Names of the variables, as constants so a typo is a compile error.
@@ -170,11 +199,11 @@ var Vars = []Var{
 		Doc: "Pass every MPI_Allreduce of the drop-in library straight to the MPI library (after one small allreduce per communicator that checks the ranks agree)."},
 	{Name: DropinFrom, Kind: KindInt, Default: "1", Scope: AllRanks, Users: "libdpml.so", Min: 1, Max: 1<<31 - 1, Agreed: AtDropin,
 		Doc: "The drop-in library sets up DPML on a communicator at its n-th eligible MPI_Allreduce; the calls before pass through to the MPI library. Raise it when a program makes many short-lived communicators that each see only a few calls (setup is several collectives)."},
-	{Name: FakeKill, Kind: KindInt, Default: "0", Scope: AllRanks, Users: "tests (emulated libsharp_coll)", Min: 0, Max: 1<<31 - 1,
+	{Name: FakeKill, Kind: KindInt, Default: "0", Scope: AllRanks, Users: "tests (emulated libsharp_coll)", Min: 0, Max: 1<<31 - 1, Class: TestOnly,
 		Doc: "EMULATION ONLY (the fake libsharp_coll.so that the tests build, internal/fakesharp): after completing this many operations of a group, the emulated switch process kills itself with SIGKILL as soon as the next operation has arrived from every member (0: never). That operation never completes and later ones are refused: a switch that dies mid-run."},
-	{Name: FakeOSTs, Kind: KindInt, Default: "4", Scope: AllRanks, Users: "tests (emulated libsharp_coll)", Min: 1, Max: 64,
+	{Name: FakeOSTs, Kind: KindInt, Default: "4", Scope: AllRanks, Users: "tests (emulated libsharp_coll)", Min: 1, Max: 64, Class: TestOnly,
 		Doc: "EMULATION ONLY: outstanding operations per group that the fake libsharp_coll.so reports (caps osts_per_group) and enforces: one more is refused with an error."},
-	{Name: FakePayload, Kind: KindBytes, Default: "1K", Scope: AllRanks, Users: "tests (emulated libsharp_coll)", Min: 8, Max: 64 << 10,
+	{Name: FakePayload, Kind: KindBytes, Default: "1K", Scope: AllRanks, Users: "tests (emulated libsharp_coll)", Min: 8, Max: 64 << 10, Class: TestOnly,
 		Doc: "EMULATION ONLY: payload per operation that the fake libsharp_coll.so reports (caps user_data_per_ost) and enforces: a larger operation is refused with an error (the real library would split it; the emulation refuses, to prove the caller splits)."},
 	{Name: Fused, Kind: KindBool, Default: "true", Scope: AllRanks, Users: "engine, libdpml.so", Agreed: AtNew,
 		Doc: "Small-message calls whose plan is one reduction tree over the node (one segment, at most 1 KiB) run the tree's protocol as one C routine: a Go program makes one cgo call per call, and libdpml.so runs the calls of a fixed or settled plan without entering Go at all. `false` runs them as the Go executor's steps, the reference the C routine is tested against; the results are the same bits either way."},
@@ -188,9 +217,9 @@ var Vars = []Var{
 		Doc: "Leaders per node `l`, or `auto`. Forces the plan of every call that has no per-call override. More than the smallest node's ranks is clamped to that number, with a warning on rank 0."},
 	{Name: MinBytes, Kind: KindBytes, Default: "0", Scope: AllRanks, Users: "libdpml.so", Agreed: AtDropin,
 		Doc: "Calls of the drop-in library smaller than this many bytes pass through to the MPI library."},
-	{Name: MPITest, Kind: KindString, Default: "", Scope: AllRanks, Users: "tests",
+	{Name: MPITest, Kind: KindString, Default: "", Scope: AllRanks, Users: "tests", Class: Internal,
 		Doc: "Internal: set by the multi-rank test harness in the ranks it launches. Never set it by hand."},
-	{Name: MPITestLimit, Kind: KindDuration, Default: "120s", Scope: AllRanks, Users: "tests", Min: int64(time.Second), Max: int64(MaxDuration),
+	{Name: MPITestLimit, Kind: KindDuration, Default: "120s", Scope: AllRanks, Users: "tests", Min: int64(time.Second), Max: int64(MaxDuration), Class: TestOnly,
 		Doc: "Bound of one multi-rank test run (internal/mpitest); the job is killed after it."},
 	{Name: NCCLPolicy, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "libdpml-nccl-tuner.so",
 		Doc: "What the NCCL tuner plugin (package nccl) answers, read at each communicator's init: `auto` (the table of `DPML_NCCL_TABLE` where it covers the call, else the channel model; the model alone when no table is named), `model` (the channel model; the table is ignored), `off` (NCCL's own choice for every call), or a fixed answer `C[/ALGO/PROTO]` for every call (C channels, 0 = NCCL's count; e.g. `8` or `16/ring/simple`; for sweeps). A value that does not parse makes the plugin answer NCCL's default, with a warning. Every rank of a communicator must see the same value (and table): NCCL ranks must agree on channels, algorithm and protocol."},
@@ -206,11 +235,11 @@ var Vars = []Var{
 		Doc: "Which leaders offload: `node` (one leader per node, the node-level variant), `socket` (one leader per socket, each offloading its partition over its own group: the socket-level variant), `auto` (socket-level when every node has several sockets and at least 4 ranks, else node-level), or a number N of leaders per node (a stand-in for N sockets, for tests and experiments)."},
 	{Name: Pipeline, Kind: KindInt, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto"}, Min: 1, Max: MaxPipeline, Agreed: AtNew,
 		Doc: "Sub-chunks `k` per leader in the inter-node phase (DPML-Pipelined), or `auto`."},
-	{Name: RunCPUMap, Kind: KindString, Default: "", Scope: PerNode, Users: "dpmlrun",
+	{Name: RunCPUMap, Kind: KindString, Default: "", Scope: PerNode, Users: "dpmlrun", Class: Internal,
 		Doc: "Internal: the cores of each fake node (`node1=0-7;node2=8-15`), passed by dpmlrun to its launch agent."},
-	{Name: RunNodes, Kind: KindInt, Default: "", Scope: AllRanks, Users: "dpmlrun, tests",
+	{Name: RunNodes, Kind: KindInt, Default: "", Scope: AllRanks, Users: "dpmlrun, tests", Class: Internal,
 		Doc: "Set by dpmlrun in every rank: the number of fake nodes."},
-	{Name: RunPPN, Kind: KindString, Default: "", Scope: AllRanks, Users: "dpmlrun, tests",
+	{Name: RunPPN, Kind: KindString, Default: "", Scope: AllRanks, Users: "dpmlrun, tests", Class: Internal,
 		Doc: "Set by dpmlrun in every rank: ranks per fake node (`2`, or `3,2` for uneven layouts)."},
 	{Name: SegmentBytes, Kind: KindBytes, Default: "1M", Scope: AllRanks, Users: "engine", Min: MinSegmentBytes, Max: MaxSegmentBytes, Agreed: AtNew,
 		Doc: "Largest message slice (bytes) the engine moves through shared memory at once. Larger messages are cut into segments that are pipelined: the inter-node phase of one segment overlaps the intra-node phases of the next. The node segment holds two such slices per local rank plus two results."},
@@ -436,14 +465,24 @@ func Markdown() string {
 	b.WriteString("Scope says where a value must agree: a setting that shapes the collective must be equal on all ranks.\n")
 	b.WriteString("Compared says where the library checks that it does: a difference between ranks is an error on every rank that names the variable and the values seen.\n")
 	b.WriteString("Keywords are taken in any case; a value that does not parse or lies outside its range is an error (on every rank of the communicator: the ranks agree on the outcome of setup).\n\n")
-	b.WriteString("| variable | type | default | scope | compared | read by | meaning |\n")
-	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
-	for _, v := range Vars {
-		def := v.Default
-		if def == "" {
-			def = "(unset)"
+	b.WriteString("`dpml-info` lists them with their current values; it also names any `DPML_*` variable of the environment that is not below, with the nearest one that is.\n\n")
+	table := func(keep func(Var) bool) {
+		b.WriteString("| variable | type | default | scope | compared | read by | meaning |\n")
+		b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
+		for _, v := range Vars {
+			if !keep(v) {
+				continue
+			}
+			def := v.Default
+			if def == "" {
+				def = "(unset)"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s | %s | %s |\n", v.Name, v.TypeString(), def, v.Scope, v.Agreed, v.Users, v.Doc)
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s | %s | %s |\n", v.Name, v.TypeString(), def, v.Scope, v.Agreed, v.Users, v.Doc)
 	}
+	table(func(v Var) bool { return v.Class == User })
+	b.WriteString("\n## Internal and test-only variables\n\n")
+	b.WriteString("Set by DPML's own tools in the processes they start (internal), or read only by the tests and the emulated SHArP switch they build (test only). Names with a word `TEST` (`DPML_TEST_*`) are reserved for the test suites.\n\n")
+	table(func(v Var) bool { return v.Class != User })
 	return b.String()
 }

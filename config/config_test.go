@@ -45,8 +45,8 @@ func TestTableSorted(t *testing.T) {
 }
 
 // TestComparedSettings: every variable that must be equal on all ranks and
-// that the engine or the drop-in library reads is compared across ranks
-// (issue 14, item 2), and only those.
+// that the engine or the drop-in library reads is compared across ranks,
+// and only those.
 func TestComparedSettings(t *testing.T) {
 	for _, v := range Vars {
 		reads := strings.Contains(v.Users, "engine") || strings.Contains(v.Users, "libdpml.so")
@@ -119,8 +119,8 @@ func TestParse(t *testing.T) {
 }
 
 // TestBadValues: every bad value is an error that wraps ErrInvalid and
-// names the variable (issue 14, item 5: out-of-range values were clamped
-// silently or wrapped around).
+// names the variable (out-of-range values are never clamped silently or
+// wrapped around).
 func TestBadValues(t *testing.T) {
 	for _, tc := range []struct{ name, val string }{
 		{Leaders, "0"}, {Leaders, "abc"}, {Leaders, "100000"}, {Leaders, "-1"},
@@ -149,8 +149,8 @@ func TestBadValues(t *testing.T) {
 	}
 }
 
-// TestParseBytesOverflow: the issue's cases, and every unit at the int64
-// edge (issue 14, item 5).
+// TestParseBytesOverflow: values past the int64 range in every unit, and
+// every unit at the int64 edge.
 func TestParseBytesOverflow(t *testing.T) {
 	for _, s := range []string{"17179869184G", "8589934592G", "9223372036854775807K", "9223372036854775808",
 		"99999999999999999999", "8796093022208M", "8589934592GiB"} {

@@ -62,7 +62,7 @@ func classOf(err error) uint64 {
 // happened, the local error itself.
 func Agree(c *mpi.Comm, local error, settings []Setting) error {
 	if c == nil {
-		return fmt.Errorf("%w: agree on a nil communicator", ErrSetup)
+		return nilCommError("Agree")
 	}
 	n := len(settings)
 	buf := make([]uint64, 1+2*n)

@@ -15,11 +15,11 @@ import (
 	"github.com/dpmlgo/dpml/mpi"
 )
 
-// Issue 14, items 1, 2 and 5: settings that differ between ranks, or are
-// bad on some ranks only. Before the fix, New returned config errors before
-// its first collective on the failing ranks only, so the others waited in
-// MPI_Comm_dup forever (the job hung until the harness's timeout), or the
-// ranks ran different plans (wrong sums, SIGSEGV in libnbc, crashes).
+// Settings that differ between ranks, or are bad on some ranks only. If
+// New returned a config error before its first collective on the failing
+// ranks only, the others would wait in MPI_Comm_dup forever (the job hangs
+// until the harness's timeout), or the ranks would run different plans
+// (wrong sums, SIGSEGV in libnbc, crashes).
 
 // mixedCase sets env on every rank (low: ranks 0..size/2-1, high: the
 // others; "" unsets) and expects New to fail alike on every rank.
@@ -126,7 +126,7 @@ func sameErrorEverywhere(t *testing.T, w *mpi.Comm, what string, err error) {
 	}
 }
 
-// TestBadSettingOnSomeRanks: issue 14, item 1. A bad value on some ranks
+// TestBadSettingOnSomeRanks: a bad value on some ranks
 // only is the same clear error on every rank.
 func TestBadSettingOnSomeRanks(t *testing.T) {
 	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
@@ -152,7 +152,7 @@ func TestBadSettingOnSomeRanks(t *testing.T) {
 	})
 }
 
-// TestSettingsDiffer: issue 14, item 2. Settings that must be equal on all
+// TestSettingsDiffer: settings that must be equal on all
 // ranks but differ are caught at New, named with the values seen.
 func TestSettingsDiffer(t *testing.T) {
 	dir := sharedTempDir(t)
@@ -185,8 +185,8 @@ func TestSettingsDiffer(t *testing.T) {
 	})
 }
 
-// TestLeadersClamped: issue 14, item 5. DPML_LEADERS above the smallest
-// ppn is clamped with a warning that says so (it was clamped silently).
+// TestLeadersClamped: DPML_LEADERS above the smallest ppn is clamped with a
+// warning that says so, never silently.
 func TestLeadersClamped(t *testing.T) {
 	t.Setenv(config.Leaders, "999")
 	mpitest.RunLayout(t, mpitest.Layout{PPN: []int{3, 2}}, func(t *testing.T, w *mpi.Comm) {
@@ -276,11 +276,11 @@ func TestCheckCall(t *testing.T) {
 	})
 }
 
-// TestTuningFileAsSetUp: issue 14, item 4. Saving keeps the file's mode
-// (a 0644 table became 0600) and replaces a file with a second hard link
-// by a new one, and loading refuses an empty file, trailing garbage (both
-// were accepted and then overwritten), a FIFO (rank 0 blocked forever) and
-// a directory, with the same error on every rank.
+// TestTuningFileAsSetUp: saving keeps the file's mode (a 0644 table must
+// not become 0600) and replaces a file with a second hard link by a new
+// one, and loading refuses an empty file, trailing garbage (both were
+// accepted and then overwritten), a FIFO (rank 0 blocked forever) and a
+// directory, with the same error on every rank.
 func TestTuningFileAsSetUp(t *testing.T) {
 	dir := sharedTempDir(t)
 	mpitest.Run(t, 1, 2, func(t *testing.T, w *mpi.Comm) {

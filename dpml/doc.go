@@ -1,5 +1,42 @@
-// Package dpml is the DPML allreduce: Data Partitioning-based Multi-Leader
-// allreduce (Bayatpour et al., SC'17) for multi-core nodes, on any MPI.
+// Package dpml is a faster MPI allreduce for multi-core nodes: the
+// data-partitioning multi-leader design (DPML; Bayatpour et al., SC'17)
+// on any MPI library, with a cost model and an online tuner choosing each
+// call's plan.
+//
+// # Usage
+//
+//	if _, err := mpi.Init(); err != nil { // package mpi; mpi.World is nil before it
+//		log.Fatal(err)
+//	}
+//	defer mpi.Finalize()
+//	c, err := dpml.New(mpi.World()) // collective: every rank calls it; reuse c
+//	if err != nil {
+//		log.Fatal(err) // the same error on every rank
+//	}
+//	defer c.Close() // collective too; before mpi.Finalize
+//	err = dpml.Allreduce(c, send, recv, mpi.OpSum) // []float64, []int32, ...: any mpi.Number
+//
+// Allreduce, AllreduceInPlace and their With forms (a per-call Override,
+// or a plan spec through ParseOverride) must be called by every rank of
+// the communicator with the same count, type, op and override, as
+// MPI_Allreduce. Every rank gets bit-identical results (see Determinism).
+//
+// Errors are values; none of these functions panics. New fails the same way
+// on every rank, with an error wrapping ErrSetup (a nil communicator: most
+// often mpi.Init was not called), ErrConfig (a bad DPML_* setting) or
+// ErrMismatch (a setting that must be equal on all ranks differs). A
+// communicator whose call failed reports that failure on later calls; after
+// Close, calls return ErrClosed.
+//
+// Settings come from DPML_* environment variables (docs/ENVIRONMENT.md;
+// the dpml-info command lists them with their current values) and New's
+// Options. Building needs cgo and the MPI library's pkg-config file
+// (ompi-c, or mpich with the build tag mpich); GOEXPERIMENT=simd builds the
+// vector reduction kernels (without it the scalar kernels give the same
+// results, slower, and DPML_VERBOSE=1 says so). A program run under
+// mpirun or dpmlrun, or on one rank without a launcher, needs nothing more.
+//
+// # Design
 //
 // A Comm is built once from an MPI communicator (New) and reused. Each call
 // is described by a Plan — data naming its phases, leaders, partitions and
@@ -134,7 +171,7 @@
 // partition over its own group) at high ppn; everything else runs on the
 // host, as does a call the plan spec marks offload=host. A missing library
 // is a warning and the host path; a switch or member lost mid-call fails the
-// call within DPML_TIMEOUT. See offload.go, and the README for real SHArP
+// call within DPML_TIMEOUT. See offload.go, and docs/guide.md for real SHArP
 // and for what was verified only against the tests' emulated switch.
 //
 // # Large messages

@@ -21,10 +21,9 @@ import (
 // dirty, the upper halves of the vector registers make every later legacy
 // SSE instruction of the process wait on them on Intel cores: the Go
 // runtime's (its zero register X15, memmove) and the C code around the
-// drop-in library's calls. On the 16-core device (Emerald Rapids) a tree
-// call of 64 bytes, whose fold runs one vector step, took 2.83-3.11 us
-// against 2.44-2.71 us with scalar kernels, for the same work
-// (bench/results/2026-11-23-h100x1-16core-s10, run5).
+// drop-in library's calls. On a 16-core node (Emerald Rapids) a tree call
+// of 64 bytes, whose fold runs one vector step, took 2.83-3.11 us without
+// it against 2.44-2.71 us with scalar kernels, for the same work.
 func init() {
 	if !archsimd.X86.AVX2() {
 		return

@@ -13,8 +13,8 @@ import (
 // code with the engine's kernels (kernels.go, kernels_gen.go,
 // kernels_simd.go): not their loops, not minOf/maxOf/truth, not kernelFor.
 // The conformance reference and the kernel tests compare against it
-// (issue 14, item 6: the conformance reference used to fold with the
-// engine's own kernelFor, so a broken kernel agreed with itself).
+// (a reference folding with the engine's own kernelFor would let a broken
+// kernel agree with itself).
 //
 // Semantics, per element, folding sources left to right
 // (((s0 op s1) op s2) ...):
@@ -163,7 +163,7 @@ func TestOracleItself(t *testing.T) {
 // cache line, for lengths around the vector widths and the 8 KiB block,
 // compared bit for bit with the oracle.
 //
-// Mutation check (issue 14, item 6): dropping source c from the second
+// Mutation check: dropping source c from the second
 // half of each vsum3f32 vector block (kernels_simd.go),
 //
 //	x1 := archsimd.LoadFloat32x8Slice(a[i+8:]).Add(archsimd.LoadFloat32x8Slice(b[i+8:]))

@@ -179,8 +179,9 @@ func ceilDiv(a, b int) int { return plan.CeilDiv(a, b) }
 // String draws the plan: a summary line, then the per-segment schedule as a
 // table in the style of Open MPI coll/han's pipeline comment. With a
 // pipelined inter-node phase, segment s's inter-node step runs beside
-// segment s+1's copy-in and reduce.
-func (p *Plan) String() string {
+// segment s+1's copy-in and reduce. A value receiver, so that printing a
+// Plan value (fmt.Println(c.LastPlan())) draws it too.
+func (p Plan) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "plan %s: %d x %dB on %d node(s) x ppn %d; phases %v\n",
 		p.Variant, p.Count, p.ElemSize, p.Nodes, p.PPN, p.Phases)

@@ -12,7 +12,7 @@ import (
 	"github.com/dpmlgo/dpml/plan"
 )
 
-// TestTunerIgnoresSkew is issue 16's check on the emulated cluster: the
+// TestTunerIgnoresSkew checks on the emulated cluster that the
 // learner must settle on the same plan whether or not one rank arrives
 // late, because it scores a plan from the last arrival (the smallest of the
 // ranks' times), not from each rank's entry.
@@ -44,8 +44,8 @@ import (
 // Mutation checks: with the learner fed the inverse of each cost
 // (e.observe(t.pa[i], 1/cost, ...) in Tuner.Commit, costmodel/tuner.go)
 // every bucket settles on the MPI library and the test fails. With the
-// cost timed per rank from entry (DPML_TUNER_COST=slowest, the rule
-// before issue 16, set below beside DPML_TUNER) every skewed bucket's
+// cost timed per rank from entry (DPML_TUNER_COST=slowest, set below
+// beside DPML_TUNER) every skewed bucket's
 // cost reads above its skew and the test fails (55-86 ms against 48-69
 // ms); in that run the 4-float bucket also settled on the copies, not the
 // tree, in both skewed passes. The settled arm alone does not always

@@ -14,7 +14,7 @@ import (
 	"github.com/dpmlgo/dpml/mpi"
 )
 
-// The soak (issue 14): a long randomized run checking every result against
+// The soak: a long randomized run checking every result against
 // the test oracle. Several goroutines per rank, each on its own
 // communicator (MPI_THREAD_MULTIPLE), create and free engines on the
 // communicator, on duplicates and on splits of it, round after round, and

@@ -1,6 +1,24 @@
 // Package mpi is a thin cgo binding to the system MPI library: the calls
 // DPML needs, typed with Go generics, with Go errors instead of aborts.
 //
+// # Usage
+//
+//	func main() {
+//		if _, err := mpi.Init(); err != nil { // from main: the package locks it to its thread
+//			log.Fatal(err)
+//		}
+//		defer mpi.Finalize()
+//		world := mpi.World() // nil before Init
+//		x := []float64{float64(world.Rank())}
+//		sum := make([]float64, 1)
+//		if err := mpi.Allreduce(world, x, sum, mpi.OpSum); err != nil {
+//			log.Fatal(err) // an *mpi.Error; the library's errors return, they do not abort
+//		}
+//	}
+//
+// Build with cgo and Open MPI's pkg-config file ompi-c (the tag mpich for
+// MPICH); run under mpirun, dpmlrun, or alone as one rank.
+//
 // # Libraries and ABIs
 //
 // By default the package builds against Open MPI (pkg-config ompi-c); with
@@ -61,7 +79,7 @@
 //
 // An MPI rank bound to one core (mpirun --bind-to core) that calls MPI from
 // Go paid about 4x the latency of a C program for a small MPI_Allreduce on
-// the 32-core device (issue 17: 14-15 us against 3.45 us, 8 bytes, 1x32).
+// a 32-core node (14-15 us against 3.45 us, 8 bytes, 1x32).
 // The cause is the Go runtime's monitor thread (sysmon) and one rule of its
 // retake, in Go 1.26 (runtime/proc.go):
 //
@@ -85,8 +103,7 @@
 // Every wake-up of sysmon or of the handed-off thread takes the core from
 // the rank while it busy-polls inside MPI, and in a collective every rank
 // waits for the one delayed: 32 ranks, each disturbed thousands of times a
-// second, make most calls late. This also explains the rest of the issue's
-// table: GODEBUG=asyncpreemptoff and GOGC=off do not touch it; GOMAXPROCS
+// second, make most calls late. This also explains the other measurements: GODEBUG=asyncpreemptoff and GOGC=off do not touch it; GOMAXPROCS
 // 4 only delays each storm (step 2's exemption); the whole loop in one C
 // call ends in a P that stays idle, and sysmon then sleeps deeply; with two
 // cores per rank the wake-ups land on the other core; a C program has no
@@ -97,8 +114,8 @@
 // Evidence, on the 2-core development machine (Debian 12, Go 1.26.8, Open
 // MPI 4.1.4; 2 ranks, mpirun -np 2 --bind-to core --map-by core, under
 // other users' load), with bench/diag/gocall (bin/gocall and its C twin
-// bin/gocall-c), per 1000 calls per rank; commands, data and more in
-// bench/results/2026-11-23-dev-2core-gocall:
+// bin/gocall-c), per 1000 calls per rank (docs/results.md says where the
+// data are):
 //
 //   - uprobes on the runtime (perf probe -x bin/gocall runtime.preemptone
 //     and so on, perf stat; 3 runs), 8-byte allreduce: before
@@ -117,15 +134,14 @@
 //     preempted 3.0-6.9 times before, 0.8-1.0 after.
 //   - Time per call of the 3 us busy wait, fastest of 6 rounds: C 3.22 us,
 //     Go before 4.95 (1.54x), after 3.33 (1.04x), GOMAXPROCS 2 alone 4.59.
-//     The device measurement (bench/diag/gocall.sh: 1x32 and 4x8, 4 B to
-//     4 KiB, before and after in the same run) is the decisive one.
+//     The measurement on a real node (bench/diag/gocall.sh: 1x32 and 4x8,
+//     4 B to 4 KiB, before and after in the same run) is the decisive one.
 //
 // The fix, applied when this package initializes MPI and by the drop-in
 // library (ApplyGoschedForeign), set by DPML_GOSCHED (auto, the default:
 // both; pace; procs; off: neither, as before). In the drop-in it was
-// measured on the device (nvidia-h100-x1, 1x16, bench/diag/gocall's C loop
-// with libdpml.so preloaded and static plans, 3 rounds, medians, session
-// 6): 8 B 3.18 us unset against 2.67 with auto (C without the library:
+// measured on a 16-core node (1x16, bench/diag/gocall's C loop with
+// libdpml.so preloaded and static plans, 3 rounds, medians): 8 B 3.18 us unset against 2.67 with auto (C without the library:
 // 3.81); 4 KiB 14.99 against 13.08; the first size measured after start
 // (4 B) 5.16 against 2.61, with 0.068 against 0.002 context switches per
 // call. Pace alone did most of it; procs alone little.
@@ -152,9 +168,8 @@
 //     The second P runs nothing unless the program has other goroutines
 //     (a garbage collection's idle mark worker may use it).
 //
-// What remains (nvidia-h100-x1, 1x16, bench/diag/gocall against its C
-// twin, with Init at thread level single and DPML_GOSCHED=auto; session 6,
-// bench/results/2026-11-23-h100x1-16core-s6, s6 and s13):
+// What remains (a 16-core node, 1x16, bench/diag/gocall against its C
+// twin, with Init at thread level single and DPML_GOSCHED=auto):
 //   - Go/C is 1.01-1.32x at 4 B to 4 KiB, most sizes 1.1-1.2x. A Go rank
 //     still sees 0.0035-0.006 context switches per call, against none for
 //     C: the pace yields and sysmon's 10 ms ticks.
@@ -162,8 +177,8 @@
 //     times the later context switches. Reordering the sizes moves this
 //     transient with them. It is not the background scavenger:
 //     debug.FreeOSMemory after Init made it no smaller. It belongs to the
-//     time since start (session 8, bench/results/2026-11-23-h100x1-16core-s8,
-//     r1; gocall -settle, 3 rounds, medians, 8 B measured first): with
+//     time since start (gocall -settle, 3 rounds, medians, 8 B measured
+//     first): with
 //     nothing before it the first 8 B took 1.59x the C loop, with 0.0163
 //     context switches per call; after 50 ms of 8-byte allreduces
 //     (-settle calls:50ms) 1.12x with 0.0040, the steady rate; after a
@@ -185,10 +200,9 @@
 //     thread and back (two thread wake-ups); yielding unlocked would be
 //     one switch fewer but lets another thread take the goroutine, and
 //     with it the MPI calls (not allowed below ThreadMultiple).
-//   - Session 16 (nvidia-h100-x1, 1x16, gocall against its C twin,
-//     bench/results/2026-11-24-h100x1-16core-s16): a clock read costs a
-//     Go rank 60-67 ns there and an empty cgo call 56-62 ns (gocall
-//     clock), against 1.3-1.5 us for a whole 4-byte dpml call. Pace now
+//   - On the same 16-core node (1x16, gocall against its C twin): a clock
+//     read costs a Go rank 60-67 ns there and an empty cgo call 56-62 ns
+//     (gocall clock), against 1.3-1.5 us for a whole 4-byte dpml call. Pace
 //     reads the clock every few calls (paceGap), and its yields fall on a
 //     wall-clock grid shared by the processes, so the ranks of a node
 //     yield in the same call instead of each delaying the collective at
@@ -204,8 +218,8 @@
 // Alternatives weighed and rejected: waiting in Go code (Iallreduce, then
 // Test in a loop) runs Open MPI's non-blocking collectives (libnbc), slower
 // than the blocking ones even from C (2 ranks here: 2.1x at 8 B, 3.6x at
-// 4 KiB, fastest of 5), and is still many short cgo calls (the issue's
-// table: 14.7 us); calling C without the system-call
+// 4 KiB, fastest of 5), and is still many short cgo calls (14.7 us on the
+// 32-core node); calling C without the system-call
 // hand-off (runtime.asmcgocall through go:linkname) links in Go 1.26 only
 // through cmd/link's exemption for ABI wrappers (marked TODO there), and a
 // blocking MPI call would then hold off every stop-the-world for as long
@@ -239,9 +253,8 @@
 // on MPI_COMM_SELF, no peer to wait for) on the 2-core
 // development machine (2 ranks, 3 launches of each build): C 11-12 ns a
 // call, mpi.Allreduce 86-97 ns before and 65-70 ns after; an empty cgo
-// call costs 29 ns there and Pace 20 ns. On the device (nvidia-h100-x1,
-// 16 ranks, max over ranks, medians of 3 launches; session 18,
-// bench/results/2026-11-24-h100x1-16core-s18, r1): C 40 ns, mpi.Allreduce
+// call costs 29 ns there and Pace 20 ns. On a 16-core node (16 ranks, max
+// over ranks, medians of 3 launches): C 40 ns, mpi.Allreduce
 // 291 ns before and 178 after (a cgo call 68, Pace 40); the bare 1x16
 // loops' Go/C fell from 1.02-1.16 to 1.04-1.08 at 4 B-4 KiB, and
 // dpmlbench's (auto, b2b, against the C client with libdpml.so) from at

@@ -12,7 +12,7 @@ import (
 )
 
 // How the package keeps the Go scheduler off a core-bound rank's core
-// (issue 17). The mechanism, the evidence and the numbers are in the
+// The mechanism, the evidence and the numbers are in the
 // package doc, "The Go scheduler"; in short: a goroutine that is never
 // rescheduled and spends its time in cgo calls makes the runtime's monitor
 // thread (sysmon) take its P away at every tick once its scheduling tick
@@ -60,8 +60,8 @@ var paceNow = func() int64 { return paceWall0 + int64(time.Since(paceEpoch)) }
 
 // Without the counter gate (paceTSCOn false: internal/tsc is no clock
 // here), the clock read itself is most of what a pace that is not due
-// costs (60 ns of a 1.3-1.5 us call on the 16-core device, where a cgo
-// call costs 56 ns: gocall clock, bench/results/2026-11-24-h100x1-16core-s16).
+// costs (60 ns of a 1.3-1.5 us call on a 16-core node, where a cgo call
+// costs 56 ns: gocall clock).
 // So pace reads it only every paceGap calls: the gap doubles (up to paceMaxGap)
 // while reads come less than paceReadNs/2 apart and falls back to 1 when
 // they come more than 2 x paceReadNs apart. A yield then comes at most
@@ -153,8 +153,8 @@ func paceSlotDue(now, every int64) {
 }
 
 // The counter gate (paceTSCOn, where internal/tsc is a clock): the gap's
-// clock read every few calls costs every call 40 ns on the 16-core device
-// (gocall clock, session 18), and in a collective more than that: each
+// clock read every few calls costs every call 40 ns on a 16-core node
+// (gocall clock), and in a collective more than that: each
 // rank reads the clock on other calls, so nearly every call has some rank
 // paying the whole read (60 ns and the gate's bookkeeping) on the critical
 // path. Reading the time stamp counter on every call and the clock only

@@ -184,7 +184,6 @@ func (st Store) CreateUnnamed(size int) (*Segment, error) {
 		f.Close()
 		return nil, fmt.Errorf("shm: create in %s (%d bytes): mmap: %w", dir, size, err)
 	}
-	populate(m)
 	ref := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), fd)
 	return &Segment{name: ref, path: ref, size: size, m: m, created: true, held: f}, nil
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ab.sh: an old and a new build timed in one device call, alternating, so
 # that "slower than before" can be told from the machine's own run-to-run
-# noise (issue 13's device check). Run from the repository root:
+# noise. Run from the repository root:
 #
 #	bench/diag/ab.sh OUTDIR OLDBIN NEWBIN
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gocall.sh OUTDIR [BINDIR] [LAYOUTS]: issue 17 on the device, one call,
+# gocall.sh OUTDIR [BINDIR] [LAYOUTS]: Go against C calls on the device, one call,
 # under 4 minutes. LAYOUTS: "1x32 4x8" (default); 1xP runs mpirun
 # --bind-to core, HxP with H > 1 runs H fake nodes of P cores (locally:
 # "1x2 2x1"). A small MPI_Allreduce from a C program (bin/gocall-c)

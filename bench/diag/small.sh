@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# small.sh: where the small-message time goes (issue 15), one device call.
+# small.sh: where the small-message time goes, one device call.
 # The C client (b2b) at 1x32 and 4x8 over small sizes with the tree at
 # several radixes against the partitioned plans and the MPI library, the
 # same with Go's async preemption off and with the drop-in's DPML_GOSCHED

@@ -261,8 +261,7 @@ func TestSignalForwarded(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		stop("dpmlrun had not stopped 2 minutes after SIGINT (it kills mpirun %v after forwarding it)", launch.KillGrace)
 	}
-	// Issue 14, item 7: SIGINT gave exit status 1 (mpirun's); a shell
-	// reports 128 + 2.
+	// Not mpirun's status 1: a shell reports 128 + 2 after SIGINT.
 	if code := cmd.ProcessState.ExitCode(); err == nil || code != 130 {
 		t.Errorf("exit status %d after SIGINT (%v), want 130\n%s", code, err, out.String())
 	}
@@ -271,7 +270,7 @@ func TestSignalForwarded(t *testing.T) {
 	checkNoLeftovers(t, strings.TrimSpace(job))
 }
 
-// TestKilledLauncherSweptAtNextStart: issue 14, item 7. SIGKILL gives
+// TestKilledLauncherSweptAtNextStart: SIGKILL gives
 // dpmlrun no chance to clean up: its job's /tmp/dpmlrun-<job>-* session
 // directory and /dev/shm/dpml-<job>-ompi stay behind (documented). The next
 // dpmlrun start removes them: their lock is no longer held.
@@ -356,8 +355,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"PATH=" + fakeMpirun(t)}, []string{"-mpi", "openmpi", "-nodes", "1", "-ppn", "1", "--", "./prog"}, "is not Open MPI's mpirun"},
 		{[]string{"PATH=/nonexistent"}, []string{"-mpi", "mpich", "-nodes", "1", "-ppn", "1", "--", "./prog"}, "no MPICH Hydra launcher"},
 		{nil, []string{"-mpi", "lam", "-nodes", "1", "-ppn", "1", "--", "./prog"}, `-mpi "lam": want openmpi, mpich or auto`},
-		// Issue 14, item 7: -nodes 0 ran one node (-1 was refused), and a
-		// missing -preload library ran the program without it, status 0.
+		// -nodes 0 must not run one node (-1 is refused), and a missing
+		// -preload library must not run the program without it, status 0.
 		{nil, []string{"-nodes", "0", "-ppn", "2", "--", "./prog"}, "-nodes 0: must be at least 1"},
 		{nil, []string{"-nodes", "-1", "-ppn", "2", "--", "./prog"}, "-nodes -1: must be at least 1"},
 		{nil, []string{"-nodes", "2", "-ppn", "1", "-preload", "/nonexistent.so", "--", "./prog"}, "-preload /nonexistent.so: open /nonexistent.so: no such file or directory"},

@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -443,4 +444,28 @@ func FuzzParseCPUList(f *testing.F) {
 			t.Fatalf("round trip %v -> %q -> %v, %v", cpus, FormatCPUList(cpus), back, err)
 		}
 	})
+}
+
+func TestMainVersion(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stdout string // prefix
+		stderr string // substring
+	}{
+		{[]string{"-version"}, 0, "dpmlrun ", ""},
+		{[]string{"-version", "-nodes", "2", "-ppn", "2", "--", "./prog"}, 0, "dpmlrun ", ""},
+		{[]string{"-nodes", "2", "-ppn", "2"}, 2, "", "dpmlrun: no program to run"},
+		{[]string{"-h"}, 0, "", "dpmlrun -version"},
+	} {
+		var o, e bytes.Buffer
+		code := Main(tc.args, &o, &e)
+		if code != tc.code || !strings.HasPrefix(o.String(), tc.stdout) || !strings.Contains(e.String(), tc.stderr) {
+			t.Errorf("dpmlrun %q: exit %d, stdout %q, stderr %q; want %d, stdout %q..., stderr with %q",
+				tc.args, code, o.String(), e.String(), tc.code, tc.stdout, tc.stderr)
+		}
+		if tc.stdout != "" && (strings.Count(o.String(), "\n") != 1 || !strings.Contains(o.String(), "vector kernels")) {
+			t.Errorf("dpmlrun %q: version line %q", tc.args, o.String())
+		}
+	}
 }

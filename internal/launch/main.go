@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/dpmlgo/dpml/internal/version"
 )
 
 // MainArg is the hidden first argument that makes a binary embedding this
@@ -41,8 +43,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.MPI, "mpi", "auto", "MPI launcher: openmpi (mpirun), mpich (Hydra's mpiexec), or auto: the ABI the program and -preload link against, else "+DefaultMPI)
 	fs.BoolVar(&cfg.Verbose, "v", false, "print the mpirun command line")
 	fs.BoolVar(&cfg.PrintLayout, "print-layout", false, "print the layout and the mpirun command, run nothing")
+	showVersion := fs.Bool("version", false, "print the build (commit, Go release) and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: dpmlrun -nodes H -ppn P [-mpi openmpi|mpich] [-cores-per-node C] [-preload LIB] [-v] [-- mpirun args] -- prog args...\n")
+		fmt.Fprintf(stderr, "       dpmlrun -version\n")
 		fmt.Fprintf(stderr, "       dpmlrun -hostfile FILE [-nodes H] [-ppn P] [-mpi openmpi|mpich] [-v] [-- mpirun args] -- prog args...\n\n")
 		fs.PrintDefaults()
 	}
@@ -52,8 +56,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	// -nodes 0 used to run one node while -nodes -1 was refused: an
-	// explicit -nodes must be at least 1 (0 is only the unset default).
+	if *showVersion {
+		fmt.Fprintln(stdout, version.String("dpmlrun"))
+		return 0
+	}
+	// An explicit -nodes must be at least 1 (0 is only the unset default).
 	nodesSet := false
 	fs.Visit(func(f *flag.Flag) { nodesSet = nodesSet || f.Name == "nodes" })
 	if nodesSet && cfg.Nodes < 1 {
@@ -62,6 +69,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg.Extra, cfg.Prog = SplitArgs(fs.Args())
 	if len(cfg.Prog) == 0 {
+		fmt.Fprintln(stderr, "dpmlrun: no program to run: put it last, after --")
 		fs.Usage()
 		return 2
 	}

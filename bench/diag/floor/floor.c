@@ -1,5 +1,5 @@
 /* floor: the hardware floor of a small allreduce over cache-line flags on
- * one node (issue 15), in plain C, to tell what the machine allows from
+ * one node, in plain C, to tell what the machine allows from
  * what the engine adds.
  *
  * Every rank owns two 64-byte lines of one MPI shared-memory window: "up"

@@ -1,7 +1,7 @@
 /* lines: how a small allreduce above one cache line should move its data
- * (issue 15), in plain C. The engine's tree carries up to 56 bytes in the
+ * in plain C. The engine's tree carries up to 56 bytes in the
  * flag's own line; above that a partial sits in a slot apart from its flag,
- * and in session 9 the tree's time jumped from 2.0 us at 32 B to 3.0 us at
+ * and on a 16-core node the tree's time jumped from 2.0 us at 32 B to 3.0 us at
  * 64 B on 16 cores. This program separates the layouts from the engine:
  *
  *   sep   a flag line per rank plus a separate data area (the engine's

@@ -1,6 +1,6 @@
 // Command gocall measures what a small MPI_Allreduce costs when a Go
 // program calls it, against the same loop in a C program (its twin,
-// ctwin/gocall.c, built into bin/gocall-c), issue 17:
+// ctwin/gocall.c, built into bin/gocall-c):
 //
 //	make build    # bin/gocall and bin/gocall-c
 //	mpirun -np 2 --bind-to core --map-by core bin/gocall-c -header
@@ -162,7 +162,7 @@ func main() {
 
 // settle runs spec (calls:D or sleep:D) between Init and the first
 // measurement. Whichever size gocall measures first paid 1.25-1.35x on the
-// device (session 6); calls:D shows whether a stretch of ordinary MPI calls
+// 16-core node; calls:D shows whether a stretch of ordinary MPI calls
 // first removes it (the transient belongs to the time since start), and
 // sleep:D whether idle time does the same.
 func settle(w *mpi.Comm, spec string) error {

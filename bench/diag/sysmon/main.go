@@ -14,9 +14,9 @@
 // wake-ups from about 400 to 160 per 200 barriers, but the process's total
 // stayed at 5 per barrier.
 //
-// These numbers predate DPML_GOSCHED (issue 17): package mpi now yields
-// every 5 ms and raises GOMAXPROCS 1 to 2 at Init; run with
-// DPML_GOSCHED=off to measure as before. bench/diag/gocall is the probe of
+// These numbers are without DPML_GOSCHED: package mpi yields every 5 ms
+// and raises GOMAXPROCS 1 to 2 at Init; run with DPML_GOSCHED=off to
+// measure without it. bench/diag/gocall is the probe of
 // the Go-vs-C call cost, and mpi's package doc explains the mechanism.
 package main
 

@@ -1,6 +1,6 @@
 // xchg asks whether a one-round exchange among the node leaders beats the
 // MPI library's allreduce of their results for small messages: the step
-// that bounds DPML's small calls on several nodes (issue 15's 4x8 bar; on
+// that bounds DPML's small calls on several nodes (on
 // the device's emulated nodes the leaders' allreduce is about 25 of a
 // 27 us call). Methods, interleaved per size and repetition, on the
 // communicator of one leader per node (local rank 0), back to back:

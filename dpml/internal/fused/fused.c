@@ -1,9 +1,8 @@
 // The fused small-message tree call (fused.h): the tree transport's protocol
 // (tree.go) in one C routine. Why it exists: a C program's MPI_Allreduce
-// through libdpml.so entered Go and came back on every call, and those two
-// transitions and the Go engine's per-call bookkeeping cost 0.5-0.6 us of a
-// 2 us call on the device (bench/results/2026-11-23-h100x1-16core-s10),
-// more than the tree's own hops. With the protocol in C, the drop-in runs
+// through libdpml.so would enter Go and come back on every call, and those
+// two transitions and the Go engine's per-call bookkeeping cost 0.5-0.6 us of
+// a 2 us call on a 16-core node, more than the tree's own hops. With the protocol in C, the drop-in runs
 // the calls the engine has cleared without entering Go, and Go callers make
 // one cgo call per call instead of running the same steps in Go.
 #include <errno.h>
