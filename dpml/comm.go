@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -31,6 +32,7 @@ import (
 // in-flight state (the call in progress, pending requests, generation,
 // errors, diagnostics).
 type Comm struct {
+	laps laps // setup steps' times (DPML_VERBOSE)
 	topology
 	nodeView
 	policy
@@ -181,9 +183,10 @@ const (
 // variable and the values seen (it wraps ErrConfig or ErrMismatch).
 func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	if c == nil {
-		return nil, fmt.Errorf("%w: New on a nil communicator", ErrSetup)
+		return nil, nilCommError("New")
 	}
 	d := &Comm{}
+	d.laps.start()
 	o, settings, cfgErr := d.readSettings(opts)
 
 	var err error
@@ -194,10 +197,12 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	// From here on every rank takes every collective step even after a
 	// local failure, then all agree on the outcome: a rank that bailed out
 	// early would leave the others blocked in the next collective.
+	d.laps.lap("dup")
 	if err := Agree(d.world, cfgErr, settings); err != nil {
 		d.release()
 		return nil, err
 	}
+	d.laps.lap("settings agreed")
 	if err := d.agree(d.setup(o)); err != nil {
 		d.release()
 		return nil, err
@@ -211,6 +216,7 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 		d.release()
 		return nil, err
 	}
+	d.laps.lap("offload")
 	// setupTuner takes the same collectives on every rank (its inputs are
 	// agreed above), failed or not.
 	if err := d.agree(d.setupTuner()); err != nil {
@@ -218,9 +224,11 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 		return nil, err
 	}
 	d.startWatch()
+	d.laps.lap("tuner")
 	if d.verbose > 0 && d.rank == 0 {
 		fmt.Fprintf(os.Stderr, "dpml: %d ranks on %d node(s), ppn %d..%d, leader order %v, cross-memory attach %v\n%s",
 			d.size, d.nodes, d.minPPN, d.ppn, d.leaderOrder, d.cma, config.Effective())
+		fmt.Fprintf(os.Stderr, "dpml: set up in %s\n", d.laps.String())
 	}
 	return d, nil
 }
@@ -370,6 +378,7 @@ func (c *Comm) setup(o options) error {
 	if c.node, err = SplitNode(c.world); err != nil {
 		return fmt.Errorf("node split: %w", err)
 	}
+	c.laps.lap("node split")
 	c.local, c.ppn = c.node.Rank(), c.node.Size()
 
 	// Node index and node count: number the node heads.
@@ -397,13 +406,17 @@ func (c *Comm) setup(o options) error {
 		return fmt.Errorf("smallest ppn: %w", err)
 	}
 	c.minPPN = int(mm[0])
+	c.laps.lap("node index")
 
 	if err := c.chooseLeaders(); err != nil {
 		return err
 	}
+	c.laps.lap("leaders")
 	if c.cma, err = c.cmaProbe(); err != nil {
 		return err
 	}
+	c.laps.lap("cross-memory probe")
+	defer c.laps.lap("segment")
 
 	return c.mapSegment(o)
 }
@@ -707,4 +720,29 @@ func (c *Comm) release() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// laps times New's steps, for DPML_VERBOSE's account of what setup cost
+// (rank 0's clock: every step ends in a collective, so the ranks'
+// times differ little).
+type laps struct {
+	t0, last int64
+	b        strings.Builder
+}
+
+func (l *laps) start() { l.t0 = nanotime(); l.last = l.t0 }
+
+// lap ends the step named name.
+func (l *laps) lap(name string) {
+	now := nanotime()
+	if l.b.Len() > 0 {
+		l.b.WriteString(", ")
+	}
+	fmt.Fprintf(&l.b, "%s %.2f", name, float64(now-l.last)/1e6)
+	l.last = now
+}
+
+// String is the total and the steps, in milliseconds.
+func (l *laps) String() string {
+	return fmt.Sprintf("%.2f ms (%s)", float64(l.last-l.t0)/1e6, l.b.String())
 }
