@@ -324,7 +324,10 @@ func TestReadmeC(t *testing.T) {
 	}
 	bin := buildBin(t)
 	dir := workDir(t, bin, map[string]string{"sum.c": files["sum.c"]})
-	stdout, stderr := runBlock(t, dir, *cRun, "DPML_VERBOSE=1")
+	// One small call never pays for setup under the default
+	// DPML_SETUP_AFTER: set up at the first, so that the run exercises
+	// the engine.
+	stdout, stderr := runBlock(t, dir, *cRun, "DPML_VERBOSE=1", "DPML_SETUP_AFTER=0")
 	runsOfSum := strings.Count(cRun.text, "./sum")
 	if runsOfSum < 3 {
 		t.Fatalf("the C run block runs the program %d times, want the preloaded, emulated and linked runs", runsOfSum)
