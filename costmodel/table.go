@@ -255,6 +255,21 @@ func DefaultTable() *Table {
 	return &c
 }
 
+// NewTunerFromDefault is NewTunerFromTable with the built-in table, read
+// in place (DefaultTable's copy costs a communicator's setup about a
+// millisecond; the tuner only reads the table).
+func NewTunerFromDefault(cfg Config) (*Tuner, error) {
+	tb, err := defaultTable()
+	if err != nil {
+		return nil, err
+	}
+	return NewTunerFromTable(cfg, tb)
+}
+
+// Prefetch parses the built-in table now, so that the first tuner built
+// later does not: a program can call it in the background at start.
+func Prefetch() { _, _ = defaultTable() }
+
 // Table returns the tuner's state as a table with the tuner's provenance.
 func (t *Tuner) Table() *Table {
 	m := t.model

@@ -38,6 +38,12 @@ var (
 )
 
 func init() {
+	// What every communicator's setup reads and nothing changes during
+	// a run, prepared while the program starts.
+	go func() {
+		leaders.Prefetch()
+		costmodel.Prefetch()
+	}()
 	for _, k := range mpi.Kinds() {
 		elemClass[k] = elemClassOf(k)
 	}
@@ -143,7 +149,7 @@ func (c *Comm) setupTuner() error {
 		}
 	}
 	c.tuningFile, _ = config.Get(config.TuningFile)
-	tb := costmodel.DefaultTable()
+	var tb *costmodel.Table // nil: the built-in table
 	var lerr error
 	if c.tuningFile != "" {
 		var data []byte
@@ -155,7 +161,12 @@ func (c *Comm) setupTuner() error {
 		}
 	}
 	if lerr == nil {
-		if c.tuner, lerr = costmodel.NewTunerFromTable(cfg, tb); lerr != nil {
+		if tb == nil {
+			c.tuner, lerr = costmodel.NewTunerFromDefault(cfg)
+		} else {
+			c.tuner, lerr = costmodel.NewTunerFromTable(cfg, tb)
+		}
+		if lerr != nil {
 			lerr = fmt.Errorf("%w: tuner: %w", ErrSetup, lerr)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -58,12 +59,21 @@ func Affinity() ([]int, error) {
 // affinity cannot be read; a missing or unreadable sysfs yields a Place
 // with unknown (-1) socket, NUMA node and core, which Order handles.
 func Local() (Place, error) {
-	t, err := ReadTopology("")
+	t, err := localTopology()
 	if err != nil {
 		t = &Topology{}
 	}
 	return LocalIn(t)
 }
+
+// localTopology is the node's topology, read once per process: sysfs
+// holds a file per CPU and attribute, and reading them took a
+// communicator's setup milliseconds at 32 ranks per node.
+var localTopology = sync.OnceValues(func() (*Topology, error) { return ReadTopology("") })
+
+// Prefetch reads the node's topology now, so that the first Local does
+// not: a program can call it in the background at start.
+func Prefetch() { _, _ = localTopology() }
 
 // LocalIn is Local with a given topology.
 func LocalIn(t *Topology) (Place, error) {

@@ -2,12 +2,15 @@ package shm
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 func exists(path string) bool {
@@ -451,5 +454,67 @@ func TestUnnamedSegment(t *testing.T) {
 	}
 	if a.Bytes()[100] != 42 {
 		t.Error("the creator's mapping lost its memory at Unlink")
+	}
+}
+
+// TestLazyReserve: a Lazy store's segments have no blocks allocated until
+// Reserve, which allocates every one (st_blocks from the kernel, the
+// oracle), named and unnamed alike; a store without Lazy allocates them at
+// once; Reserve is a no-op the second time and after Close.
+func TestLazyReserve(t *testing.T) {
+	const size = 64 << 10
+	blocks := func(t *testing.T, s *Segment) int64 {
+		t.Helper()
+		var st unix.Stat_t
+		path := s.Ref()
+		if s.lazy != nil {
+			path = fmt.Sprintf("/proc/self/fd/%d", s.lazy.Fd())
+		}
+		if err := unix.Stat(path, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Blocks * 512
+	}
+	for _, unnamed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("unnamed=%v", unnamed), func(t *testing.T) {
+			create := func(st Store) *Segment {
+				var s *Segment
+				var err error
+				if unnamed {
+					s, err = st.CreateUnnamed(size)
+				} else {
+					s, err = st.Create(fmt.Sprintf("lazy-%d", os.Getpid()), size)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			dir := t.TempDir()
+			s := create(Store{Dir: dir, Lazy: true})
+			if b := blocks(t, s); b != 0 {
+				t.Errorf("lazy segment has %d bytes allocated before Reserve, want 0", b)
+			}
+			if err := s.Reserve(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Reserve(); err != nil {
+				t.Fatalf("second Reserve: %v", err)
+			}
+			if b := blocks(t, s); b < size {
+				t.Errorf("after Reserve %d bytes allocated, want >= %d", b, size)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Reserve(); err != nil {
+				t.Errorf("Reserve after Close: %v", err)
+			}
+			e := create(Store{Dir: dir})
+			if b := blocks(t, e); b < size {
+				t.Errorf("a store without Lazy allocated %d bytes, want >= %d", b, size)
+			}
+			e.Close()
+		})
 	}
 }
