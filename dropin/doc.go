@@ -164,7 +164,7 @@
 // settings on rank 0 at initialization, and on every rank at MPI_Finalize a
 // line of counters:
 //
-//	libdpml: rank 0: routed 2016 passed 4337 ( nested 4337 ) comms set up 1001 released 1001 fused 0 blocks 0
+//	libdpml: rank 0: routed 2016 passed 4337 ( nested 4337 ) comms set up 1001 released 1001 fused 0 blocks 0 agreed 1
 //
 // (calls routed to the engine, calls passed to the MPI library by reason,
 // engines built and closed, and how many routed calls the C layer ran
@@ -175,7 +175,9 @@
 // library's own allreduce, and this library runs those without entering
 // Go; see dpml/fused.go; and how many of those were the blocks of
 // back-to-back calls the tuner's confirmation samples, which the C layer
-// runs and times as it runs a settled key's calls). DPML_VERBOSE=2 adds a line per call with its
+// runs and times as it runs a settled key's calls; and how many settings
+// agreements ran: one per communicator until a communicator of every rank
+// of MPI_COMM_WORLD has agreed, none after). DPML_VERBOSE=2 adds a line per call with its
 // decision and a line per engine setup.
 //
 // # Extension entry points (dpmlx.h)

@@ -25,6 +25,18 @@ uint64_t dpml_comms_setup, dpml_comms_released;
 uint64_t dpml_fused_calls;
 // Of those, the calls of the learner's confirmation blocks (timed).
 uint64_t dpml_block_calls;
+// Settings agreements run (one collective each, at a communicator's first
+// eligible call).
+uint64_t dpml_agreements;
+// world_agreed: a communicator of every rank of MPI_COMM_WORLD agreed on
+// the settings. They are the process's, so every later communicator's
+// ranks hold the same ones: its agreement is skipped. Every member of a
+// communicator sees the same value at its first call, since allreduce
+// synchronizes: a rank that has left the world-sized agreement knows the
+// others entered it, and in a program that does not deadlock each of them
+// made it before its first call on the later communicator, as this rank
+// did.
+static int world_agreed;
 
 void dpml_note_released(void) { __atomic_fetch_add(&dpml_comms_released, 1, __ATOMIC_RELAXED); }
 
@@ -418,11 +430,17 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 		if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
 		    PMPI_Comm_size(comm, &size) != MPI_SUCCESS || size < 2) {
 			s->mode = S_PASS;
+		} else if (__atomic_load_n(&world_agreed, __ATOMIC_ACQUIRE)) {
+			s->mode = S_AGREED;
 		} else {
 			dpml_depth++;
 			int bad = dpmlGoAgree(dpml_comm_handle(comm));
 			dpml_depth--;
+			__atomic_fetch_add(&dpml_agreements, 1, __ATOMIC_RELAXED);
 			s->mode = bad ? S_BADSET : S_AGREED;
+			int wsize = 0;
+			if (!bad && PMPI_Comm_size(MPI_COMM_WORLD, &wsize) == MPI_SUCCESS && size == wsize)
+				__atomic_store_n(&world_agreed, 1, __ATOMIC_RELEASE);
 		}
 	}
 	int reason = -1;

@@ -243,10 +243,11 @@ func failures(out string) []string {
 // DPML_VERBOSE=1.
 type counters struct {
 	routed, passed, setup, released, fused, blocks int
+	agreed                                         int
 	reasons                                        map[string]int
 }
 
-var summaryRE = regexp.MustCompile(`libdpml: rank (\d+): routed (\d+) passed (\d+) \(([^)]*)\) comms set up (\d+) released (\d+) fused (\d+) blocks (\d+)`)
+var summaryRE = regexp.MustCompile(`libdpml: rank (\d+): routed (\d+) passed (\d+) \(([^)]*)\) comms set up (\d+) released (\d+) fused (\d+) blocks (\d+) agreed (\d+)`)
 
 func summaries(t *testing.T, stderr string) map[int]counters {
 	t.Helper()
@@ -259,7 +260,7 @@ func summaries(t *testing.T, stderr string) map[int]counters {
 			}
 			return n
 		}
-		c := counters{routed: atoi(s[2]), passed: atoi(s[3]), setup: atoi(s[5]), released: atoi(s[6]), fused: atoi(s[7]), blocks: atoi(s[8]), reasons: map[string]int{}}
+		c := counters{routed: atoi(s[2]), passed: atoi(s[3]), setup: atoi(s[5]), released: atoi(s[6]), fused: atoi(s[7]), blocks: atoi(s[8]), agreed: atoi(s[9]), reasons: map[string]int{}}
 		f := strings.Fields(s[4])
 		for i := 0; i+1 < len(f); i += 2 {
 			c.reasons[f[i]] = atoi(f[i+1])
@@ -601,6 +602,17 @@ func TestSettings(t *testing.T) {
 		m = compare(t, []string{"DPML_SETUP_AFTER=6us"}, 30, prog, "-o", outDir, "loop=30")
 		if m[0].reasons["warm-up"] != 30 || m[0].setup != 30 {
 			t.Errorf("DPML_SETUP_AFTER=6us: want 30 warm-up calls and 30 engines: %+v", m[0])
+		}
+	})
+	t.Run("agree-once", func(t *testing.T) {
+		// loop=30 makes 30 communicators, the first a duplicate of
+		// MPI_COMM_WORLD: its settings agreement covers every rank, and
+		// the 29 after it skip theirs (1 agreement, not 30).
+		m := compare(t, nil, 60, prog, "-o", outDir, "loop=30")
+		for rank, c := range m {
+			if c.agreed != 1 {
+				t.Errorf("rank %d ran %d settings agreements for 30 communicators, want 1: %+v", rank, c.agreed, c)
+			}
 		}
 	})
 	t.Run("gosched", func(t *testing.T) {

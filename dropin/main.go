@@ -298,8 +298,10 @@ func dpmlGoFinalize() {
 
 // summary is the counters line printed at MPI_Finalize under DPML_VERBOSE:
 // "routed N passed M (reason n, ...) comms set up S released R fused F
-// blocks B", F of the N routed calls run by the C layer without entering
-// Go, B of those the calls of the tuner's confirmation blocks (timed).
+// blocks B agreed A", F of the N routed calls run by the C layer without
+// entering Go, B of those the calls of the tuner's confirmation blocks
+// (timed), A the settings agreements run (communicators' first calls
+// until one of every rank of MPI_COMM_WORLD agreed).
 func summary() string {
 	var passed uint64
 	s := ""
@@ -310,9 +312,9 @@ func summary() string {
 			s += fmt.Sprintf(" %s %d", reasonName(i), n)
 		}
 	}
-	return fmt.Sprintf("routed %d passed %d (%s ) comms set up %d released %d fused %d blocks %d",
+	return fmt.Sprintf("routed %d passed %d (%s ) comms set up %d released %d fused %d blocks %d agreed %d",
 		uint64(C.dpml_counts[0]), passed, s, uint64(C.dpml_comms_setup), uint64(C.dpml_comms_released), uint64(C.dpml_fused_calls),
-		uint64(C.dpml_block_calls))
+		uint64(C.dpml_block_calls), uint64(C.dpml_agreements))
 }
 
 func worldRank() int {
