@@ -157,6 +157,8 @@ const (
 	Disable      = "DPML_DISABLE"
 	DropinFrom   = "DPML_DROPIN_FROM_CALL"
 	SetupAfter   = "DPML_SETUP_AFTER"
+	Profile      = "DPML_PROFILE"
+	ProfileDir   = "DPML_PROFILE_DIR"
 	Demote       = "DPML_DEMOTE"
 	MinBytes     = "DPML_MIN_BYTES"
 	MPITest      = "DPML_MPITEST"
@@ -235,6 +237,10 @@ var Vars = []Var{
 		Doc: "Which leaders offload: `node` (one leader per node, the node-level variant), `socket` (one leader per socket, each offloading its partition over its own group: the socket-level variant), `auto` (socket-level when every node has several sockets and at least 4 ranks, else node-level), or a number N of leaders per node (a stand-in for N sockets, for tests and experiments)."},
 	{Name: Pipeline, Kind: KindInt, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto"}, Min: 1, Max: MaxPipeline, Agreed: AtNew,
 		Doc: "Sub-chunks `k` per leader in the inter-node phase (DPML-Pipelined), or `auto`."},
+	{Name: Profile, Kind: KindEnum, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto", "read", "off"}, Agreed: AtNew,
+		Doc: "The machine profile, a tuning table the engine keeps per user and machine (see DPML_PROFILE_DIR) when DPML_TUNING_FILE is unset: `auto` starts from the profile that matches this machine and layout and saves into it what the learner measured (at Close, rank 0), `read` only starts from it, `off` ignores profiles."},
+	{Name: ProfileDir, Kind: KindString, Default: "", Scope: PerRank, Users: "engine",
+		Doc: "Directory of the machine profiles (default $XDG_CACHE_HOME/dpml, else ~/.cache/dpml). A profile's file name is a hash of the CPU model, online CPUs, sockets, NUMA nodes, nodes, ranks per node and MPI library; its provenance names them, and a profile made for another machine is ignored. Saved as tuning files are (never through a symbolic link, atomically)."},
 	{Name: RunCPUMap, Kind: KindString, Default: "", Scope: PerNode, Users: "dpmlrun", Class: Internal,
 		Doc: "Internal: the cores of each fake node (`node1=0-7;node2=8-15`), passed by dpmlrun to its launch agent."},
 	{Name: RunNodes, Kind: KindInt, Default: "", Scope: AllRanks, Users: "dpmlrun, tests", Class: Internal,

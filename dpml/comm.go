@@ -86,6 +86,9 @@ type policy struct {
 	tuner       *costmodel.Tuner
 	clockOffset int64 // ns: this host's CLOCK_MONOTONIC minus rank 0's (clock.go)
 	tuningFile  string
+	// The machine profile (profile.go): DPML_PROFILE, and on rank 0 the
+	// file Close saves to and its key.
+	profileMode, profile, profileKeyText string
 	warnings    []string // what New clamped (printed on rank 0)
 	off         *offload // in-network reduction offload (offload.go); nil: none
 	offReason   string   // why off is nil
@@ -684,6 +687,7 @@ func (c *Comm) Close() error {
 	if c.verbose > 0 && c.rank == 0 && c.tuner != nil {
 		c.printTuner(os.Stderr)
 	}
+	c.saveProfile()
 	return errors.Join(terr, c.saveTuning(), c.release())
 }
 

@@ -151,7 +151,13 @@ func (c *Comm) setupTuner() error {
 	c.tuningFile, _ = config.Get(config.TuningFile)
 	var tb *costmodel.Table // nil: the built-in table
 	var lerr error
-	if c.tuningFile != "" {
+	if c.profileMode, lerr = config.Enum(config.Profile); lerr != nil {
+		return lerr // agreed at New: the same on every rank
+	}
+	if c.tuningFile == "" && c.profileMode != "off" && cfg.Mode == costmodel.ModeLearn {
+		tb, lerr = c.loadProfile()
+	}
+	if lerr == nil && c.tuningFile != "" {
 		var data []byte
 		if data, lerr = c.loadTuningFile(); lerr == nil && data != nil {
 			tb, lerr = parseTuningTable(data)
@@ -397,16 +403,21 @@ func (c *Comm) saveTuning() error {
 	if c.tuner == nil || c.tuningFile == "" || c.rank != 0 {
 		return nil
 	}
-	host, _ := os.Hostname()
-	c.tuner.SetProvenance(costmodel.Provenance{
-		Host: host, Cores: leaders.OnlineCPUs(), Layout: fmt.Sprintf("%dx%d", c.nodes, c.minPPN),
-		MPI: strings.SplitN(mpi.LibraryVersion(), "\n", 2)[0], Date: time.Now().UTC().Format(time.RFC3339),
-		Command: strings.Join(os.Args, " "),
-	})
+	c.tuner.SetProvenance(c.provenance(""))
 	if err := costmodel.WriteTableFile(c.tuningFile, c.tuner.Table()); err != nil {
 		return fmt.Errorf("%w: save tuning table: %w", ErrConfig, err)
 	}
 	return nil
+}
+
+// provenance is a saved table's provenance, with note.
+func (c *Comm) provenance(note string) costmodel.Provenance {
+	host, _ := os.Hostname()
+	return costmodel.Provenance{
+		Host: host, Cores: leaders.OnlineCPUs(), Layout: fmt.Sprintf("%dx%d", c.nodes, c.minPPN),
+		MPI: strings.SplitN(mpi.LibraryVersion(), "\n", 2)[0], Date: time.Now().UTC().Format(time.RFC3339),
+		Command: strings.Join(os.Args, " "), Note: note,
+	}
 }
 
 // printTuner writes what the tuner learned per key (DPML_VERBOSE, rank 0,

@@ -30,6 +30,10 @@ func TestMain(m *testing.M) {
 	if _, ok := os.LookupEnv("DPML_SETUP_AFTER"); !ok {
 		os.Setenv("DPML_SETUP_AFTER", "0")
 	}
+	// No machine profile: one test's would change the next one's start.
+	if _, ok := os.LookupEnv("DPML_PROFILE"); !ok {
+		os.Setenv("DPML_PROFILE", "off")
+	}
 	code := m.Run()
 	if work.dir != "" {
 		os.RemoveAll(work.dir)

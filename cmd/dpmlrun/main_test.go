@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	if _, ok := os.LookupEnv("DPML_SETUP_AFTER"); !ok {
 		os.Setenv("DPML_SETUP_AFTER", "0")
 	}
+	if _, ok := os.LookupEnv("DPML_PROFILE"); !ok {
+		os.Setenv("DPML_PROFILE", "off") // no machine profile between tests
+	}
 	launch.Dispatch(os.Args)
 	code := m.Run()
 	if probeDir != "" {

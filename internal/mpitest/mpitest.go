@@ -303,7 +303,14 @@ func runRank(t *testing.T, l Layout, call int, key string, level mpi.ThreadLevel
 // Main can serve as TestMain: func TestMain(m *testing.M) { mpitest.Main(m) }.
 // It runs the tests and, if MPI was initialized and not finalized (by code
 // outside Run, on the main goroutine), finalizes it before exiting.
+//
+// The ranks keep no machine profile (DPML_PROFILE=off unless set): a
+// profile left by one test would change what the next one's tuner starts
+// from.
 func Main(m *testing.M) {
+	if _, ok := os.LookupEnv("DPML_PROFILE"); !ok {
+		os.Setenv("DPML_PROFILE", "off")
+	}
 	code := m.Run()
 	if mpi.Initialized() && !mpi.Finalized() {
 		_ = mpi.Finalize()

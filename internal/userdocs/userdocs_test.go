@@ -266,6 +266,8 @@ func runBlock(t *testing.T, dir string, b block, env ...string) (stdout, stderr 
 	cmd.Dir = dir
 	cmd.Env = append(append(cleanEnv(), mpiEnv...), env...)
 	cmd.Env = append(cmd.Env, "PATH="+filepath.Join(built.dir, "shim")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	// A user's cache (machine profiles) of the test's own.
+	cmd.Env = append(cmd.Env, "XDG_CACHE_HOME="+filepath.Join(dir, ".cache"))
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	done := make(chan error, 1)
