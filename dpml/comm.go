@@ -89,9 +89,9 @@ type policy struct {
 	// The machine profile (profile.go): DPML_PROFILE, and on rank 0 the
 	// file Close saves to and its key.
 	profileMode, profile, profileKeyText string
-	warnings    []string // what New clamped (printed on rank 0)
-	off         *offload // in-network reduction offload (offload.go); nil: none
-	offReason   string   // why off is nil
+	warnings                             []string // what New clamped (printed on rank 0)
+	off                                  *offload // in-network reduction offload (offload.go); nil: none
+	offReason                            string   // why off is nil
 }
 
 // inFlight is the state of calls: the one in progress, what later calls
