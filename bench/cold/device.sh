@@ -10,8 +10,12 @@
 #   cold, back to back, N = 10, 4 B-64 MiB
 # for DPML's defaults (auto), DPML_TUNER=model and OLD's defaults; then
 # warm (b2b after 2,000 untimed calls per size, 4 B-4 MiB) for NEW and OLD;
-# then the first-call probe (firstcall.c). BUDGET (seconds, default 540)
-# bounds the whole; LAUNCHES (default 2) repeats everything.
+# then, on 1x32, a tuning run that writes the machine profile (warm, the
+# learner without its budget) and the cold pattern again starting from
+# it; then the first-call probe (firstcall.c). Every other run has a
+# machine-profile directory of its own, empty: a new user's first runs.
+# BUDGET (seconds, default 540) bounds the whole; LAUNCHES (default 2)
+# repeats the main loop.
 set -u
 OUT=$1 NEW=$2 OLD=${3:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -30,10 +34,11 @@ run() { # run NAME TIMEOUT CMD...
 	timeout $to "$@" > $OUT/r/$name.log 2>&1
 	echo "rc=$? at $(( $(date +%s) - T0 )) s ($name)" >> $OUT/r/commands.txt
 }
-one() { # one NAME LAYOUT BUILDDIR ENV TIMEOUT CLIENTARGS...
+one() { # one NAME LAYOUT BUILDDIR ENV TIMEOUT CLIENTARGS...: ENV is VAR=VALUE words
 	local name=$1 lay=$2 b=$3 env=$4 to=$5; shift 5
-	local L=$PWD/$b/libdpml.so x=""
-	[ -n "$env" ] && x="-x $env"
+	local L=$PWD/$b/libdpml.so x="" e
+	case " $env " in *" DPML_PROFILE_DIR="*) ;; *) env="$env DPML_PROFILE_DIR=$OUT/r/profile-$name" ;; esac
+	for e in $env; do x="$x -x $e"; done
 	if [ $lay = 1x32 ]; then
 		run $name $to $ONE $x -x LD_PRELOAD=$L $C "$@" -out $OUT/r/$name
 	else
@@ -56,6 +61,13 @@ for r in $(seq 1 ${LAUNCHES:-2}); do
 		[ -n "$OLD" ] && one $lay-warm-old-$r $lay $OLD "" 90 $WARM
 	done
 done
+P=$OUT/r/profile-1x32
+one 1x32-tune 1x32 $NEW "DPML_TUNER_BUDGET=-1 DPML_PROFILE_DIR=$P" 90 $WARM
+for r in 1 2; do
+	one 1x32-cold100-profile-$r 1x32 $NEW "DPML_PROFILE_DIR=$P" 60 $COLD100
+	one 1x32-cold10-profile-$r 1x32 $NEW "DPML_PROFILE_DIR=$P" 60 $COLD10
+done
+ls -la $P >> $OUT/r/commands.txt 2>&1
 if command -v mpicc > /dev/null; then
 	mpicc -O2 -o $OUT/r/firstcall bench/cold/firstcall.c
 	for r in 1 2 3; do
