@@ -43,7 +43,7 @@ def size(b):
 
 for lay in ("1x32", "4x8"):
     for pat, title in (("cold100", "cold, back to back, N = 100"), ("bar100", "cold, barrier before each call, N = 100"), ("cold10", "cold, back to back, N = 10")):
-        builds = [b for b in ("auto", "model", "old") if (lay, pat, b) in cold]
+        builds = [b for b in ("auto", "model", "profile", "old") if (lay, pat, b) in cold]
         if not builds:
             continue
         print(f"\n{lay}, {title}: DPML / MPI library, mean of the N calls (median over launches; mean of the first 10 in brackets)")
