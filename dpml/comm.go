@@ -484,10 +484,10 @@ func oversubscribed(places []leaders.Place) bool {
 
 func (c *Comm) mapSegment(o options) error {
 	size, _ := segmentLayout(c.ppn, c.segBudget)
-	// Lazy: the node head allocates the segment's memory in the
-	// background (reserveSegment) instead of zeroing megabytes inside
-	// every rank's setup; the file system's room is checked at once.
-	store := shm.Store{Dir: o.shmDir, Lazy: true}
+	// Sparse: the segment's pages are allocated where plans first touch
+	// them, not zeroed inside every rank's setup (the file system's room
+	// is checked at once).
+	store := shm.Store{Dir: o.shmDir, Sparse: true}
 	// The segment never has a name where the file system allows: the node
 	// head creates it unnamed and the others open it through the head's
 	// descriptor, so no crash at any step of setup can leave it behind.
@@ -510,22 +510,7 @@ func (c *Comm) mapSegment(o options) error {
 	c.waitPoll.Poll = c.progress // bound once: a method value per call would allocate
 	c.scratchSrcs = make([]unsafe.Pointer, c.ppn)
 	c.setupFused(c.fused)
-	if c.local == 0 {
-		go reserveSegment(mem, c.abort, c.rank)
-	}
 	return nil
-}
-
-// reserveSegment allocates the node segment's memory (shm.Segment.Reserve).
-// Setup checked that the file system had room; should another process
-// take it meanwhile, the node's ranks are stopped through the segment's
-// abort word (their next wait fails) rather than left to a SIGBUS on a
-// page the file system cannot supply.
-func reserveSegment(mem *shm.Segment, abort *atomic.Uint64, rank int) {
-	if err := mem.Reserve(); err != nil {
-		fmt.Fprintf(os.Stderr, "dpml: rank %d: %v: this node's DPML calls stop\n", rank, err)
-		abort.Store(1)
-	}
 }
 
 // testHookSegmentCreated, when set by a test, runs on a node head right

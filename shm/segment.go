@@ -37,11 +37,14 @@ type Store struct {
 	// It should be a tmpfs (memory-backed) for real use; any directory
 	// whose file system supports shared mmap works.
 	Dir string
-	// Lazy: Create and CreateUnnamed size the file and check that the
-	// file system has room for it, but leave its blocks to Reserve
-	// (which allocates them, as Create does at once otherwise). Zeroing
-	// a node segment's megabytes was most of a communicator's setup.
-	Lazy bool
+	// Sparse: Create and CreateUnnamed size the file and check that the
+	// file system has room for it, but leave its blocks unallocated:
+	// they are allocated (and zeroed) where the mappings first touch
+	// them. Zeroing a node segment's megabytes at once was most of a
+	// communicator's setup. A file system that another process fills
+	// afterwards makes a first touch fail with SIGBUS, as it would for
+	// the MPI library's own shared memory.
+	Sparse bool
 }
 
 func (st Store) dir() string {
@@ -71,7 +74,6 @@ type Segment struct {
 	created bool      // this handle created the file
 	linked  bool      // created by this handle and not yet unlinked by it
 	held    *os.File  // an unnamed segment's descriptor, kept until Unlink
-	lazy    *os.File  // a Lazy store's descriptor for Reserve, kept until then
 }
 
 // ValidateName reports whether name can be used as a segment name: non-empty,
@@ -140,19 +142,10 @@ func (st Store) Create(name string, size int) (*Segment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shm: create %s (%d bytes): %w", path, size, bare(err))
 	}
-	var lazy *os.File
 	m, err := func() (mmap.MMap, error) {
-		if st.Lazy {
-			if err := sizeSparse(f, int64(size)); err != nil {
-				f.Close()
-				return nil, err
-			}
-			lazy = f // Reserve's, until then
-		} else {
-			defer f.Close() // the mapping keeps the memory; the fd is not needed
-			if err := reserve(f, int64(size)); err != nil {
-				return nil, err
-			}
+		defer f.Close() // the mapping keeps the memory; the fd is not needed
+		if err := st.size(f, int64(size)); err != nil {
+			return nil, err
 		}
 		m, err := mmap.MapRegion(f, size, mmap.RDWR, 0, 0)
 		if err != nil {
@@ -161,13 +154,10 @@ func (st Store) Create(name string, size int) (*Segment, error) {
 		return m, nil
 	}()
 	if err != nil {
-		if lazy != nil {
-			lazy.Close()
-		}
 		_ = os.Remove(path)
 		return nil, fmt.Errorf("shm: create %s (%d bytes): %w", path, size, err)
 	}
-	return &Segment{name: name, path: path, size: size, m: m, created: true, linked: true, lazy: lazy}, nil
+	return &Segment{name: name, path: path, size: size, m: m, created: true, linked: true}, nil
 }
 
 // CreateUnnamed creates a segment of size bytes that never has a name: a
@@ -193,33 +183,17 @@ func (st Store) CreateUnnamed(size int) (*Segment, error) {
 		return nil, fmt.Errorf("shm: create in %s (%d bytes): %w", dir, size, err)
 	}
 	f := os.NewFile(uintptr(fd), dir+"/(unnamed)")
-	var lazy *os.File
-	if st.Lazy {
-		err = sizeSparse(f, int64(size))
-		if err == nil {
-			var d int
-			if d, err = unix.Dup(fd); err == nil {
-				unix.CloseOnExec(d)
-				lazy = os.NewFile(uintptr(d), dir+"/(unnamed)")
-			}
-		}
-	} else {
-		err = reserve(f, int64(size))
-	}
-	if err != nil {
+	if err := st.size(f, int64(size)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("shm: create in %s (%d bytes): %w", dir, size, err)
 	}
 	m, err := mmap.MapRegion(f, size, mmap.RDWR, 0, 0)
 	if err != nil {
 		f.Close()
-		if lazy != nil {
-			lazy.Close()
-		}
 		return nil, fmt.Errorf("shm: create in %s (%d bytes): mmap: %w", dir, size, err)
 	}
 	ref := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), fd)
-	return &Segment{name: ref, path: ref, size: size, m: m, created: true, held: f, lazy: lazy}, nil
+	return &Segment{name: ref, path: ref, size: size, m: m, created: true, held: f}, nil
 }
 
 // ErrUnnamedUnsupported: the directory's file system cannot create an
@@ -257,7 +231,7 @@ func bare(err error) error {
 
 // sizeSparse makes the file size bytes without allocating its blocks,
 // after checking that the file system has room for them (ENOSPC then,
-// rather than SIGBUS at a first touch; Reserve allocates them).
+// rather than SIGBUS at a first touch).
 func sizeSparse(f *os.File, size int64) error {
 	var st unix.Statfs_t
 	if err := unix.Fstatfs(int(f.Fd()), &st); err == nil && st.Bsize > 0 && int64(st.Bavail) < (size+st.Bsize-1)/st.Bsize {
@@ -269,23 +243,13 @@ func sizeSparse(f *os.File, size int64) error {
 	return nil
 }
 
-// Reserve allocates the blocks of a segment that a Lazy store created,
-// as Create does at once otherwise; it does nothing for other segments or
-// once done. Safe to call from another goroutine than the segment's users
-// (the mapping is not touched); Close waits for it.
-func (s *Segment) Reserve() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.lazy == nil {
-		return nil
+// size makes the new file size bytes: sparse (sizeSparse) or with every
+// block allocated (reserve).
+func (st Store) size(f *os.File, size int64) error {
+	if st.Sparse {
+		return sizeSparse(f, size)
 	}
-	err := reserve(s.lazy, int64(s.size))
-	s.lazy.Close()
-	s.lazy = nil
-	if err != nil {
-		return fmt.Errorf("shm: reserve %s (%d bytes): %w", s.path, s.size, err)
-	}
-	return nil
+	return reserve(f, size)
 }
 
 // reserve makes the file exactly size bytes with every block allocated.
@@ -444,10 +408,6 @@ func (s *Segment) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error
-	if s.lazy != nil {
-		s.lazy.Close()
-		s.lazy = nil
-	}
 	if s.created && s.linked || s.held != nil {
 		if err := s.unlinkLocked(); err != nil {
 			errs = append(errs, err)

@@ -457,64 +457,59 @@ func TestUnnamedSegment(t *testing.T) {
 	}
 }
 
-// TestLazyReserve: a Lazy store's segments have no blocks allocated until
-// Reserve, which allocates every one (st_blocks from the kernel, the
-// oracle), named and unnamed alike; a store without Lazy allocates them at
-// once; Reserve is a no-op the second time and after Close.
-func TestLazyReserve(t *testing.T) {
+// TestSparse: a Sparse store's segments have no blocks allocated when
+// created (st_blocks from the kernel, the oracle), named and unnamed
+// alike, and get them where they are first touched; a store without
+// Sparse allocates every block at once; a Sparse segment larger than the
+// file system's free space is refused at creation.
+func TestSparse(t *testing.T) {
 	const size = 64 << 10
 	blocks := func(t *testing.T, s *Segment) int64 {
 		t.Helper()
 		var st unix.Stat_t
-		path := s.Ref()
-		if s.lazy != nil {
-			path = fmt.Sprintf("/proc/self/fd/%d", s.lazy.Fd())
-		}
-		if err := unix.Stat(path, &st); err != nil {
+		if err := unix.Stat(s.Ref(), &st); err != nil {
 			t.Fatal(err)
 		}
 		return st.Blocks * 512
 	}
 	for _, unnamed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("unnamed=%v", unnamed), func(t *testing.T) {
-			create := func(st Store) *Segment {
-				var s *Segment
-				var err error
+			create := func(st Store, size int) (*Segment, error) {
 				if unnamed {
-					s, err = st.CreateUnnamed(size)
-				} else {
-					s, err = st.Create(fmt.Sprintf("lazy-%d", os.Getpid()), size)
+					return st.CreateUnnamed(size)
 				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				return s
+				return st.Create(fmt.Sprintf("sparse-%d", os.Getpid()), size)
 			}
 			dir := t.TempDir()
-			s := create(Store{Dir: dir, Lazy: true})
+			s, err := create(Store{Dir: dir, Sparse: true}, size)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if b := blocks(t, s); b != 0 {
-				t.Errorf("lazy segment has %d bytes allocated before Reserve, want 0", b)
+				t.Errorf("sparse segment has %d bytes allocated, want 0", b)
 			}
-			if err := s.Reserve(); err != nil {
+			s.Bytes()[size/2] = 1
+			if b := blocks(t, s); b == 0 || b >= size {
+				t.Errorf("after touching one byte %d bytes allocated, want one page's", b)
+			}
+			s.Close()
+			e, err := create(Store{Dir: dir}, size)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Reserve(); err != nil {
-				t.Fatalf("second Reserve: %v", err)
-			}
-			if b := blocks(t, s); b < size {
-				t.Errorf("after Reserve %d bytes allocated, want >= %d", b, size)
-			}
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Reserve(); err != nil {
-				t.Errorf("Reserve after Close: %v", err)
-			}
-			e := create(Store{Dir: dir})
 			if b := blocks(t, e); b < size {
-				t.Errorf("a store without Lazy allocated %d bytes, want >= %d", b, size)
+				t.Errorf("a store without Sparse allocated %d bytes, want >= %d", b, size)
 			}
 			e.Close()
+			var fs unix.Statfs_t
+			if err := unix.Statfs(dir, &fs); err != nil {
+				t.Fatal(err)
+			}
+			huge := int(min(int64(fs.Bavail)*fs.Bsize*2+size, 1<<62))
+			if s, err := create(Store{Dir: dir, Sparse: true}, huge); err == nil {
+				s.Close()
+				t.Errorf("a sparse segment of %d bytes on a file system with %d free was created", huge, int64(fs.Bavail)*fs.Bsize)
+			}
 		})
 	}
 }
