@@ -33,6 +33,9 @@ import (
 // errors, diagnostics).
 type Comm struct {
 	laps laps // setup steps' times (DPML_VERBOSE)
+	// parent is the program's communicator New duplicated: the
+	// watchdog's abort target during setup, before world exists.
+	parent *mpi.Comm
 	topology
 	nodeView
 	policy
@@ -188,12 +191,15 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	if c == nil {
 		return nil, nilCommError("New")
 	}
-	d := &Comm{}
+	d := &Comm{parent: c}
 	d.laps.start()
 	o, settings, cfgErr := d.readSettings(opts)
+	d.startWatch() // every collective below is bounded by DPML_TIMEOUT
+	d.watch.enter(stepSetup)
 
 	var err error
 	if d.world, err = c.Dup(); err != nil {
+		d.stopWatch()
 		return nil, errors.Join(fmt.Errorf("%w: duplicate communicator: %w", ErrSetup, err), cfgErr)
 	}
 	d.rank, d.size = d.world.Rank(), d.world.Size()
@@ -226,7 +232,7 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 		d.release()
 		return nil, err
 	}
-	d.startWatch()
+	d.watch.leave()
 	d.laps.lap("tuner")
 	if d.verbose > 0 && d.rank == 0 {
 		fmt.Fprintf(os.Stderr, "dpml: %d ranks on %d node(s), ppn %d..%d, leader order %v, cross-memory attach %v\n%s",

@@ -31,6 +31,10 @@ import (
 // job. A peer that died ends the job through the MPI library anyway; a
 // peer that only stalls would otherwise hang it forever.
 //
+// Setup is one watched step (stepSetup) from before New's first collective
+// (the duplicate of the program's communicator) to its last: a peer that
+// stops during setup ends the job like one that stops during a call.
+//
 // A negative DPML_TIMEOUT (wait forever) disarms the watchdog.
 
 // Watched steps (the low byte of a watch word; 0: not in a blocking step).
@@ -40,12 +44,13 @@ const (
 	stepInter
 	stepTuner
 	stepCheck
+	stepSetup
 	numSteps
 )
 
 var stepNames = [numSteps]string{stepNone: "no step", stepNative: "the MPI library's allreduce (native plan)",
 	stepInter: "the leaders' inter-node allreduce", stepTuner: "the tuner's exchange of call times",
-	stepCheck: "DPML_CHECK's comparison of the call's arguments"}
+	stepCheck: "DPML_CHECK's comparison of the call's arguments", stepSetup: "the communicator's setup (its collectives)"}
 
 // watch is a Comm's watch word: (calls << 8) | step. Only the calling
 // goroutine writes it; the watchdog reads it.
@@ -172,7 +177,11 @@ func watchLoop() {
 				continue
 			}
 			fmt.Fprintln(os.Stderr, msg)
-			_ = mpi.Abort(c.world, 14)
+			target := c.world
+			if target == nil {
+				target = c.parent // setup, before the duplicate exists
+			}
+			_ = mpi.Abort(target, 14)
 		}
 	}
 }

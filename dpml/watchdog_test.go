@@ -131,3 +131,50 @@ func jobTempDir(t *testing.T, w *mpi.Comm, name string) (dir string, done func()
 		}
 	}
 }
+
+// TestSetupWatched: a rank that stops during New (here the second node's
+// head, right after it created its node's segment) leaves its peers in
+// setup's collectives; the watchdog reports them within DPML_TIMEOUT, as it
+// does a peer stopped during a call, naming setup. The stalled rank waits
+// until the three others have reported (or a minute); the abort is the
+// test's hook, so the job goes on.
+// Mutation check: without the watch.enter(stepSetup) in New nothing
+// reports and the test fails.
+func TestSetupWatched(t *testing.T) {
+	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
+		dir, done := jobTempDir(t, w, "setupwatch")
+		defer done()
+		var mu sync.Mutex
+		var got []string
+		testHookWatchAbort = func(c *Comm, msg string) {
+			mu.Lock()
+			got = append(got, msg)
+			mu.Unlock()
+			if c.Rank() != 2 { // the stalled rank's own watchdog fires too: not a peer's report
+				_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("setup.%d", c.Rank())), nil, 0o600)
+			}
+		}
+		defer func() { testHookWatchAbort = nil }()
+		testHookSegmentCreated = func(c *Comm) {
+			if c.Rank() == 2 {
+				waitReports(dir, "setup", 3, time.Minute)
+			}
+		}
+		defer func() { testHookSegmentCreated = nil }()
+		t.Setenv("DPML_TIMEOUT", "300ms")
+		c, err := New(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		mu.Lock()
+		msgs := got
+		mu.Unlock()
+		if w.Rank() == 2 {
+			return // stalled in-process, its own watchdog may report it; a stopped process's would not run
+		}
+		if len(msgs) != 1 || !strings.Contains(msgs[0], "setup") || !strings.Contains(msgs[0], "DPML_TIMEOUT=300ms") {
+			t.Errorf("rank %d: reports %q, want one naming setup and DPML_TIMEOUT=300ms", w.Rank(), msgs)
+		}
+	})
+}

@@ -619,6 +619,23 @@ func TestSettings(t *testing.T) {
 			}
 		}
 	})
+	t.Run("unknown-names", func(t *testing.T) {
+		// Misspelt settings are named on rank 0, with the nearest
+		// declared one where one is close. Mutation: the warning loop
+		// in dpmlGoInit removed -> both lines missing.
+		r := dpmlrun(t, true, []string{"DPML_LEADER=2", "DPML_SEGMENT=4K"}, prog, "-o", outDir, "special")
+		for _, want := range []string{
+			"libdpml: rank 0: DPML_LEADER is not a DPML setting (nearest: DPML_LEADERS)",
+			"libdpml: rank 0: DPML_SEGMENT is not a DPML setting",
+		} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+			}
+		}
+		if strings.Contains(r.stderr, "rank 1: DPML_LEADER") {
+			t.Errorf("a rank other than 0 warned:\n%s", r.stderr)
+		}
+	})
 	t.Run("gosched", func(t *testing.T) {
 		// DPML_GOSCHED is applied in the drop-in (auto unless set:
 		// see mpi.ApplyGoschedForeign); rank 0's banner says which.

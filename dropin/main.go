@@ -94,6 +94,12 @@ func dpmlGoInit(s *C.dpml_settings) C.int {
 		s.disabled = 1
 	}
 	initErr = errors.Join(bad...)
+	if rank0 {
+		// A misspelt setting is otherwise ignored without a word.
+		for _, u := range config.Unknown(os.Environ()) {
+			warnf("%v", u)
+		}
+	}
 	if verbose >= 1 && rank0 {
 		fmt.Fprintf(os.Stderr, "libdpml: DPML-Go commit %s on %s\nlibdpml: %v, GOMAXPROCS %d\nlibdpml: settings:\n%s",
 			gitCommit, mpi.LibraryVersion(), mpi.Sched(), runtime.GOMAXPROCS(0), indent(config.Effective()))
