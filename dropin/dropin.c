@@ -598,6 +598,41 @@ int dpml_finalize_entry(void) {
 
 int MPI_Finalize(void) { return dpml_finalize_entry(); }
 
+// init_at_start runs, right after the program's MPI_Init, what the first
+// MPI_Allreduce would otherwise: the library's initialization (the Go
+// side's settings and scheduler) and the settings agreement on
+// MPI_COMM_WORLD, which covers every later communicator (world_agreed).
+// MPI_Init takes tens of milliseconds, and a millisecond more is lost
+// there; in the first MPI_Allreduce it was ten times the call. Every rank
+// calls MPI_Init, so the agreement's collective is safe; a program whose
+// MPI_Init does not come through here (Fortran's binding, a program linked
+// otherwise) initializes at its first call, as before.
+static void init_at_start(void) {
+	int flag = 0;
+	if (PMPI_Initialized(&flag) != MPI_SUCCESS || !flag) return;
+	pthread_once(&init_once, init_once_fn);
+	if (go_failed || settings.disabled) return;
+	int size = 0;
+	if (PMPI_Comm_size(MPI_COMM_WORLD, &size) != MPI_SUCCESS || size < 2) return;
+	dpml_depth++;
+	int bad = dpmlGoAgree(dpml_comm_handle(MPI_COMM_WORLD));
+	dpml_depth--;
+	__atomic_fetch_add(&dpml_agreements, 1, __ATOMIC_RELAXED);
+	if (!bad) __atomic_store_n(&world_agreed, 1, __ATOMIC_RELEASE);
+}
+
+int MPI_Init(int *argc, char ***argv) {
+	int rc = PMPI_Init(argc, argv);
+	if (rc == MPI_SUCCESS) init_at_start();
+	return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+	int rc = PMPI_Init_thread(argc, argv, required, provided);
+	if (rc == MPI_SUCCESS) init_at_start();
+	return rc;
+}
+
 // ---------------------------------------------------------------------------
 // Extension entry points (dpmlx.h).
 

@@ -619,6 +619,24 @@ func TestSettings(t *testing.T) {
 			}
 		}
 	})
+	t.Run("init-at-start", func(t *testing.T) {
+		// A program that makes no MPI_Allreduce: the library still
+		// initialized in MPI_Init and the ranks agreed on the settings
+		// over MPI_COMM_WORLD there (one nested call each), so the
+		// program's first MPI_Allreduce pays neither. Mutation: the
+		// MPI_Init interposer removed -> no counters line at all (the
+		// library never initialized).
+		r := dpmlrun(t, true, []string{"DPML_VERBOSE=1"}, prog, "-o", outDir)
+		m := summaries(t, r.stderr)
+		if len(m) != 4 {
+			t.Fatalf("%d counters lines, want 4:\n%s", len(m), r.stderr)
+		}
+		for rank, c := range m {
+			if c.agreed != 1 || c.passed != 1 || c.reasons["nested"] != 1 {
+				t.Errorf("rank %d: %+v, want one agreement, its one nested call", rank, c)
+			}
+		}
+	})
 	t.Run("unknown-names", func(t *testing.T) {
 		// Misspelt settings are named on rank 0, with the nearest
 		// declared one where one is close. Mutation: the warning loop
