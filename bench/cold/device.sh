@@ -15,7 +15,8 @@
 # it; then the first-call probe (firstcall.c). Every other run has a
 # machine-profile directory of its own, empty: a new user's first runs.
 # BUDGET (seconds, default 540) bounds the whole; LAUNCHES (default 2)
-# repeats the main loop.
+# repeats the main loop; LAYOUTS ("1x32 4x8"), PATTERNS ("cold100 bar100
+# cold10"), WARM (1) and PROFILE (1) select parts.
 set -u
 OUT=$1 NEW=$2 OLD=${3:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -48,22 +49,23 @@ one() { # one NAME LAYOUT BUILDDIR ENV TIMEOUT CLIENTARGS...: ENV is VAR=VALUE w
 COLD100="-pattern cold -calls 100 -sizes 4:16M:x4 -check -variants native,auto"
 BAR100="-pattern cold-barrier -calls 100 -sizes 4:16M:x4 -check -variants native,auto"
 COLD10="-pattern cold -calls 10 -sizes 4:64M:x4 -check -variants native,auto"
-WARM="-pattern b2b -sizes 4:4M:x4 -time 30ms -max-iters 2000 -tune-calls 2000 -check -quiet -variants native,auto"
+WARMARGS="-pattern b2b -sizes 4:4M:x4 -time 30ms -max-iters 2000 -tune-calls 2000 -check -quiet -variants native,auto"
 for r in $(seq 1 ${LAUNCHES:-2}); do
-	for lay in 1x32 4x8; do
-		for pat in cold100 bar100 cold10; do
+	for lay in ${LAYOUTS:-1x32 4x8}; do
+		for pat in ${PATTERNS:-cold100 bar100 cold10}; do
 			case $pat in cold100) A=$COLD100;; bar100) A=$BAR100;; cold10) A=$COLD10;; esac
 			one $lay-$pat-auto-$r $lay $NEW "" 60 $A
 			one $lay-$pat-model-$r $lay $NEW DPML_TUNER=model 60 $A
 			[ -n "$OLD" ] && one $lay-$pat-old-$r $lay $OLD "" 60 $A
 		done
-		one $lay-warm-auto-$r $lay $NEW "" 90 $WARM
-		[ -n "$OLD" ] && one $lay-warm-old-$r $lay $OLD "" 90 $WARM
+		[ "${WARM:-1}" = 1 ] || continue
+		one $lay-warm-auto-$r $lay $NEW "" 90 $WARMARGS
+		[ -n "$OLD" ] && one $lay-warm-old-$r $lay $OLD "" 90 $WARMARGS
 	done
 done
 P=$OUT/r/profile-1x32
-one 1x32-tune 1x32 $NEW "DPML_TUNER_BUDGET=-1 DPML_PROFILE_DIR=$P" 90 $WARM
-for r in 1 2; do
+[ "${PROFILE:-1}" = 1 ] && one 1x32-tune 1x32 $NEW "DPML_TUNER_BUDGET=-1 DPML_PROFILE_DIR=$P" 90 $WARMARGS
+for r in $([ "${PROFILE:-1}" = 1 ] && echo 1 2); do
 	one 1x32-cold100-profile-$r 1x32 $NEW "DPML_PROFILE_DIR=$P" 60 $COLD100
 	one 1x32-cold10-profile-$r 1x32 $NEW "DPML_PROFILE_DIR=$P" 60 $COLD10
 done
