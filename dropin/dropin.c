@@ -611,9 +611,14 @@ static void init_at_start(void) {
 	int flag = 0;
 	if (PMPI_Initialized(&flag) != MPI_SUCCESS || !flag) return;
 	pthread_once(&init_once, init_once_fn);
-	if (go_failed || settings.disabled) return;
 	int size = 0;
 	if (PMPI_Comm_size(MPI_COMM_WORLD, &size) != MPI_SUCCESS || size < 2) return;
+	// Every rank takes the same collectives whatever its own settings
+	// (DPML_DISABLE included: the agreement is what tells the ranks that
+	// they differ); a rank whose Go side failed cannot agree, and then no
+	// rank does here.
+	int ok = !go_failed, all = 0;
+	if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all) return;
 	dpml_depth++;
 	int bad = dpmlGoAgree(dpml_comm_handle(MPI_COMM_WORLD));
 	dpml_depth--;
