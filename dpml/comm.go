@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -234,6 +235,14 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	}
 	d.watch.leave()
 	d.laps.lap("tuner")
+	if d.rank == 0 {
+		warnUnknownOnce.Do(func() {
+			// A misspelt setting is otherwise ignored without a word.
+			for _, u := range config.Unknown(os.Environ()) {
+				fmt.Fprintf(os.Stderr, "dpml: warning: %v\n", u)
+			}
+		})
+	}
 	if d.verbose > 0 && d.rank == 0 {
 		fmt.Fprintf(os.Stderr, "dpml: %d ranks on %d node(s), ppn %d..%d, leader order %v, cross-memory attach %v\n%s",
 			d.size, d.nodes, d.minPPN, d.ppn, d.leaderOrder, d.cma, config.Effective())
@@ -759,3 +768,6 @@ func (l *laps) lap(name string) {
 func (l *laps) String() string {
 	return fmt.Sprintf("%.2f ms (%s)", float64(l.last-l.t0)/1e6, l.b.String())
 }
+
+// warnUnknownOnce: misspelt DPML_* names are named once per process.
+var warnUnknownOnce sync.Once

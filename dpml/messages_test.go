@@ -2,6 +2,9 @@ package dpml
 
 import (
 	"fmt"
+	"io"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/dpmlgo/dpml/config"
@@ -33,5 +36,35 @@ func TestSetupMessages(t *testing.T) {
 			{name: "timeout 1ms, forever and default", env: map[string][2]string{config.Timeout: {"1ms", "-1"}}, wantClean: true},
 			{name: "timeout 0 (the default)", env: map[string][2]string{config.Timeout: {"0", "0"}}, wantClean: true},
 		})
+	})
+}
+
+// TestUnknownSettingNamed: a misspelt DPML_* name is named once, on rank
+// 0, with the nearest setting (New's warning; libdpml.so has its own).
+// Mutation: the warning loop in New removed -> no line on rank 0.
+func TestUnknownSettingNamed(t *testing.T) {
+	mpitest.Run(t, 1, 2, func(t *testing.T, w *mpi.Comm) {
+		t.Setenv("DPML_LEADER", "2")
+		r, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stderr := os.Stderr
+		os.Stderr = pw
+		c, err := New(w)
+		os.Stderr = stderr
+		pw.Close()
+		out, _ := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		want := 0
+		if w.Rank() == 0 {
+			want = 1
+		}
+		if n := strings.Count(string(out), "dpml: warning: DPML_LEADER is not a DPML setting (nearest: DPML_LEADERS)"); n != want {
+			t.Errorf("rank %d: the warning appears %d times, want %d:\n%s", w.Rank(), n, want, out)
+		}
 	})
 }
