@@ -3,6 +3,7 @@ package costmodel_test
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/dpmlgo/dpml/costmodel"
@@ -19,7 +20,8 @@ import (
 // model prices within the candidates' bound, at that arm's excess (what a
 // candidate the model misprices can cost before it is dropped). The first
 // call runs the model's pick, and with enough calls the key must have
-// learned (moved off a pick that is clearly not the best).
+// learned (moved off a pick that is clearly not the best); with 10 calls
+// it must have tried nothing else.
 func TestBudgetBoundsExploration(t *testing.T) {
 	const overhead = 20e-6 // seconds per timed call, noted by every rank
 	cfg := costmodel.Config{SegmentBytes: 256 << 10}
@@ -64,6 +66,9 @@ func TestBudgetBoundsExploration(t *testing.T) {
 			}
 			if res.Chosen[0] != pick {
 				t.Errorf("%s/%d: first call ran %v, the model picks %v", sc.name, n, res.Chosen[0], pick)
+			}
+			if n <= 10 && slices.ContainsFunc(res.Chosen, func(a costmodel.Arm) bool { return a != pick }) {
+				t.Errorf("%s/%d: a key of %d calls tried another arm than the model's: %v", sc.name, n, n, res.Chosen)
 			}
 			lost := overhead * float64(res.Recorded)
 			for _, a := range res.Chosen {

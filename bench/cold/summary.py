@@ -57,3 +57,41 @@ for lay in ("1x32", "4x8"):
                 f10 = first[(lay, pat, bu)].get(b)
                 cells.append(f"{statistics.median(r):.2f} [{statistics.median(f10):.2f}]" if r else "-")
             print(f"| {size(b)} | " + " | ".join(cells) + " |")
+
+
+def headline(d, sizes=(4, 65536, 1 << 20, 16 << 20)):
+    """The README's rows: per layout and pattern, at a few sizes, the MPI
+    library's mean time per call (us) and DPML auto's and model's ratios
+    (medians over launches)."""
+    rows = {}
+    for f in sorted(glob.glob(os.path.join(d, "*-*-*-*.log"))):
+        m = re.match(r"(\d+x\d+)-(cold100|bar100|cold10)-(auto|model)-(\d+)\.log", os.path.basename(f))
+        if not m:
+            continue
+        lay, pat, build, _ = m.groups()
+        got = {}
+        for line in open(f):
+            w = line.split()
+            if len(w) >= 11 and w[0].isdigit() and w[2] in ("native", "auto"):
+                got.setdefault(int(w[0]), {})[w[2]] = float(w[5])
+        for b, v in got.items():
+            if "native" in v and "auto" in v:
+                r = rows.setdefault((lay, pat, b), {"mpi": [], "auto": [], "model": []})
+                r[build].append(v["auto"] / v["native"])
+                r["mpi"].append(v["native"])
+    names = {"cold10": "cold b2b, N=10", "cold100": "cold b2b, N=100", "bar100": "cold barrier, N=100"}
+    for lay in ("1x32", "4x8"):
+        print(f"\n**{lay}**\n")
+        print("| pattern | bytes | MPI library (us per call) | DPML auto ÷ MPI | DPML model ÷ MPI |")
+        print("| --- | ---: | ---: | ---: | ---: |")
+        for pat in ("cold10", "cold100", "bar100"):
+            for b in sizes:
+                r = rows.get((lay, pat, b))
+                if not r or not r["auto"]:
+                    continue
+                med = lambda v: f"{statistics.median(v):.2f}" if v else "-"
+                print(f"| {names[pat]} | {b} | {statistics.median(r['mpi']):.1f} | {med(r['auto'])} | {med(r['model'])} |")
+
+
+if len(sys.argv) > 2 and sys.argv[2] == "headline":
+    headline(d)
