@@ -73,6 +73,28 @@
 // Package costmodel/offline fits the parameters (Calibrate); its
 // documentation lists the samples each parameter group is fitted from.
 //
+// # Model first, learning within a budget
+//
+// By default (Config.Budget 0.02, DPML_TUNER_BUDGET=2) a new key runs the
+// model's pick from its first call, exactly what ModeModel runs, and
+// learns only as far as its own calls pay for it (budget.go): it tries one
+// candidate arm at a time (the arms the model prices within Candidates
+// times its pick, nearest first; within Reject squared once the key's own
+// samples show the model wrong there; the next smaller size bucket's
+// winner first), each trial admitted at the commit where the key's credit,
+// Budget x its time so far less what learning has cost it, covers the
+// trial's expected cost and two of the incumbent's calls more. A
+// candidate faster by Improve becomes the incumbent; one whose first
+// sample exceeds ProbeReject times the incumbent is dropped. A settled
+// key records one call in a stride that keeps the tuner's overhead
+// (OverheadGuess until measured) within SampleShare of its time. Every
+// term of the books is agreed, so the ranks decide alike; a drift (Strikes
+// windows) makes every arm a candidate again. A key of 10 calls runs the
+// pick only; the time lost to learning stays within the budget plus that
+// margin (TestBudgetBoundsExploration, simulated keys of 10 to 100,000
+// calls). Loaded table entries start settled, with no candidates until a
+// drift. Config.Budget < 0 is the explore-first climb described next.
+//
 // # The learner
 //
 // A Key is (element class, op class, size bucket = floor(log2 n), h,
