@@ -264,6 +264,10 @@ typedef struct {
 	// to the engine when it exists and again when it is set up.
 	int native;
 	int plan;
+	// forced: a plan other than native and auto is set (DPMLX_Set_plan):
+	// the program asked for DPML, and the communicator is set up at its
+	// next eligible call whatever DPML_SETUP_AFTER says.
+	int forced;
 	// The engine's fused-call state (dpml/internal/fused/fused.h): calls
 	// it has cleared run in C, without entering Go. NULL: none.
 	dpml_fused *fused;
@@ -456,7 +460,7 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 		// price depends only on the calls' sizes, so every rank sets
 		// up on the same call.
 		s->priced += 5e-6 + (double)bytes * 1e-9;
-		if (++s->eligible < settings.from_call || s->priced < settings.setup_after) {
+		if (++s->eligible < settings.from_call || (!s->forced && s->priced < settings.setup_after)) {
 			reason = DPML_P_WARMUP;
 		} else {
 			// Collective over comm: every rank reaches this call on
@@ -725,6 +729,7 @@ int DPMLX_Set_plan(MPI_Comm comm, const char *spec) {
 	int rc = MPI_SUCCESS;
 	pthread_mutex_lock(&s->mu);
 	s->native = native;
+	s->forced = !native && !is_auto;
 	if (!native && s->plan != slot) {
 		s->plan = slot;
 		if (s->id != 0) {

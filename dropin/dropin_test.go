@@ -879,7 +879,15 @@ func TestBench(t *testing.T) {
 // passed to the MPI library.
 func TestExtension(t *testing.T) {
 	setup(t)
-	r := dpmlrun(t, true, nil, work.progs["dpmlx"], "-o", outDir)
+	// A plan forced with DPMLX_Set_plan sets the communicator up at its
+	// next call even where DPML_SETUP_AFTER would wait (the program asked
+	// for DPML). Mutation: the forced flag ignored -> the forced cases
+	// report the MPI library's plan (native reason=warm-up).
+	r := dpmlrun(t, true, []string{"DPML_SETUP_AFTER=1h"}, work.progs["dpmlx"], "-o", outDir)
+	if r.code != 0 || len(failures(r.out)) > 0 || strings.Count(r.out, "done fails=0") != 4 {
+		t.Fatalf("DPML_SETUP_AFTER=1h: exit code %d\n%s\n%s\n%s", r.code, r.out, r.stdout, r.stderr)
+	}
+	r = dpmlrun(t, true, nil, work.progs["dpmlx"], "-o", outDir)
 	if r.code != 0 || len(failures(r.out)) > 0 || strings.Count(r.out, "done fails=0") != 4 {
 		t.Fatalf("exit code %d\n%s\n%s\n%s", r.code, r.out, r.stdout, r.stderr)
 	}
