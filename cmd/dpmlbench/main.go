@@ -119,6 +119,7 @@ var subcommands = []subcommand{
 	{"table", "print the result table of a results.json (no MPI)", cmdTable},
 	{"calibrate", "fit the cost model to sweeps run with -phases and write it as a tuning table (no MPI)", cmdCalibrate},
 	{"tune", "let the engine's tuner settle on every size and save its tuning table (MPI)", cmdTune},
+	{"cold", "time each size's first calls, no untimed call before them: the MPI library against dpml (MPI)", cmdCold},
 	{"info", "describe the job: topology, leaders per policy, offload backends found (libsharp, InfiniBand, MPI settings) (MPI)", cmdInfo},
 }
 

@@ -379,3 +379,40 @@ func TestCalibrateDeviceSweep(t *testing.T) {
 		t.Fatalf("table without a valid model: %+v", tb.Model)
 	}
 }
+
+// TestCold2x2: the cold pattern's table, back to back and behind a
+// barrier, with a communicator made once and one per size: two rows per
+// size (native, dpml), #wrong 0 (checked against sums computed in the
+// test's program), the dpml row's plan named (the model may pick the MPI
+// library's own: "native"). Mutation: the expected sum off by one ->
+// runCold returns an error on every rank.
+func TestCold2x2(t *testing.T) {
+	mpitest.Run(t, 2, 2, func(t *testing.T, world *mpi.Comm) {
+		for _, tc := range []struct{ barrier, fresh bool }{{false, false}, {true, true}} {
+			var out strings.Builder
+			if err := runCold(world, &out, []int{4, 4096, 65536}, 3, tc.barrier, tc.fresh); err != nil {
+				t.Fatalf("%+v: %v", tc, err)
+			}
+			if world.Rank() != 0 {
+				continue
+			}
+			rows := 0
+			for _, line := range strings.Split(out.String(), "\n") {
+				f := strings.Fields(line)
+				if len(f) < 12 || (f[2] != "native" && f[2] != "dpml") {
+					continue
+				}
+				rows++
+				if f[10] != "0" {
+					t.Errorf("%+v: wrong elements: %s", tc, line)
+				}
+				if f[2] == "dpml" && !strings.HasPrefix(f[11], "dpml:") && !strings.HasPrefix(f[11], "pipelined:") && f[11] != "native" {
+					t.Errorf("%+v: dpml row without its plan: %s", tc, line)
+				}
+			}
+			if rows != 6 {
+				t.Errorf("%+v: %d rows, want 6:\n%s", tc, rows, out.String())
+			}
+		}
+	})
+}
