@@ -127,9 +127,9 @@ const maxTreeRadix = 64
 //	       bucket's largest size) at that radix, a line hooked to the tree
 //	       arm. Not on one node: there the l trees' inner ranks fold as much
 //	       as one tree's and nothing runs concurrently across nodes; the
-//	       device (1 x 16, session 9 r1) measured them slower than the
-//	       copies at every size, and the learner once settled a 16 KiB key
-//	       on one, 1.44x the best
+//	       device (1 x 16) measured them slower than the copies at every
+//	       size, and the learner once settled a 16 KiB key on one, 1.44x
+//	       the best
 //	native unless cfg.NoNative; alone when ppn = 1
 func newArmSet(k Key, cfg *Config) *armSet {
 	s := &armSet{native: -1}
@@ -306,11 +306,11 @@ func newArmSet(k Key, cfg *Config) *armSet {
 	// early rejection drops) and the climb ends on the best measured.
 	// Climbing a grid stops on the first stretch where neighbours are
 	// within Improve of each other, and on one node they often are at
-	// the sizes where the arms differ most further on: the device (1 x
-	// 16, session 8, r1) saw a 2 KiB key settle on l = 2 after measuring
-	// l = 1, 2 and 4, never trying l = 8, 15% faster. One node's sets
-	// have 9 to 17 arms; an episode then costs tens of calls in keys
-	// that run thousands.
+	// the sizes where the arms differ most further on: the device
+	// (1 x 16) saw a 2 KiB key settle on l = 2 after measuring l = 1, 2
+	// and 4, never trying l = 8, 15% faster. One node's sets have 9 to
+	// 17 arms; an episode then costs tens of calls in keys that run
+	// thousands.
 	if len(s.arms) <= exhaustiveArms {
 		for i := range s.arms {
 			if i == s.native {

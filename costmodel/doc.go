@@ -141,20 +141,20 @@
 // way out now and then (CostLastExit keeps it: one max-allreduce). The
 // last entry minus the first is the arrival skew, kept apart (a running mean per key:
 // Info.Skew, printed by DPML_VERBOSE and recorded by the benchmarks).
-// CostSlowest, the longest duration, is the rule before issue 16;
-// TestLearnerIgnoresSkew shows what it does with skew up to three times
-// the cost. CostMeanExit, the ranks' mean exit after the last entry (a
-// second, integer sum-allreduce: Exits), was the rule of session 5: it
-// underprices a plan whose ranks leave at different times, and on the
-// device (1 x 16, C client, back to back) the learner then settled on
-// trees 1.3-1.6x slower than the best copies plan at 4 B to 1 KiB
-// (bench/results/2026-11-23-h100x1-16core-s6/s6; TestLearnerCountsLastExit
-// shows it on a simulated spread). One rank stalled on its way out sets
-// its call's cost under the last exit: in the simulator with 16 ranks and
-// 15% stalls per rank the learner ends at the best arm in 47% of runs with
-// the last exit and 72% with the second-to-last
-// (TestLearnerSecondExitIgnoresStalls). Early rejection also looks at two
-// samples, not one, and an arm needs 5 samples (Config.SamplesPerArm).
+// CostSlowest, the longest duration, is the rule before skew was
+// handled; TestLearnerIgnoresSkew shows what it does with skew up to
+// three times the cost. CostMeanExit, the ranks' mean exit after the last
+// entry (a second, integer sum-allreduce: Exits), is kept to show what it
+// does: it underprices a plan whose ranks leave at different times, and
+// on the device (1 x 16, C client, back to back) the learner then settled
+// on trees 1.3-1.6x slower than the best copies plan at 4 B to 1 KiB
+// (TestLearnerCountsLastExit shows it on a simulated spread). One rank
+// stalled on its way out sets its call's cost under the last exit: in the
+// simulator with 16 ranks and 15% stalls per rank the learner ends at the
+// best arm in 47% of runs with the last exit and 72% with the
+// second-to-last (TestLearnerSecondExitIgnoresStalls). Early rejection
+// also looks at two samples, not one, and an arm needs 5 samples
+// (Config.SamplesPerArm).
 //
 // Back to back the second exit reads low for a plan whose last rank lags
 // the others (the last to leave one call is the last to enter the next,
@@ -166,19 +166,19 @@
 // fix in the simulator's B2B mode. It is not the default: on the device
 // no rule did better over all sizes, and with stalls back to back a
 // stalled leaver enters the next call last and makes that sample read
-// low (bench/results/2026-11-23-h100x1-16core-s9). Per-call traces of
-// fixed plans (1 x 16, C client, 8 B to 1 KiB, session 11) put the
-// second exit's median at the period less a near-constant 0.63-0.72 us
-// (the time outside the engine) for trees and copies alike, so it ranks
-// them as the period does; the 0.76 us above was the minimum of five
-// first calls, which is what misled the learner (see the schedule below).
+// low. Per-call traces of fixed plans (1 x 16, C client, 8 B to 1 KiB)
+// put the second exit's median at the period less a near-constant
+// 0.63-0.72 us (the time outside the engine) for trees and copies alike,
+// so it ranks them as the period does; the 0.76 us above was the minimum
+// of five first calls, which is what misled the learner (see the schedule
+// below).
 //
 // An earlier rule took the shortest duration over the ranks (the last
 // arrival's own time). It needs no common clock, but the rank that leaves
 // first, a tree's root, does not wait for the release to reach the others:
 // on the device (1 x 16, back to back and with 20 us of skew) that rule
 // settled on radix-2 trees that ran 1.3 to 2.4 times slower than the best
-// fixed plan (bench/results/2026-11-23-h100x1-16core).
+// fixed plan.
 //
 // # Decisions that stay
 //
@@ -207,25 +207,23 @@
 // client, back to back) straying windows
 // had left settled keys of 8 B-1 KiB at strides of 8-64, sampling one
 // call in 20-40, and auto ran 6-10% behind the same plan fixed; with one
-// call in 4096 sampled, 0-3% (bench/results/2026-11-24-h100x1-16core-s14,
-// r1; TestLearnerSamplesWithinShare). Once a key has settled after its
-// scheduled confirmation, its stride jumps past MaxStride to about the
-// calls it makes in Config.SamplePeriod (1 s), at the call rate its
-// committed samples show (their agreed entries: the same on every rank),
-// so a steady key comes back to the engine about once a second whatever
-// its size (TestLearnerSettledSamplesPerPeriod). The jump comes with the
-// confirmation's freeze itself (TestPeriodStrideAfterConfirmation): after
-// two drift windows, as before, a 4-16 B key spent its next 16,000-32,000
-// calls visiting Go every 1024 calls, and ran 1-7% behind the same tree
-// fixed (bench/results/2026-11-24-h100x1-16core-s17). For libdpml.so's C
-// callers each such trip into Go costs more than the trip: after more
-// than 10 ms in C the Go runtime's monitor wakes at it and ticks on the
-// rank's core for about 20 ms, on every rank at once
-// (bench/results/2026-11-24-h100x1-16core-s14, r6-r10). A drift is then
-// heard within a few windows of 8 s. Info.Switches counts freezes on
-// another arm than the last freeze; Info.Changes counts calls whose plan
-// differed from the key's previous call after it first settled (later
-// probes included).
+// call in 4096 sampled, 0-3% (TestLearnerSamplesWithinShare). Once a key
+// has settled after its scheduled confirmation, its stride jumps past
+// MaxStride to about the calls it makes in Config.SamplePeriod (1 s), at
+// the call rate its committed samples show (their agreed entries: the
+// same on every rank), so a steady key comes back to the engine about
+// once a second whatever its size (TestLearnerSettledSamplesPerPeriod).
+// The jump comes with the confirmation's freeze itself
+// (TestPeriodStrideAfterConfirmation): with the jump after two drift
+// windows instead, a 4-16 B key spent its next 16,000-32,000 calls
+// visiting Go every 1024 calls, and ran 1-7% behind the same tree fixed.
+// For libdpml.so's C callers each such trip into Go costs more than the
+// trip: after more than 10 ms in C the Go runtime's monitor wakes at it
+// and ticks on the rank's core for about 20 ms, on every rank at once. A
+// drift is then heard within a few windows of 8 s. Info.Switches counts
+// freezes on another arm than the last freeze; Info.Changes counts calls
+// whose plan differed from the key's previous call after it first settled
+// (later probes included).
 //
 // A key explores once more on schedule, whatever its drift windows say:
 // when it has made Config.ConfirmCalls (8192) calls since it first
@@ -234,18 +232,16 @@
 // ticks, pages and lines touched for the first time); on the device
 // (1 x 16, C client, back to back) the learner settled from those calls
 // on trees 10-18% slower than the best radix and, with no drift to fire
-// a window, kept them for the whole run
-// (bench/results/2026-11-23-h100x1-16core-s11). The confirmation takes
-// every arm's full ring of samples (8) and leaves the settled arm for one
+// a window, kept them for the whole run. The confirmation takes every
+// arm's full ring of samples (8) and leaves the settled arm for one
 // faster by Improve (2%), as a first exploration would, unless the key
 // has switched before (then by its grown Leave margin, below): noise did
 // not start it, so the Leave that guards drift episodes has nothing to
 // guard against, and held to Leave it kept arms that it measured 3-5%
-// behind the best, as the client did (1x32, 16 KiB,
-// bench/results/2026-11-27-h200x2-s20; TestLearnerConfirmsNearBest). It
-// starts once per key (not for keys loaded from a table), and
-// when it finds the same arm the key does not grow deafer to drift
-// (TestLearnerConfirmsOnce).
+// behind the best, as the client did (1x32, 16 KiB;
+// TestLearnerConfirmsNearBest). It starts once per key (not for keys
+// loaded from a table), and when it finds the same arm the key does not
+// grow deafer to drift (TestLearnerConfirmsOnce).
 //
 // Each sample of the confirmation is a block of Config.ConfirmBlock (8)
 // back-to-back calls of its arm, cur's included (the drift window's
@@ -255,9 +251,8 @@
 // the call after it, and the second exit leaves out a last rank that
 // lags: on the device single-call samples put tree r=8 ahead of r=4 at 1
 // KiB in most runs while r=4 ran 8-12% faster back to back, at its
-// per-call minimum and median too (bench/results/2026-11-24-h100x1-16core-s16,
-// r1-r3; TestLearnerConfirmsInBlocks shows a lagging last rank caught by
-// blocks).
+// per-call minimum and median too (TestLearnerConfirmsInBlocks shows a
+// lagging last rank caught by blocks).
 //
 // Every call of a block is buffered with its own entry and exit (the
 // batch holds Batch samples, a block taking ConfirmBlock slots), and the
@@ -268,22 +263,20 @@
 // call's last exit. Back to back that is the lagging last rank, the last
 // in again; behind a barrier every rank waits for the last one out and
 // the barrier's own time is left out; between calls of a computing
-// program it is the plan's whole tail. Until session 19 a block was
-// timed from its first entry to its last exit, which holds the
-// program's time between the calls: on the emulated 4 x 4 cluster with
-// a barrier before each call the blocks read 55 us for calls the client
-// timed at 32, arms the client timed 6-8% apart read 1-3% apart, inside
-// Leave, and the key kept the slower flat copies at 4-16 B
-// (bench/results/2026-11-24-h100x1-16core-s18, r4); with computation
-// between the calls the ranks' computation was noise in every block
-// (TestLearnerConfirmsBetweenGaps, TestBlocksLeaveOutGaps). For
-// libdpml.so's C callers a Go call's trip into Go, which a tree the C
-// layer runs itself will not pay once the key settles, falls between
-// its timed calls and is left out the same way (the trip came before
-// the engine's entry stamp). A call after another key's call ends the
-// block under way (its calls buffered so far are no sample) and is a
-// sample alone, so a program that interleaves its keys confirms from
-// single calls.
+// program it is the plan's whole tail. A block timed from its first entry
+// to its last exit holds the program's time between the calls: on the
+// emulated 4 x 4 cluster with a barrier before each call the blocks read
+// 55 us for calls the client timed at 32, arms the client timed 6-8%
+// apart read 1-3% apart, inside Leave, and the key kept the slower flat
+// copies at 4-16 B; with computation between the calls the ranks'
+// computation was noise in every block (TestLearnerConfirmsBetweenGaps,
+// TestBlocksLeaveOutGaps). For libdpml.so's C callers a Go call's trip
+// into Go, which a tree the C layer runs itself will not pay once the key
+// settles, falls between its timed calls and is left out the same way
+// (the trip came before the engine's entry stamp). A call after another
+// key's call ends the block under way (its calls buffered so far are no
+// sample) and is a sample alone, so a program that interleaves its keys
+// confirms from single calls.
 //
 // A caller that can run a block without the learner on every call asks
 // KeyState.Block for it and reports it whole with RecordBlock (each
@@ -321,12 +314,10 @@
 // confirmations (1 x 16, C client) ranked tree r=8 10-19% ahead of r=4
 // at 1 KiB while r=4 ran 7-10% faster back to back, and settled on r=8 in
 // 3 runs of 3; with warm samples on r=4 in 3 of 3, and auto/best at
-// 256 B-1 KiB fell from 1.11-1.14 to 1.03-1.04
-// (bench/results/2026-11-24-h100x1-16core-s16, r2;
-// TestLearnerSamplesWarm). A call after another key's call is a sample:
-// a program that interleaves its keys runs each key's calls after the
-// others'. Warm-up calls keep no time (Timed), and they double what an
-// episode costs.
+// 256 B-1 KiB fell from 1.11-1.14 to 1.03-1.04 (TestLearnerSamplesWarm).
+// A call after another key's call is a sample: a program that interleaves
+// its keys runs each key's calls after the others'. Warm-up calls keep no
+// time (Timed), and they double what an episode costs.
 //
 // In a grid a cell's neighbours are at most six; a set of at most 20
 // arms (one node's: 9 to 17) is searched whole, every arm a neighbour of

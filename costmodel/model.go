@@ -189,10 +189,9 @@ func (m *Model) sharp(n int) float64 {
 
 // Tree parameters of DefaultModel: provisional, from one device run (the
 // C client, b2b, 1x32, radix 8: 2.1 to 2.5 us at 4 B, inline, two levels
-// of 8 and 3 children; bench/results/2026-11-23-h200x2/final-5ebafd2), split
-// between hops and children by the cache-to-cache line latency of the
-// device's Xeon (about 0.1 to 0.2 us). bench/diag/small.sh sweeps the
-// radixes that a fit needs.
+// of 8 and 3 children), split between hops and children by the
+// cache-to-cache line latency of the device's Xeon (about 0.1 to 0.2 us).
+// bench/diag/small.sh sweeps the radixes that a fit needs.
 const (
 	defaultTreeHop     = 0.35e-6
 	defaultTreeKid     = 0.08e-6

@@ -67,14 +67,14 @@ const (
 	// CostLastExit: the last rank's exit after the last rank's entry (one
 	// max-allreduce). The device measured the learner preferring trees
 	// 1.3-1.6x slower than the best copies plan while it averaged the
-	// exits (CostMeanExit; bench/results/2026-11-23-h100x1-16core-s6).
+	// exits (CostMeanExit).
 	CostLastExit
 	// CostMeanExit: the ranks' mean time from the last rank's entry to
-	// their own exit (the rule of session 5, kept to show what it does).
+	// their own exit (kept to show what it does).
 	CostMeanExit
 	// CostSlowest: the largest local time (exit minus entry), skew
-	// included (the tuner's rule before issue 16; kept to show what skew
-	// does to the learner).
+	// included (the tuner's rule before skew was handled; kept to show
+	// what skew does to the learner).
 	CostSlowest
 	// CostPenult: the second-to-last rank's exit after the second-to-last
 	// rank's entry (the penultimate exit after the penultimate entry).
@@ -84,13 +84,13 @@ const (
 	// (the program's time per call), while CostSecondExit, timed from the
 	// last entry, misses the gap between the last and the second-to-last
 	// exit of the call before. That gap is the plan's own: on the device
-	// (1 x 16, bench/results/2026-11-23-h100x1-16core-s9) the second exit
-	// read 0.76 us for a tree whose back-to-back period was 2.1 us, and
-	// settled trees 1.1-1.4x slower than the best copies plan, while the
-	// last exit (the same identity with the last rank) did not. Like the
-	// second exit it drops one stalled rank, on the way in or out. Under
-	// arrival skew it adds the gap between the two latest arrivals, the
-	// same for every plan. A second max-allreduce of twice the width.
+	// (1 x 16) the second exit read 0.76 us for a tree whose back-to-back
+	// period was 2.1 us, and settled trees 1.1-1.4x slower than the best
+	// copies plan, while the last exit (the same identity with the last
+	// rank) did not. Like the second exit it drops one stalled rank, on
+	// the way in or out. Under arrival skew it adds the gap between the
+	// two latest arrivals, the same for every plan. A second
+	// max-allreduce of twice the width.
 	CostPenult
 )
 
@@ -132,9 +132,9 @@ type Config struct {
 	Improve       float64 // move to a neighbour faster by more than this fraction (0.02)
 	// Leave is Improve for the settled arm in a re-exploration: a key
 	// that settled leaves its arm only for one faster by more than this
-	// fraction (0.05: an arm within 5% of the best counts as the best,
-	// issue 16's bar). Drift windows fire on a shared machine's noise,
-	// and near-equal arms would otherwise trade places at every episode.
+	// fraction (0.05: an arm within 5% of the best counts as the best).
+	// Drift windows fire on a shared machine's noise, and near-equal arms
+	// would otherwise trade places at every episode.
 	Leave        float64
 	Drift        float64 // re-explore when a frozen arm is slower or faster by more than this (0.15)
 	DriftWindow  int     // W, samples per drift check (8; 1..32)
@@ -159,7 +159,7 @@ type Config struct {
 	// any size on the devices (1x16: slowest tree from 4 B to 16 KiB;
 	// 1x32: behind radix 4 and 8), yet a deep tree's noisy samples can
 	// win the learner's minimum (1x16, 2-4 KiB: auto settled on it at
-	// 1.7-2.2x the best plan; bench/results/2026-11-23-h100x1-16core-s7).
+	// 1.7-2.2x the best plan).
 	TreeRadixes []int
 	// Reject bounds exploration: an arm whose first sample is more than
 	// Reject times the best estimate of the episode is not sampled again
@@ -189,7 +189,7 @@ type Config struct {
 	// backs off over the first tens of milliseconds, pages and lines are
 	// touched for the first time); the device's learner settled on arms
 	// 10-18% slower than the best and then, with nothing to fire a drift
-	// window, never looked again (bench/results/2026-11-23-h100x1-16core-s11).
+	// window, never looked again.
 	// The confirmation leaves the settled arm for an arm faster by
 	// Improve, where drift episodes need Leave (confirmMargin). Keys
 	// loaded from a table are not confirmed.
@@ -204,8 +204,7 @@ type Config struct {
 	// halved the stride again and again: on the device (1 x 16, C
 	// client, back to back) settled keys of 8 B-1 KiB ended at strides
 	// of 8-64, timing one call in 20-40, and auto ran 6-10% behind the
-	// same plan fixed; sampling one call in 4096 instead, 0-3%
-	// (bench/results/2026-11-24-h100x1-16core-s14, r1).
+	// same plan fixed; sampling one call in 4096 instead, 0-3%.
 	SampleShare float64
 	// SamplePeriod: once a key has settled after its scheduled
 	// confirmation, its stride grows past MaxStride to about the calls
@@ -217,8 +216,7 @@ type Config struct {
 	// it and ticks on the rank's core for about 20 ms, on every rank at
 	// once; on the device (1 x 16, auto's batches of 1500 calls of 1 KiB
 	// after 1500 of the MPI library's) 11-15% of auto's calls were slow
-	// against 1-3% for the same plan fixed
-	// (bench/results/2026-11-24-h100x1-16core-s14, r6-r9).
+	// against 1-3% for the same plan fixed.
 	SamplePeriod float64
 	// ColdSamples: a call right after a call of the same key's other arm
 	// is a sample too. By default it is not, under every Cost rule: the
@@ -231,10 +229,9 @@ type Config struct {
 	// calls, the device's confirmations ranked a radix-8 tree 10-19% ahead
 	// of radix 4 at 1 KiB, while radix 4 ran 7-10% faster back to back,
 	// and the learner settled on radix 8 in 3 runs of 3; with warm samples
-	// on radix 4 in 3 of 3 (1 x 16, C client;
-	// bench/results/2026-11-24-h100x1-16core-s16, r1 and r2). A call
-	// after another key's stays a sample: a program that interleaves its
-	// keys runs each key's calls after the others'.
+	// on radix 4 in 3 of 3 (1 x 16, C client). A call after another
+	// key's stays a sample: a program that interleaves its keys runs each
+	// key's calls after the others'.
 	ColdSamples bool
 	// ConfirmBlock: each sample of the scheduled confirmation is a block
 	// of this many back-to-back calls of its arm (8; 1: single calls),
@@ -243,10 +240,9 @@ type Config struct {
 	// applies to single calls diluted over the block. Single-call
 	// samples ranked tree r=8 ahead of r=4 at 1 KiB on the device in most
 	// runs, warm or cold, while r=4 ran 8-12% faster back to back, per
-	// call at its minimum and median too (1 x 16, C client;
-	// bench/results/2026-11-24-h100x1-16core-s16, r1-r3). A call after
-	// another key's call ends a block early and is a single sample (a
-	// program that interleaves keys never makes a block).
+	// call at its minimum and median too (1 x 16, C client). A call
+	// after another key's call ends a block early and is a single sample
+	// (a program that interleaves keys never makes a block).
 	ConfirmBlock int
 	// Budget bounds what learning may cost a key: the time its calls
 	// spend on arms other than the incumbent, beyond the incumbent's
@@ -1359,7 +1355,7 @@ func (e *entry) advance(c *Config) {
 		// accumulate, and then ordinary windows read as a slowdown:
 		// on the device a settled 8-byte key stayed at stride 4 (a
 		// commit every 64 calls, about a tenth of its time) and
-		// re-explored 4-6 times in 18,000 calls (session 8, r1).
+		// re-explored 4-6 times in 18,000 calls.
 		e.est += (med - e.est) / 4
 		e.stride = min(2*e.stride, c.MaxStride)
 		if s := e.periodStride(c); e.confirmed && !e.confirming && s > e.stride {
@@ -1459,12 +1455,11 @@ func (e *entry) strideFloor(c *Config, ovh float64) int {
 // overhead per recorded call) sample one call in 256, at 2-3% of their
 // time, and auto ran 6-13% behind the same tree fixed in runs too short
 // for the confirmation (nvidia-h100-x1, 1x16, C client, 3,000 calls per
-// key: bench/results/2026-11-24-h100x1-16core-s15, r1). Before the
-// scheduled confirmation the floor stays within an eighth of
-// ConfirmCalls (at least FrozenStride), so that the confirmation, which
-// a commit starts, comes at most about Batch eighths of ConfirmCalls
-// late (a commit waits for a full batch); after it, or without one, up
-// to maxPeriodStride.
+// key). Before the scheduled confirmation the floor stays within an
+// eighth of ConfirmCalls (at least FrozenStride), so that the
+// confirmation, which a commit starts, comes at most about Batch eighths
+// of ConfirmCalls late (a commit waits for a full batch); after it, or
+// without one, up to maxPeriodStride.
 func (e *entry) floorCap(c *Config) int {
 	if !e.confirmed && c.ConfirmCalls >= 0 {
 		return max(c.FrozenStride, c.ConfirmCalls/8)
@@ -1503,9 +1498,9 @@ const maxLeaveSteps = 3
 // to maxLeaveSteps). Each switch is evidence that the key's best arms are
 // close enough for the machine's noise to reorder them: near-equal tree
 // radixes traded places 1-3 times per key in 100,000 calls on the device
-// with a fixed Leave of 5% (bench/results/2026-11-23-h100x1-16core-s12),
-// where issue 16 allows one. An arm truly faster by more than the grown
-// margin is still taken (TestLearnerLeavesHarderAfterSwitching).
+// with a fixed Leave of 5%, where at most one is wanted. An arm truly
+// faster by more than the grown margin is still taken
+// (TestLearnerLeavesHarderAfterSwitching).
 func (e *entry) leaveMargin(c *Config) float64 {
 	return c.Leave * float64(1+min(e.switches, maxLeaveSteps))
 }
@@ -1523,10 +1518,9 @@ func (e *entry) leaveMargin(c *Config) float64 {
 // on the device (1x32, C client, b2b, 16 KiB) three runs' confirmations
 // measured l=32 4.7% and 3.5% ahead of the settled l=16 and l=8, and l=8
 // 2.9% ahead of l=16; the keys stayed, and the client timed auto 4-5%
-// behind l=32, the best fixed plan in all three
-// (bench/results/2026-11-27-h200x2-s20). A key that has switched before
-// its confirmation has shown its best arms to be within the machine's
-// noise of each other: it keeps the grown margin.
+// behind l=32, the best fixed plan in all three. A key that has switched
+// before its confirmation has shown its best arms to be within the
+// machine's noise of each other: it keeps the grown margin.
 func (e *entry) confirmMargin(c *Config) float64 {
 	if e.confirming && e.switches == 0 {
 		return c.Improve
@@ -1549,8 +1543,7 @@ func (e *entry) freeze(est float64, c *Config) {
 		// overhead's floor. Those windows took 16 samples of up to 1024
 		// calls, and on the device a settled 4-16 B key's calls in that
 		// stretch, each stride sample a trip into Go, ran 1-7% behind
-		// the same tree fixed, with a heavier tail, their median equal
-		// (bench/results/2026-11-24-h100x1-16core-s17, r2, r3).
+		// the same tree fixed, with a heavier tail, their median equal.
 		e.stride = max(e.stride, e.periodStride(c))
 	}
 	e.lastCall = 0 // the rate counts settled calls only
@@ -1660,10 +1653,9 @@ func (e *entry) scheduleCalls(c *Config) {
 	// disturbs the machine for a stretch of calls (a burst of other load,
 	// the runtime's start-up) falls on every arm alike rather than on
 	// the one arm whose block it hits. The device's 1 x 16 runs ranked
-	// two arms 13-15% apart the wrong way round from blocks of five
-	// (bench/results/2026-11-23-h100x1-16core-s11). Under CostPenult a
-	// call after one of another arm is no sample, so each arm's calls
-	// stay together there.
+	// two arms 13-15% apart the wrong way round from blocks of five.
+	// Under CostPenult a call after one of another arm is no sample, so
+	// each arm's calls stay together there.
 	n := 0
 	if c.Cost == CostPenult || e.probing {
 		// A trial's arms each in one run: the incumbent's calls cost

@@ -202,8 +202,7 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 // within half the last-level cache, at least 64 KiB (the slot size,
 // DPML_SEGMENT_BYTES, caps it). On the 32-core device (300 MiB L3) 1 MiB
 // slots beat the earlier 16 MiB-per-node rule's 248 KiB by 1.2x to 1.4x
-// from 1 MiB to 64 MiB, and 4 MiB slots were slower again
-// (bench/results/2026-11-22-h200x2/explore).
+// from 1 MiB to 64 MiB, and 4 MiB slots were slower again.
 func (c *Comm) defaultPlan(bytes int) (plan.Shape, int) {
 	l := 1
 	for l*2 <= c.minPPN && bytes/(l*2) >= 4<<10 {
@@ -216,8 +215,8 @@ func (c *Comm) defaultPlan(bytes int) (plan.Shape, int) {
 	// page pinning per transfer. On the 32-core device it lost to the
 	// copies at every size on one node of 32 ranks (about 140 us below
 	// 16 KiB, 1.3x at 64 MiB) but won from 1 to 4 MiB on 4 fake nodes of
-	// 8, where the tuner chose it (bench/results/2026-11-22-h200x2). The
-	// tuner has both paths as arms; this static policy keeps the copies.
+	// 8, where the tuner chose it. The tuner has both paths as arms; this
+	// static policy keeps the copies.
 	p := plan.Shape{Variant: DPML, Leaders: l, Pipeline: 1, Intra: IntraShm}
 	if bytes <= c.treeBytes {
 		p.Intra = IntraTree

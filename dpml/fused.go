@@ -27,11 +27,10 @@ import (
 //
 // Why: on the device a C program's 8-byte call through libdpml.so spent
 // 0.5-0.6 us of about 2 us outside the tree's own work, in the two cgo
-// transitions and the engine's per-call bookkeeping
-// (bench/results/2026-11-23-h100x1-16core-s10). The C routine uses the
-// same lines, generations and fold order as the Go transport, so either may
-// run any call (DPML_FUSED=false keeps every call in Go: the reference the
-// tests compare the C routine with, bit for bit).
+// transitions and the engine's per-call bookkeeping. The C routine uses
+// the same lines, generations and fold order as the Go transport, so
+// either may run any call (DPML_FUSED=false keeps every call in Go: the
+// reference the tests compare the C routine with, bit for bit).
 //
 // The clearance: after each call it runs, the engine tells the drop-in how
 // many of the next calls of exactly that (count, type, op) may run in C
@@ -55,7 +54,7 @@ import (
 // was picked there all the same: the learner's cost rule undervalues a
 // tree's back-to-back period as messages grow. Bounded at 1 KiB, auto's
 // geometric mean over 4 B-64 KiB was 1.07 of the best fixed plan against
-// 1.10 at 4 KiB (bench/results/2026-11-23-h100x1-16core-s12, r3).
+// 1.10 at 4 KiB.
 const fusedMaxBytes = 1 << 10
 
 // maxGrant is the clearance of a fixed plan: every later call of the key,
@@ -117,10 +116,9 @@ type blockStamps struct {
 // key, its next arm, the plan's memo, the call's record). On the device
 // (nvidia-h100-x1, 1x16, b2b) a Go program's settled 4-256 byte calls ran
 // 1.4-1.7 times as long as the C client's with libdpml.so, whose cleared
-// calls skip all of it (bench/results/2026-11-24-h100x1-16core-s15, r2,
-// r3). The engine credits the learner at its next call (Skip), as it does
-// for the drop-in's calls, so the learner's state is what it would have
-// been; every rank clears the same calls.
+// calls skip all of it. The engine credits the learner at its next call
+// (Skip), as it does for the drop-in's calls, so the learner's state is
+// what it would have been; every rank clears the same calls.
 type goClearance struct {
 	n     int64 // calls still cleared
 	ran   int64 // cleared calls run since the engine's last call
@@ -410,10 +408,9 @@ func (c *Comm) takeBack() error {
 // once settled. Through Go every call of the block paid the trip in and
 // out, which the engine estimated and subtracted; on the device the
 // 4-byte key's blocks still read 1.2-1.7 us for a tree the C layer ran in
-// 1.1, so radixes 5-10% apart were told apart by noise
-// (bench/results/2026-11-24-h100x1-16core-s16, r11), and auto ran 12-22%
-// behind the best fixed tree at 4-64 B, 0-4% with the blocks in C (1x16,
-// C client, b2b, medians of 6 runs: bench/results/2026-11-24-h100x1-16core-s17, r1).
+// 1.1, so radixes 5-10% apart were told apart by noise, and auto ran
+// 12-22% behind the best fixed tree at 4-64 B, 0-4% with the blocks in C
+// (1x16, C client, b2b, medians of 6 runs).
 func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, arm costmodel.Arm) {
 	f := c.fz.f
 	f.Revoke()
@@ -509,9 +506,8 @@ func (c *Comm) mustSee() bool { return c.check || c.verbose >= 2 || c.timing }
 // transition is the two cgo transitions a call made by libdpml.so's C
 // layer pays to run in Go, into Go and back, estimated as twice the one
 // into this call (entered at ce on CLOCK_MONOTONIC); the device's trace
-// measured them alike (150-184 ns in, 144-185 ns out;
-// bench/results/2026-11-23-h100x1-16core-s10). An implausible reading
-// (the clock's, or a call of its own) counts nothing.
+// measured them alike (150-184 ns in, 144-185 ns out). An implausible
+// reading (the clock's, or a call of its own) counts nothing.
 //
 // Who pays it: a plan the C layer runs itself once cleared (cRunsCall)
 // pays nothing in its steady state, so a timed call's trip is the
@@ -519,8 +515,7 @@ func (c *Comm) mustSee() bool { return c.check || c.verbose >= 2 || c.timing }
 // the engine moves a timed call's entry that much earlier, so the
 // learner compares arms as the C program will run them: without it, a
 // sample of every arm came through Go, and the learner preferred copies
-// (Go) to the tree (C) at 1 KiB on 1x16, 4.19 against 3.21 us
-// (bench/results/2026-11-23-h100x1-16core-s12).
+// (Go) to the tree (C) at 1 KiB on 1x16, 4.19 against 3.21 us.
 func (c *Comm) transition(ce int64) int64 {
 	d := nanotime() - ce
 	if d <= 0 || d > maxTransition {

@@ -79,7 +79,7 @@ func elemClassOf(k mpi.Kind) costmodel.ElemClass {
 // learner's cost rule read low (1x32, 16 KiB: 13.6 us), so the first
 // exploration settled on trees there and kept them until the scheduled
 // confirmation: with 1000 tuning calls, auto ran 1.47x the best plan at
-// 4 KiB and 2.25x at 16 KiB (bench/results/2026-11-24-h200x2-s14, h1).
+// 4 KiB and 2.25x at 16 KiB.
 func tunerTreeBytes(treeBytes, nodes int) int {
 	if treeBytes <= 0 {
 		return -1

@@ -120,13 +120,12 @@
 // settings.
 //
 // What a routed call costs beyond the engine: on the 16-core device
-// (nvidia-h100-x1, 1x16, 8 B tree, the dpmltrace build;
-// bench/results/2026-11-23-h100x1-16core-s10) a C caller spends 0.5-0.6 us
-// per call between the engine's return and its next entry, of which the
-// return from Go into C and the call from C into Go take 300-400 ns
-// (an empty C-to-Go call alone: 73-128 ns there); a Go caller's loop takes
-// 40 ns. That is most of the gap between the engine called from C and from
-// Go (2.07 against 1.68 us at 8 B in session 7).
+// (nvidia-h100-x1, 1x16, 8 B tree, the dpmltrace build) a C caller spends
+// 0.5-0.6 us per call between the engine's return and its next entry, of
+// which the return from Go into C and the call from C into Go take
+// 300-400 ns (an empty C-to-Go call alone: 73-128 ns there); a Go
+// caller's loop takes 40 ns. That is most of the gap between the engine
+// called from C and from Go (2.07 against 1.68 us at 8 B).
 //
 // # Recursion guard
 //

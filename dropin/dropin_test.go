@@ -706,12 +706,12 @@ func TestUnevenLayout(t *testing.T) {
 	compareOn(t, "3,2", nil, 100, work.progs["allreduce"], "-o", outDir, "types", "shm")
 }
 
-// TestMixedSettings: issue 14, item 1, for the drop-in library. Settings
-// set on some ranks only (ranks 0-1 get one value, ranks 2-3 another)
-// used to hang the program silently (the failing ranks passed calls to
-// PMPI_Allreduce while the others waited in the engine's setup). Now every
-// rank passes the communicator's calls through alike, the results are
-// right, and one warning names the variable and the values seen.
+// TestMixedSettings: in the drop-in library, settings set on some ranks
+// only (ranks 0-1 get one value, ranks 2-3 another) used to hang the
+// program silently (the failing ranks passed calls to PMPI_Allreduce
+// while the others waited in the engine's setup). Now every rank passes
+// the communicator's calls through alike, the results are right, and one
+// warning names the variable and the values seen.
 func TestMixedSettings(t *testing.T) {
 	setup(t)
 	prog := work.progs["allreduce"]

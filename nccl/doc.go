@@ -204,8 +204,8 @@
 // from NCCL only where the sweep shows headroom; where NCCL's own choice
 // on the table's communicators (say with 32 channels set up) is slower
 // than its default on default communicators, the fastest fixed answer
-// that beats it is taken without the margin. The criterion of issue 20
-// compares the plugin with NCCL's default on default communicators
+// that beats it is taken without the margin. The criterion the plugin is
+// held to compares it with NCCL's default on default communicators
 // (nccl@dflt): dpmlnccl report prints both.
 //
 // # What is verified where

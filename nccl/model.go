@@ -21,8 +21,8 @@ import (
 // collectives and sizes its entries do not cover.
 
 // DefaultModel returns the placeholder channel model: one NVLink-connected
-// node of H200 GPUs, anchored to the one measurement there (issue 20: two
-// GPUs, allreduce of 1 GiB, about 330 GB/s bus bandwidth by NCCL's default,
+// node of H200 GPUs, anchored to the one measurement there (two GPUs,
+// allreduce of 1 GiB, about 330 GB/s bus bandwidth by NCCL's default,
 // 344 GB/s with 32 channels). A channel alone moves about 20 GB/s; up to
 // 64 KiB per channel the channels do not contend (zone A: M = c); from
 // 2 MiB per channel they share the links, which saturate at about 17

@@ -11,7 +11,7 @@
 //            report): a barrier starts each batch; a sample is the rank's
 //            average over the batch, max over ranks;
 //   barrier  a barrier before every call, a sample is one call's time, max
-//            over ranks (dpmlbench's method until issue 12);
+//            over ranks (dpmlbench's default);
 //   skew     each rank busy-computes a seeded random 0..S us before every
 //            call (CG dot products, AMR checksums); a sample is the time
 //            inside MPI_Allreduce, max over ranks.

@@ -37,15 +37,14 @@
 // before each batch, a sample is a rank's average per call over the batch;
 // -percall also times each call), or skew (no barrier; each rank
 // busy-computes a seeded random 0..-skew us before every call, a sample is
-// the time inside the call). Applications call as b2b or skew; the barrier
-// before every call was this tool's only method until issue 12, and its
-// numbers at small sizes are not what programs see. Times are MPI_Wtime on
-// every rank; at the end of the size one MPI_MAX allreduce per point of the
-// per-sample vector gives, per sample, the slowest rank's time, and the
-// point reports min, median, mean, p99 and IQR over samples. The report's
-// meta records the client ("go") and the pattern; bin/dpmlbench-c is the C
-// client measuring MPI_Allreduce of a C program the same ways, writing the
-// same report.
+// the time inside the call). Applications call as b2b or skew; with a
+// barrier before every call the numbers at small sizes are not what
+// programs see. Times are MPI_Wtime on every rank; at the end of the size
+// one MPI_MAX allreduce per point of the per-sample vector gives, per
+// sample, the slowest rank's time, and the point reports min, median,
+// mean, p99 and IQR over samples. The report's meta records the client
+// ("go") and the pattern; bin/dpmlbench-c is the C client measuring
+// MPI_Allreduce of a C program the same ways, writing the same report.
 //
 // With -check, inputs are small integers (exact in every type, so any
 // reduction order gives the same bits), the native result of every buffer

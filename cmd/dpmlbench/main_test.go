@@ -52,8 +52,8 @@ func TestParseRunFlags(t *testing.T) {
 		"-min-iters 0", "-max-iters 1 -min-iters 5", "-warmup 0", "-rotate-bytes x", "-membw-bytes 4", "-nosuchflag", "extra",
 		"-pattern osu", "-skew -1", "-skew x", "-batches 0", "-seed -1",
 
-		// Issue 14, item 7: a size that is not a whole number of elements
-		// was measured as the next one silently (3 bytes of float32: 4).
+		// A size that is not a whole number of elements would otherwise be
+		// measured as the next one silently (3 bytes of float32: 4).
 		"-sizes 3", "-sizes 4,6 -type float32", "-sizes 8:64:+4 -type float64", "-sizes 17179869184G"} {
 		if _, err := parseRunFlags(strings.Fields(bad)); !isUsage(err) {
 			t.Errorf("%q: err = %v, want a usage error", bad, err)
@@ -90,9 +90,9 @@ func TestSizesWholeElements(t *testing.T) {
 	}
 }
 
-// TestOutCheckedFirst: issue 14, item 7. An -out directory rank 0 cannot
-// write is a usage error (exit status 2) before the sweep, not a failure
-// after the whole run.
+// TestOutCheckedFirst: an -out directory rank 0 cannot write is a usage
+// error (exit status 2) before the sweep, not a failure after the whole
+// run.
 func TestOutCheckedFirst(t *testing.T) {
 	if mpitest.InRank() {
 		t.Skip("parent-only test")

@@ -214,7 +214,7 @@ func (s *sweeper[T]) prepare(count int, v variantSpec) (*pointRun[T], error) {
 // clock, as MPI_Wtime (the C client's clock) reads it, but without a cgo
 // call. mpi.Wtime is one, and in a b2b batch that reads the clock after
 // every call it added its cost to every Go call measured, which the C
-// client does not pay (issue 17 compares the two).
+// client does not pay.
 func wtime() float64 { return time.Since(clockEpoch).Seconds() }
 
 var clockEpoch = time.Now()

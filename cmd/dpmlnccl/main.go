@@ -35,9 +35,9 @@
 //
 // report: bus bandwidth of every variant per size and its ratio to -base;
 // for each plugin variant (plugin@..., model@...) the smallest ratio, the
-// sizes below -min and the sizes above 1.02: issue 20's criterion is
-// plugin >= 0.98 x NCCL's default at every size, and above it where the
-// fixed answers show headroom.
+// sizes below -min and the sizes above 1.02: the criterion the plugin
+// is held to is plugin >= 0.98 x NCCL's default at every size, and above
+// it where the fixed answers show headroom.
 package main
 
 import (

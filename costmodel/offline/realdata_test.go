@@ -34,8 +34,8 @@ func realSamples(t *testing.T) ([]BenchRow, Samples) {
 
 // TestCalibrateRealData fits the model to the device sweeps (1 x 32 ranks
 // and 4 fake nodes x 8, dpmlbench -phases over fixed (l, k) and native;
-// bench/results/2026-11-22-h200x2/run3-971e58e) and reports predicted
-// against measured times.
+// testdata/run3-1x32.csv and run3-4x8.csv) and reports predicted against
+// measured times.
 func TestCalibrateRealData(t *testing.T) {
 	rows, s := realSamples(t)
 	m, err := Calibrate(s)
