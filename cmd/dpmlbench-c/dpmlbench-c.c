@@ -32,6 +32,7 @@
 
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
@@ -57,9 +58,9 @@ extern char **environ;
 // ---------------------------------------------------------------------------
 // Settings.
 
-enum { PAT_B2B, PAT_BARRIER, PAT_SKEW, PAT_COLD, PAT_COLD_BARRIER };
-static const char *const pattern_names[] = {"b2b", "barrier", "skew", "cold", "cold-barrier"};
-#define NPATTERNS 5
+enum { PAT_B2B, PAT_BARRIER, PAT_SKEW, PAT_COLD, PAT_COLD_BARRIER, PAT_CHURN };
+static const char *const pattern_names[] = {"b2b", "barrier", "skew", "cold", "cold-barrier", "churn"};
+#define NPATTERNS 6
 
 enum { OP_SUM, OP_MAX, OP_MIN };
 static const char *const op_names[] = {"sum", "max", "min"};
@@ -84,11 +85,12 @@ static struct {
 	int check, percall, progress, quiet, samples;
 	int calls;              // cold patterns: timed calls per (size, variant), nothing untimed
 	int fresh;              // cold patterns: a new communicator per (size, variant)
+	int comms;              // churn: communicators made, used and freed per variant
 	const char *out;        // "" none
 } cfg = {
 	.sizes_flag = "4:64M:x4", .type = "float32", .op = OP_SUM, .variants_flag = "native,auto",
 	.pattern = PAT_B2B, .skew_us = 20, .seed = 1, .time_s = 0.1, .min_iters = 10, .max_iters = 1000,
-	.warmup = 3, .tune_calls = 100, .batches = 10, .run = 100, .percall = 1, .calls = 100, .out = "",
+	.warmup = 3, .tune_calls = 100, .batches = 10, .run = 100, .percall = 1, .calls = 100, .comms = 1000, .out = "",
 };
 
 static int rank, nranks;
@@ -1297,6 +1299,10 @@ static void usage(FILE *f) {
 		"                     before them (back to back, or a barrier before each) (default b2b)\n"
 		"  -calls N           cold patterns: timed calls per (size, variant) (default 100)\n"
 		"  -fresh             cold patterns: a new communicator (MPI_Comm_dup) for each (size, variant)\n"
+		"  -pattern churn     -comms communicators per variant, each duplicated, used 1-100 times (communicator\n"
+		"                     i: 1 + 37i mod 100 calls, its size from -sizes in turn) and freed; total time per\n"
+		"                     variant; with -check also each result and this process's descriptors, mappings and RSS\n"
+		"  -comms N           churn: communicators per variant (default 1000)\n"
 		"  -skew US           skew: each rank's busy compute before a call is uniform in 0..US microseconds (default 20)\n"
 		"  -seed N            skew: seed of the delays (default 1)\n"
 		"  -time D            timed duration wanted per (size, variant): 100ms, 0.5s, ... (default 100ms)\n"
@@ -1340,7 +1346,7 @@ static int parse_flags(int argc, char **argv) {
 			continue;
 		}
 		static const char *const known[] = {"sizes", "type", "op", "variants", "pattern", "skew", "seed", "time", "iters",
-			"min-iters", "max-iters", "batches", "run", "warmup", "tune-calls", "calls", "out", NULL};
+			"min-iters", "max-iters", "batches", "run", "warmup", "tune-calls", "calls", "comms", "out", NULL};
 		int ok = 0;
 		for (int k = 0; known[k]; k++) ok |= !strcmp(name, known[k]);
 		if (!ok) return usagef("flag provided but not defined: -%s (see -h)", name);
@@ -1367,7 +1373,7 @@ static int parse_flags(int argc, char **argv) {
 			int p = -1;
 			for (int k = 0; k < NPATTERNS; k++)
 				if (!strcasecmp(val, pattern_names[k])) p = k;
-			if (p < 0) rc = usagef("-pattern %s: want b2b, barrier, skew, cold or cold-barrier", val);
+			if (p < 0) rc = usagef("-pattern %s: want b2b, barrier, skew, cold, cold-barrier or churn", val);
 			else cfg.pattern = p;
 		} else if (!strcmp(name, "skew")) {
 			char *end;
@@ -1390,6 +1396,7 @@ static int parse_flags(int argc, char **argv) {
 		else if (!strcmp(name, "warmup")) rc = parse_int(name, val, 1, &cfg.warmup);
 		else if (!strcmp(name, "tune-calls")) rc = parse_int(name, val, 0, &cfg.tune_calls);
 		else if (!strcmp(name, "calls")) rc = parse_int(name, val, 1, &cfg.calls);
+		else if (!strcmp(name, "comms")) rc = parse_int(name, val, 1, &cfg.comms);
 		if (rc) return rc;
 	}
 	if (cfg.max_iters < cfg.min_iters) return usagef("-max-iters %d < -min-iters %d", cfg.max_iters, cfg.min_iters);
@@ -1534,6 +1541,117 @@ static int run_cold(int argc, char **argv, const char *mpilib, double start) {
 	return status;
 }
 
+// ---------------------------------------------------------------------------
+// Churn: communicators made, used a few times and freed, as programs that
+// split or duplicate per phase do. Per variant the total time of -comms
+// communicators (max over ranks); with -check every communicator's last
+// result is verified, and the process's open descriptors, mappings and
+// resident memory are compared between the end of the first tenth of the
+// communicators and the end: a library that keeps something per freed
+// communicator shows there.
+
+static long count_lines(const char *path) {
+	FILE *f = fopen(path, "r");
+	if (f == NULL) return -1;
+	long n = 0;
+	int c;
+	while ((c = fgetc(f)) != EOF) n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+static long count_fds(void) {
+	long n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (d == NULL) return -1;
+	while (readdir(d) != NULL) n++;
+	closedir(d);
+	return n;
+}
+
+static long rss_kib(void) {
+	FILE *f = fopen("/proc/self/status", "r");
+	if (f == NULL) return -1;
+	char line[256];
+	long v = -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "VmRSS: %ld", &v) == 1) break;
+	fclose(f);
+	return v;
+}
+
+static int run_churn(int argc, char **argv, const char *mpilib, double start) {
+	long maxcount = 0;
+	for (int i = 0; i < cfg.nsizes; i++) {
+		long c = (cfg.sizes[i] + cfg.es - 1) / cfg.es;
+		if (c > maxcount) maxcount = c;
+	}
+	if (maxcount > 0x7fffffffL) die("size %ld bytes: more than 2^31-1 elements", cfg.sizes[cfg.nsizes - 1]);
+	sendbuf = xmalloc((size_t)maxcount * (size_t)cfg.es);
+	recvbuf = xmalloc((size_t)maxcount * (size_t)cfg.es);
+	fill_inputs(sendbuf, maxcount);
+	if (rank == 0) {
+		char *cl = shell_quote(argc, argv);
+		printf("# %s\n# %s  %d node(s) x %d ranks (%d ranks), pattern churn: %d communicators per variant, each duplicated, used 1-100 times and freed\n",
+			cl, date_buf, nodes, ppn_min, nranks, cfg.comms);
+		free(cl);
+		printf("# type %s, op %s, check %s, commit %s\n# MPI: %s\n# libdpml: %s\n", cfg.type, op_names[cfg.op], cfg.check ? "true" : "false",
+			DPML_COMMIT[0] ? DPML_COMMIT : "-", mpilib, dpml_library[0] ? dpml_library : "not loaded");
+	}
+	double total[2] = {0, 0};
+	int status = 0;
+	for (int v = 0; v < nvars && v < 2; v++) {
+		variant *var = &vars[v];
+		long long wrong = 0, calls = 0;
+		long res[2][3] = {{0}}; // fds, maps, rss at the first tenth and at the end
+		PMPI_Barrier(MPI_COMM_WORLD);
+		double t0 = now();
+		for (int i = 0; i < cfg.comms; i++) {
+			MPI_Comm c;
+			MPI_Comm_dup(MPI_COMM_WORLD, &c);
+			long count = (cfg.sizes[i % cfg.nsizes] + cfg.es - 1) / cfg.es;
+			if (count < 1) count = 1;
+			int uses = 1 + (int)((37L * i) % 100);
+			for (int j = 0; j < uses; j++) {
+				if (var->native) PMPI_Allreduce(sendbuf, recvbuf, (int)count, cfg.dt, cfg.mop, c);
+				else MPI_Allreduce(sendbuf, recvbuf, (int)count, cfg.dt, cfg.mop, c);
+			}
+			calls += uses;
+			if (cfg.check) {
+				char where[256] = "";
+				wrong += verify(recvbuf, count, where, sizeof where, var->spec);
+				poison(recvbuf, count);
+			}
+			MPI_Comm_free(&c);
+			if (cfg.check && (i + 1 == cfg.comms / 10 || i + 1 == cfg.comms)) {
+				int k = i + 1 == cfg.comms;
+				res[k][0] = count_fds(), res[k][1] = count_lines("/proc/self/maps"), res[k][2] = rss_kib();
+			}
+		}
+		double t = now() - t0, tmax = 0;
+		PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+		long long wsum = 0;
+		PMPI_Allreduce(&wrong, &wsum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+		long grow[3] = {res[1][0] - res[0][0], res[1][1] - res[0][1], res[1][2] - res[0][2]}, gmax[3] = {0, 0, 0};
+		PMPI_Allreduce(grow, gmax, 3, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+		total[v] = tmax;
+		if (wsum) status = 1;
+		if (rank == 0) {
+			printf("%-10s %8d comms %10lld calls %12.3f ms total %10.2f us per comm", var->spec, cfg.comms, calls, tmax * 1e3, tmax / cfg.comms * 1e6);
+			if (v > 0 && total[0] > 0) printf("  ratio %.3f", tmax / total[0]);
+			printf("  #wrong %lld\n", wsum);
+			if (cfg.check)
+				printf("resources %s: after the first tenth to the end, largest growth over ranks: fds %+ld, mappings %+ld, rss %+ld KiB\n",
+					var->spec, gmax[0], gmax[1], gmax[2]);
+		}
+	}
+	if (rank == 0) printf("\nchurn in %.1f s\n", MPI_Wtime() - start);
+	if (rank == 0 && status) fprintf(stderr, "dpmlbench-c: -check: wrong results\n");
+	PMPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	free(sendbuf), free(recvbuf);
+	return status;
+}
+
 int main(int argc, char **argv) {
 	MPI_Init(&argc, &argv);
 	double start = MPI_Wtime();
@@ -1597,6 +1715,12 @@ int main(int argc, char **argv) {
 	rng_state = cfg.seed * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(rank + 1) * 0xD1B54A32D192ED03ULL;
 
 	MPI_Comm_dup(MPI_COMM_WORLD, &bcomm);
+	if (cfg.pattern == PAT_CHURN) {
+		int st = run_churn(argc, argv, mpilib, start);
+		MPI_Comm_free(&bcomm);
+		MPI_Finalize();
+		return st;
+	}
 	if (cfg.pattern == PAT_COLD || cfg.pattern == PAT_COLD_BARRIER) {
 		int st = run_cold(argc, argv, mpilib, start);
 		MPI_Comm_free(&bcomm);

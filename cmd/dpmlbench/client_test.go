@@ -15,7 +15,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -634,4 +636,74 @@ func TestClientCOffload(t *testing.T) {
 		t.Errorf("%d of %d offload results found: %+v", seen, len(want), rep.Results)
 	}
 	fakesharp.CheckNoSwitch(t, lib)
+}
+
+// TestClientCCold: -pattern cold and cold-barrier: per size a native and
+// an auto row with ratios and #wrong 0, and cold.csv with one line per
+// (size, variant). Mutation: the variants' rows printed without the
+// ratios (nat never set) -> the auto rows' ratio columns read "-".
+func TestClientCCold(t *testing.T) {
+	setupClient(t)
+	for _, pattern := range []string{"cold", "cold-barrier"} {
+		t.Run(pattern, func(t *testing.T) {
+			out := t.TempDir()
+			r := runClient(t, withLib(), nil, "-pattern", pattern, "-calls", "3", "-sizes", "4,64K", "-check", "-out", out)
+			if r.code != 0 {
+				t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			rows := 0
+			for _, line := range strings.Split(r.stdout, "\n") {
+				f := strings.Fields(line)
+				if len(f) < 12 || (f[2] != "native" && f[2] != "auto") {
+					continue
+				}
+				rows++
+				if f[10] != "0" {
+					t.Errorf("wrong elements: %s", line)
+				}
+				if f[2] == "auto" && (f[7] == "-" || f[9] == "-") {
+					t.Errorf("auto row without ratios: %s", line)
+				}
+			}
+			if rows != 4 {
+				t.Errorf("%d rows, want 4:\n%s", rows, r.stdout)
+			}
+			csv, err := os.ReadFile(filepath.Join(out, "cold.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(csv), "\n"); n != 5 {
+				t.Errorf("cold.csv has %d lines, want a header and 4:\n%s", n, csv)
+			}
+		})
+	}
+}
+
+// TestClientCChurn: 2,000 communicators duplicated, used 1-100 times with
+// mixed sizes and freed, every one set up by the library
+// (DPML_SETUP_AFTER=0): every result right, and no descriptor, mapping or
+// memory kept per communicator (growth from the first tenth to the end:
+// no descriptor, at most 64 mappings and 32 MiB for the Go runtime's own
+// growth, where an engine kept per freed communicator would add a mapping
+// each). Nothing is left in /dev/shm. Mutation: delete_state not releasing
+// the engine (dpmlGoRelease) -> mappings grow by about 1,800.
+func TestClientCChurn(t *testing.T) {
+	setupClient(t)
+	r := runClient(t, withLib(), []string{"DPML_SETUP_AFTER=0"}, "-pattern", "churn", "-comms", "2000", "-sizes", "4,1K,64K", "-check")
+	if r.code != 0 {
+		t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	res := regexp.MustCompile(`resources auto: .* fds ([+-]\d+), mappings ([+-]\d+), rss ([+-]\d+) KiB`).FindStringSubmatch(r.stdout)
+	if res == nil || !strings.Contains(r.stdout, "auto           2000 comms") || strings.Count(r.stdout, "#wrong 0") != 2 {
+		t.Fatalf("output:\n%s\n%s", r.stdout, r.stderr)
+	}
+	fds, _ := strconv.Atoi(res[1])
+	maps, _ := strconv.Atoi(res[2])
+	rss, _ := strconv.Atoi(res[3])
+	if fds > 0 || maps > 64 || rss > 32<<10 {
+		t.Errorf("per-communicator growth: fds %+d, mappings %+d, rss %+d KiB\n%s", fds, maps, rss, r.stdout)
+	}
+	if left, _ := filepath.Glob("/dev/shm/dpml*"); len(left) > 0 {
+		t.Errorf("left in /dev/shm: %v", left)
+	}
 }
