@@ -431,6 +431,23 @@ func Effective() string {
 	return b.String()
 }
 
+// Changed is the settings set in the environment, "NAME=value ..." on one
+// line ("none" when every setting has its default): what DPML_VERBOSE=1
+// prints; Effective's full list is for DPML_VERBOSE=2.
+func Changed() string {
+	var parts []string
+	for _, v := range Vars {
+		if IsSet(v.Name) {
+			val, _ := Get(v.Name)
+			parts = append(parts, v.Name+"="+val)
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " ")
+}
+
 func find(name string) (Var, bool) {
 	i := sort.Search(len(Vars), func(i int) bool { return Vars[i].Name >= name })
 	if i < len(Vars) && Vars[i].Name == name {

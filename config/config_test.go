@@ -331,3 +331,20 @@ func expectKw(n int64, kw string, err error) func(int64, string) error {
 		return nil
 	}
 }
+
+// TestChanged: only the settings set in the environment, in table order,
+// with their canonical values; "none" without any.
+func TestChanged(t *testing.T) {
+	for _, v := range Vars {
+		t.Setenv(v.Name, "")
+		os.Unsetenv(v.Name)
+	}
+	if got := Changed(); got != "none" {
+		t.Errorf("no settings: %q, want none", got)
+	}
+	t.Setenv("DPML_TUNER", "model")
+	t.Setenv("DPML_LEADERS", "4")
+	if got, want := Changed(), "DPML_LEADERS=4 DPML_TUNER=model"; got != want {
+		t.Errorf("Changed() = %q, want %q", got, want)
+	}
+}

@@ -250,6 +250,11 @@ func (c *Comm) report(p Plan) {
 			return
 		}
 	}
+	if c.verbose < 2 {
+		// One line per new plan; its diagram (and a tree's shape) at 2.
+		fmt.Fprintf(os.Stderr, "dpml: %d B: %s\n", p.Count*p.ElemSize, p.Spec())
+		return
+	}
 	fmt.Fprintf(os.Stderr, "dpml: %d B: %s", p.Count*p.ElemSize, p.String())
 	if p.Intra == IntraTree {
 		for j := range p.Leaders {

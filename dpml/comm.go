@@ -244,8 +244,11 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 		})
 	}
 	if d.verbose > 0 && d.rank == 0 {
-		fmt.Fprintf(os.Stderr, "dpml: %d ranks on %d node(s), ppn %d..%d, leader order %v, cross-memory attach %v\n%s",
-			d.size, d.nodes, d.minPPN, d.ppn, d.leaderOrder, d.cma, config.Effective())
+		fmt.Fprintf(os.Stderr, "dpml: %d ranks on %d node(s), ppn %d..%d, leader order %v, cross-memory attach %v; settings changed from the defaults: %s\n",
+			d.size, d.nodes, d.minPPN, d.ppn, d.leaderOrder, d.cma, config.Changed())
+		if d.verbose >= 2 {
+			fmt.Fprint(os.Stderr, config.Effective())
+		}
 		fmt.Fprintf(os.Stderr, "dpml: set up in %s\n", d.laps.String())
 	}
 	return d, nil

@@ -101,8 +101,11 @@ func dpmlGoInit(s *C.dpml_settings) C.int {
 		}
 	}
 	if verbose >= 1 && rank0 {
-		fmt.Fprintf(os.Stderr, "libdpml: DPML-Go commit %s on %s\nlibdpml: %v, GOMAXPROCS %d\nlibdpml: settings:\n%s",
-			gitCommit, mpi.LibraryVersion(), mpi.Sched(), runtime.GOMAXPROCS(0), indent(config.Effective()))
+		fmt.Fprintf(os.Stderr, "libdpml: DPML-Go commit %s on %s\nlibdpml: %v, GOMAXPROCS %d\nlibdpml: settings changed from the defaults: %s\n",
+			gitCommit, mpi.LibraryVersion(), mpi.Sched(), runtime.GOMAXPROCS(0), config.Changed())
+		if verbose >= 2 {
+			fmt.Fprintf(os.Stderr, "libdpml: settings:\n%s", indent(config.Effective()))
+		}
 	}
 	return 0
 }
