@@ -42,8 +42,8 @@
 // A call goes to the DPML engine when all of these hold, and to
 // PMPI_Allreduce otherwise:
 //
-//   - the library is initialized (first MPI_Allreduce after MPI_Init) and
-//     DPML_DISABLE is off;
+//   - the library is initialized (in MPI_Init or MPI_Init_thread, which it
+//     interposes; else at the first MPI_Allreduce) and DPML_DISABLE is off;
 //   - count > 0 and the buffers are not NULL or MPI_BOTTOM;
 //   - the datatype is a predefined arithmetic type with a fixed-size element
 //     kind of the engine (handles compared in C): the C integer types
@@ -67,11 +67,13 @@
 // Every condition depends only on arguments the MPI standard requires to be
 // equal on all ranks (count, datatype, op, communicator) and on settings
 // whose scope is "all ranks", so all ranks of a communicator take the same
-// path on every call. The settings are not taken on trust: at the first
-// call of a communicator whose arguments qualify (whatever DPML_DISABLE or
-// DPML_MIN_BYTES say), its ranks compare DPML_DISABLE, DPML_MIN_BYTES and
-// DPML_DROPIN_FROM_CALL, and whether each rank's settings parsed, in one
-// small allreduce (dpml.Agree); the engine's own settings (DPML_LEADERS,
+// path on every call. The settings are not taken on trust: in MPI_Init
+// (or, failing that, at the first call of a communicator whose arguments
+// qualify, whatever DPML_DISABLE or DPML_MIN_BYTES say) the ranks compare
+// DPML_DISABLE, DPML_MIN_BYTES, DPML_DROPIN_FROM_CALL and DPML_SETUP_AFTER,
+// and whether each rank's settings parsed, in one small allreduce
+// (dpml.Agree); once the ranks of MPI_COMM_WORLD have agreed, no later
+// communicator repeats it (its ranks hold the same process settings); the engine's own settings (DPML_LEADERS,
 // DPML_TUNER, ...) are compared the same way by dpml.New at setup. When
 // they differ or are invalid on any rank, the communicator's calls pass
 // through on every rank (counted as "settings" or "setup-failed"), with
@@ -89,8 +91,12 @@
 // MPI_COMM_NULL_COPY_FN so that MPI_Comm_dup does not share it). It is
 // created on the communicator's first eligible call; the engine
 // (dpml.New, collective: it duplicates and splits the communicator and maps
-// the node's shared-memory segment) is built on its DPML_DROPIN_FROM_CALL-th
-// eligible call (default 1), which every rank reaches together. If setup fails, it fails on
+// the node's shared-memory segment) is built at the first eligible call
+// that is at least its DPML_DROPIN_FROM_CALL-th (default 1) and by which
+// its eligible calls, priced at 5 us plus 1 ns per byte each, would have
+// taken DPML_SETUP_AFTER (default 100 ms) in the MPI library (at once when
+// a plan is forced with DPMLX_Set_plan), which every rank reaches together:
+// the price depends only on the calls' sizes. If setup fails, it fails on
 // every rank (dpml.New agrees), the library prints one warning and the
 // communicator passes through from then on. The attribute's delete callback
 // closes the engine when the application frees the communicator: Open MPI
@@ -108,16 +114,13 @@
 // the segment is named and unlinked right after all ranks mapped it: a
 // crash inside that window can leave the file.
 //
-// Setting up costs a few collectives and communicator creations: about 7 ms
-// per communicator on 2 fake nodes x 2 ranks sharing 2 cores (creating,
-// using and freeing a communicator without the library: 0.6 ms), so a
-// program that creates 1,000 communicators and reduces twice on each spends
-// about 7 s in setup, more on a loaded machine. DPML_DROPIN_FROM_CALL=n
-// skips setup for communicators with fewer than n eligible calls. A setup
-// failure (a bad engine setting, no shared memory) is reported once per
-// process. Even with DPML_DISABLE=1 each communicator costs one small
-// allreduce at its first eligible call, where the ranks agree on the
-// settings.
+// Setting up costs a few collectives and communicator creations: 4-5 ms
+// per communicator at 32 ranks on one node (DPML_VERBOSE=1 prints each
+// step's time), which is why a communicator whose calls would take less
+// than DPML_SETUP_AFTER in the MPI library never pays it: a program that
+// creates 1,000 communicators and reduces a few times on each runs them on
+// the MPI library. A setup failure (a bad engine setting, no shared
+// memory) is reported once per process.
 //
 // What a routed call costs beyond the engine: on the 16-core device
 // (nvidia-h100-x1, 1x16, 8 B tree, the dpmltrace build) a C caller spends
