@@ -238,10 +238,9 @@ func (t *Tuner) afterAdvance(e *entry) {
 
 // restartTrials makes every arm but the incumbent a candidate again
 // (a drift: the machine changed, and so may the arms' order).
-func (e *entry) restartTrials(c *Config) {
+func (e *entry) restartTrials() {
 	clear(e.tried)
 	e.tried[e.cur] = true
 	e.strikes, e.est, e.nwin = 0, 0, 0
 	e.episodes++
-	_ = c
 }

@@ -1341,7 +1341,7 @@ func (e *entry) advance(c *Config) {
 			e.stride = max(e.stride/2, c.FrozenStride)
 			if e.strikes++; e.strikes >= c.Strikes<<e.deaf {
 				if c.budgeted() {
-					e.restartTrials(c)
+					e.restartTrials()
 				} else {
 					e.reexplore(c)
 				}

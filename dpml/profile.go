@@ -44,7 +44,7 @@ func (c *Comm) profileKey() string {
 		f.Close()
 	}
 	sockets, numa := map[int]bool{}, map[int]bool{}
-	if t, err := leaders.ReadTopology(""); err == nil {
+	if t, err := leaders.LocalTopology(); err == nil {
 		for _, cpu := range t.CPUs {
 			sockets[cpu.Socket], numa[cpu.NUMA] = true, true
 		}

@@ -75,6 +75,9 @@ var localTopology = sync.OnceValues(func() (*Topology, error) { return ReadTopol
 // not: a program can call it in the background at start.
 func Prefetch() { _, _ = localTopology() }
 
+// LocalTopology is ReadTopology of DefaultSysfs, read once per process.
+func LocalTopology() (*Topology, error) { return localTopology() }
+
 // LocalIn is Local with a given topology.
 func LocalIn(t *Topology) (Place, error) {
 	cpus, err := Affinity()
