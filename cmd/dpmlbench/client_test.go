@@ -531,7 +531,7 @@ func TestClientCBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-pattern", "osu"}, "-pattern osu: want b2b, barrier, skew, cold or cold-barrier"},
+		{[]string{"-pattern", "osu"}, "-pattern osu: want b2b, barrier, skew, cold, cold-barrier or churn"},
 		{[]string{"-variants", "native,dpml:k=4"}, `-variants: plan spec "dpml:k=4": dpml runs k=1`},
 		{[]string{"-variants", "native,tree"}, `-variants: plan spec "tree": unknown variant`},
 		{[]string{"-sizes", "0"}, "-sizes: 0: not a positive byte count"},

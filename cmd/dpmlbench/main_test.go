@@ -362,7 +362,7 @@ func TestMemBWThreads(t *testing.T) {
 func TestCalibrateDeviceSweep(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "table.json")
 	var stderr bytes.Buffer
-	in := "../../bench/results/2026-11-22-h200x2/run3-971e58e/1x32/results.csv"
+	in := "../../costmodel/offline/testdata/run3-1x32.csv"
 	if code := mainStatus([]string{"calibrate", "-in", in, "-out", out}, &stderr); code != 0 {
 		t.Fatalf("calibrate: exit %d: %s", code, stderr.String())
 	}
