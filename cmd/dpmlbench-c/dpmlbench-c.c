@@ -1405,6 +1405,22 @@ static int parse_flags(int argc, char **argv) {
 
 // ---------------------------------------------------------------------------
 
+// alloc_buffers allocates the send and receive buffers for the largest
+// size, fills the inputs and touches the receive pages (poisoned), so
+// that no timed call pays a first-touch page fault.
+static void alloc_buffers(void) {
+	long maxcount = 0;
+	for (int i = 0; i < cfg.nsizes; i++) {
+		long c = (cfg.sizes[i] + cfg.es - 1) / cfg.es;
+		if (c > maxcount) maxcount = c;
+	}
+	if (maxcount > 0x7fffffffL) die("size %ld bytes: more than 2^31-1 elements", cfg.sizes[cfg.nsizes - 1]);
+	sendbuf = xmalloc((size_t)maxcount * (size_t)cfg.es);
+	recvbuf = xmalloc((size_t)maxcount * (size_t)cfg.es);
+	fill_inputs(sendbuf, maxcount);
+	poison(recvbuf, maxcount);
+}
+
 // ---------------------------------------------------------------------------
 // Cold patterns: what a program's first calls of a size cost. No call of a
 // variant comes before its timed ones (no warm-up, no tuning calls, no
@@ -1419,16 +1435,7 @@ static int parse_flags(int argc, char **argv) {
 static int run_cold(int argc, char **argv, const char *mpilib, double start) {
 	int barrier = cfg.pattern == PAT_COLD_BARRIER, n = cfg.calls;
 	double *loc = xmalloc(sizeof(double) * (size_t)n), *mx = xmalloc(sizeof(double) * (size_t)n);
-	long maxcount = 0;
-	for (int i = 0; i < cfg.nsizes; i++) {
-		long c = (cfg.sizes[i] + cfg.es - 1) / cfg.es;
-		if (c > maxcount) maxcount = c;
-	}
-	if (maxcount > 0x7fffffffL) die("size %ld bytes: more than 2^31-1 elements", cfg.sizes[cfg.nsizes - 1]);
-	sendbuf = xmalloc((size_t)maxcount * (size_t)cfg.es);
-	recvbuf = xmalloc((size_t)maxcount * (size_t)cfg.es);
-	fill_inputs(sendbuf, maxcount);
-	poison(recvbuf, maxcount);
+	alloc_buffers();
 	FILE *csv = NULL;
 	if (rank == 0 && cfg.out[0]) {
 		char pc[4096];
@@ -1581,15 +1588,7 @@ static long rss_kib(void) {
 }
 
 static int run_churn(int argc, char **argv, const char *mpilib, double start) {
-	long maxcount = 0;
-	for (int i = 0; i < cfg.nsizes; i++) {
-		long c = (cfg.sizes[i] + cfg.es - 1) / cfg.es;
-		if (c > maxcount) maxcount = c;
-	}
-	if (maxcount > 0x7fffffffL) die("size %ld bytes: more than 2^31-1 elements", cfg.sizes[cfg.nsizes - 1]);
-	sendbuf = xmalloc((size_t)maxcount * (size_t)cfg.es);
-	recvbuf = xmalloc((size_t)maxcount * (size_t)cfg.es);
-	fill_inputs(sendbuf, maxcount);
+	alloc_buffers();
 	if (rank == 0) {
 		char *cl = shell_quote(argc, argv);
 		printf("# %s\n# %s  %d node(s) x %d ranks (%d ranks), pattern churn: %d communicators per variant, each duplicated, used 1-100 times and freed\n",
@@ -1741,16 +1740,7 @@ int main(int argc, char **argv) {
 		snprintf(vars[i].skip, sizeof vars[i].skip, "DPMLX_Set_plan(%.100s): %.120s", vars[i].spec, msg);
 	}
 	if (x_set) x_set(bcomm, "auto");
-	long maxcount = 0;
-	for (int i = 0; i < cfg.nsizes; i++) {
-		long c = (cfg.sizes[i] + cfg.es - 1) / cfg.es;
-		if (c > maxcount) maxcount = c;
-	}
-	if (maxcount > 0x7fffffffL) die("size %ld bytes: more than 2^31-1 elements", cfg.sizes[cfg.nsizes - 1]);
-	sendbuf = xmalloc((size_t)maxcount * (size_t)cfg.es);
-	recvbuf = xmalloc((size_t)maxcount * (size_t)cfg.es);
-	fill_inputs(sendbuf, maxcount);
-	poison(recvbuf, maxcount); // touch the pages now, not in a timed call
+	alloc_buffers();
 
 	if (rank == 0 && !cfg.quiet) {
 		char *cl = shell_quote(argc, argv);
