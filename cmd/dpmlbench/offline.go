@@ -39,15 +39,21 @@ func cmdPlot(args []string) error {
 
 // cmdTable prints the table of a results.json without MPI.
 func cmdTable(args []string) error {
-	fs := newFlagSet("table", "dpmlbench table -in results.json [-md]")
+	fs := newFlagSet("table", "dpmlbench table -in results.json [-md | -nccl]")
 	in := fs.String("in", "", "results.json written by `dpmlbench run` (required)")
 	md := fs.Bool("md", false, "print only the Markdown table of ratios DPML / native (best fixed and auto) per size")
+	nccl := fs.Bool("nccl", false, "print the field's standard allreduce table (nccl-tests' columns: size, count, type, redop, time, algbw, busbw, #wrong) per size and variant")
 	rep, err := readReport(fs, args, in)
 	if err != nil {
 		return err
 	}
 	if *md {
 		bench.WriteRatios(os.Stdout, rep)
+		return nil
+	}
+	if *nccl {
+		printHeader(os.Stdout, rep)
+		bench.WriteNCCL(os.Stdout, rep)
 		return nil
 	}
 	printHeader(os.Stdout, rep)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -368,5 +369,30 @@ func TestWriteRatios(t *testing.T) {
 	}
 	if !strings.HasPrefix(lines[3], "| 64K | 84.00 | l=2 k=4 | 31.00 | 0.369 | - | 44.00 | 0.524 | 1.419 | - |") {
 		t.Errorf("64K row: %s", lines[3])
+	}
+}
+
+// TestWriteNCCL: the standard table's columns from a report, computed
+// here independently: 1 MiB in 100 us on 4 ranks is 10.49 GB/s algbw and
+// 15.73 busbw; unchecked points say N/A; skipped points are left out.
+func TestWriteNCCL(t *testing.T) {
+	rep := &Report{Meta: Meta{WorldSize: 4, Type: "float32", Op: "sum"}, Results: []Result{
+		{Bytes: 1 << 20, Count: 1 << 18, Variant: VariantNative, US: Summary{Median: 100}, Check: "ok"},
+		{Bytes: 8, Count: 2, Variant: VariantAuto, US: Summary{Median: 4}},
+		{Bytes: 16, Count: 4, Variant: VariantNative, Skipped: "no library"},
+	}}
+	var b strings.Builder
+	WriteNCCL(&b, rep)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want 2 headers and 2 rows:\n%s", len(lines), b.String())
+	}
+	f := strings.Fields(lines[2])
+	want := []string{"1048576", "262144", "float32", "sum", "native", "100.00", "10.49", "15.73", "0"}
+	if !slices.Equal(f, want) {
+		t.Errorf("row %q, want %q", f, want)
+	}
+	if g := strings.Fields(lines[3]); g[len(g)-1] != "N/A" || g[0] != "8" {
+		t.Errorf("unchecked row %q", g)
 	}
 }

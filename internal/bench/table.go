@@ -246,3 +246,29 @@ func summaryRows(rep *Report) []summaryRow {
 	}
 	return out
 }
+
+// WriteNCCL writes the report in the field's standard allreduce table
+// (nccl-tests' columns): per size and variant the size in bytes, the
+// elements per rank, type, reduction, the median time per call (us),
+// algbw (bytes / time, GB/s), busbw (algbw x 2(n-1)/n for n ranks: the
+// bandwidth each link would need, comparable across rank counts) and
+// #wrong (differing elements, "N/A" where results were not checked).
+// Points that did not run are left out.
+func WriteNCCL(w io.Writer, rep *Report) {
+	m := rep.Meta
+	n := float64(max(m.WorldSize, 1))
+	fmt.Fprintf(w, "#%11s %12s %8s %6s  %-28s %10s %8s %8s %7s\n", "size", "count", "type", "redop", "variant", "time", "algbw", "busbw", "#wrong")
+	fmt.Fprintf(w, "#%11s %12s %8s %6s  %-28s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "")
+	for _, r := range rep.Results {
+		if r.Skipped != "" || !(r.US.Median > 0) {
+			continue
+		}
+		alg := float64(r.Bytes) / (r.US.Median * 1e-6) / 1e9
+		bus := alg * 2 * (n - 1) / n
+		wrong := "N/A"
+		if r.Check != "" {
+			wrong = fmt.Sprint(r.Mismatches)
+		}
+		fmt.Fprintf(w, "%12d %12d %8s %6s  %-28s %10.2f %8.2f %8.2f %7s\n", r.Bytes, r.Count, m.Type, m.Op, r.Label(), r.US.Median, alg, bus, wrong)
+	}
+}
