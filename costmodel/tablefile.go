@@ -55,7 +55,7 @@ func checkTarget(path string) error {
 	case st.Mode()&fs.ModeSymlink != 0:
 		return fmt.Errorf("%w: %s is a symbolic link: a table is never written through one (name the file itself)", ErrTableFile, path)
 	case !st.Mode().IsRegular():
-		return fmt.Errorf("%w: %s is %s, not a regular file", ErrTableFile, path, fileKind(st.Mode()))
+		return fmt.Errorf("%w: %s is %s, not a regular file", ErrTableFile, path, FileKind(st.Mode()))
 	}
 	return nil
 }
@@ -137,7 +137,7 @@ func readExisting(path string) (*Table, fs.FileInfo, error) {
 		return nil, nil, fmt.Errorf("%w: %s: %w", ErrTableFile, path, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("%w: %s is %s, not a regular file", ErrTableFile, path, fileKind(st.Mode()))
+		return nil, nil, fmt.Errorf("%w: %s is %s, not a regular file", ErrTableFile, path, FileKind(st.Mode()))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxTableFileBytes+1))
 	switch {
@@ -213,8 +213,9 @@ func replaceFile(path string, data []byte, st fs.FileInfo) error {
 	return nil
 }
 
-// fileKind names what a non-regular file is.
-func fileKind(m fs.FileMode) string {
+// FileKind names what a non-regular file is ("a directory", "a FIFO",
+// ...), for messages about a tuning table's path.
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"

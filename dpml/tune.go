@@ -268,7 +268,7 @@ func readTuningFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: tuning table: %w", ErrConfig, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: tuning table %s is %s, not a regular file", ErrConfig, path, fileKind(st.Mode()))
+		return nil, fmt.Errorf("%w: tuning table %s is %s, not a regular file", ErrConfig, path, costmodel.FileKind(st.Mode()))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxTableBytes+1))
 	switch {
@@ -298,20 +298,6 @@ func parseTuningTable(data []byte) (*costmodel.Table, error) {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return tb, nil
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file (" + m.Type().String() + ")"
 }
 
 // tuned reports whether a call with override o is the tuner's to decide.
