@@ -157,6 +157,7 @@ const (
 	Disable      = "DPML_DISABLE"
 	DropinFrom   = "DPML_DROPIN_FROM_CALL"
 	SetupAfter   = "DPML_SETUP_AFTER"
+	SetupWorld   = "DPML_SETUP_WORLD"
 	Profile      = "DPML_PROFILE"
 	ProfileDir   = "DPML_PROFILE_DIR"
 	Demote       = "DPML_DEMOTE"
@@ -251,6 +252,8 @@ var Vars = []Var{
 		Doc: "Largest message slice (bytes) the engine moves through shared memory at once. Larger messages are cut into segments that are pipelined: the inter-node phase of one segment overlaps the intra-node phases of the next. The node segment holds two such slices per local rank plus two results."},
 	{Name: SetupAfter, Kind: KindDuration, Default: "100ms", Scope: AllRanks, Users: "libdpml.so", Agreed: AtDropin,
 		Doc: "The drop-in library sets up DPML on a communicator only once the communicator's eligible calls would have taken about this long in the MPI library (priced 5 us plus 1 ns per byte each, the same on every rank); the calls before pass through. Setup costs milliseconds, and a communicator that makes a few small calls never pays it. 0: set up at the DPML_DROPIN_FROM_CALL-th eligible call."},
+	{Name: SetupWorld, Kind: KindEnum, Default: "init", Scope: AllRanks, Users: "libdpml.so", Values: []string{"init", "defer"}, Agreed: AtDropin,
+		Doc: "`init`: libdpml.so sets up DPML on MPI_COMM_WORLD inside MPI_Init (a few milliseconds added to MPI_Init), so the program's first MPI_Allreduce on it already runs DPML; `defer`: MPI_COMM_WORLD waits for DPML_SETUP_AFTER like every other communicator. A program whose MPI_Init does not pass through libdpml.so, or with DPML_DROPIN_FROM_CALL above 1 or DPML_DISABLE set, defers."},
 	{Name: SharpLib, Kind: KindString, Default: "libsharp_coll.so", Scope: PerRank, Users: "engine, dpmlbench info",
 		Doc: "The libsharp_coll shared library that `DPML_OFFLOAD=libsharp` (or `auto`) loads with dlopen: a file name searched the usual way, or a path. The ranks agree on whether it loaded, so a rank without it turns the offload off everywhere."},
 	{Name: ShmDir, Kind: KindString, Default: "/dev/shm", Scope: PerNode, Users: "engine",

@@ -55,7 +55,7 @@ func TestComparedSettings(t *testing.T) {
 			t.Errorf("%s (scope %v, read by %s): compared %v, want %v", v.Name, v.Scope, v.Users, v.Agreed, want)
 		}
 	}
-	if got := Compared(AtDropin); !slices.Equal(got, []string{Disable, DropinFrom, MinBytes, SetupAfter}) {
+	if got := Compared(AtDropin); !slices.Equal(got, []string{Disable, DropinFrom, MinBytes, SetupAfter, SetupWorld}) {
 		t.Errorf("compared by the drop-in: %v", got)
 	}
 	if got := Compared(AtNew); !slices.Contains(got, Leaders) || !slices.Contains(got, Pipeline) ||

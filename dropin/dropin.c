@@ -342,6 +342,29 @@ static int delete_state(MPI_Comm comm, int kv, void *val, void *extra) {
 	return MPI_SUCCESS;
 }
 
+// setup_comm sets up the engine on comm (collective over comm; s->mu
+// held) and reports whether it is set up: s->mode becomes S_ROUTE, or
+// S_FAILED on every rank (the Go side agrees on the outcome).
+static int setup_comm(comm_state *s, MPI_Comm comm) {
+	dpml_depth++;
+	s->id = dpmlGoNew(dpml_comm_handle(comm));
+	dpml_depth--;
+	if (s->id == 0) {
+		s->mode = S_FAILED;
+		return 0;
+	}
+	s->mode = S_ROUTE;
+	__atomic_fetch_add(&dpml_comms_setup, 1, __ATOMIC_RELAXED);
+	s->fused = dpmlGoFusedState(s->id);
+	if (s->plan >= 0) {
+		// A plan set before the engine existed (checked then).
+		dpml_depth++;
+		dpmlGoSetOverride(s->id, s->plan);
+		dpml_depth--;
+	}
+	return 1;
+}
+
 // ---------------------------------------------------------------------------
 // MPI_Allreduce.
 
@@ -462,22 +485,10 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 		s->priced += 5e-6 + (double)bytes * 1e-9;
 		if (++s->eligible < settings.from_call || (!s->forced && s->priced < settings.setup_after)) {
 			reason = DPML_P_WARMUP;
-		} else {
+		} else if (!setup_comm(s, comm)) {
 			// Collective over comm: every rank reaches this call on
 			// the same eligible call of comm (see above).
-			dpml_depth++;
-			s->id = dpmlGoNew(dpml_comm_handle(comm));
-			dpml_depth--;
-			s->mode = s->id != 0 ? S_ROUTE : S_FAILED;
-			if (s->id != 0) __atomic_fetch_add(&dpml_comms_setup, 1, __ATOMIC_RELAXED);
-			if (s->id != 0) s->fused = dpmlGoFusedState(s->id);
-			if (s->id != 0 && s->plan >= 0) {
-				// A plan set before the engine existed (checked then).
-				dpml_depth++;
-				dpmlGoSetOverride(s->id, s->plan);
-				dpml_depth--;
-			}
-			else if (s->id == 0) reason = DPML_P_SETUP_FAILED;
+			reason = DPML_P_SETUP_FAILED;
 		}
 	}
 	if (reason >= 0) {
@@ -610,7 +621,8 @@ int MPI_Finalize(void) { return dpml_finalize_entry(); }
 // there; in the first MPI_Allreduce it was ten times the call. Every rank
 // calls MPI_Init, so the agreement's collective is safe; a program whose
 // MPI_Init does not come through here (Fortran's binding, a program linked
-// otherwise) initializes at its first call, as before.
+// otherwise) initializes at its first call instead, and MPI_COMM_WORLD
+// is set up as every other communicator is (DPML_SETUP_AFTER).
 static void init_at_start(void) {
 	int flag = 0;
 	if (PMPI_Initialized(&flag) != MPI_SUCCESS || !flag) return;
@@ -627,7 +639,23 @@ static void init_at_start(void) {
 	int bad = dpmlGoAgree(dpml_comm_handle(MPI_COMM_WORLD));
 	dpml_depth--;
 	__atomic_fetch_add(&dpml_agreements, 1, __ATOMIC_RELAXED);
-	if (!bad) __atomic_store_n(&world_agreed, 1, __ATOMIC_RELEASE);
+	if (bad) return;
+	__atomic_store_n(&world_agreed, 1, __ATOMIC_RELEASE);
+	// The settings are agreed, so every rank takes this branch alike.
+	// A program times its calls, not its MPI_Init: setting up
+	// MPI_COMM_WORLD here gives its first MPI_Allreduce the engine.
+	if (!settings.setup_world || settings.disabled || settings.from_call > 1) return;
+	// A rank without the communicator's state (a local allocation or
+	// attribute failure) keeps every rank from setting up here.
+	comm_state *s = get_state(MPI_COMM_WORLD);
+	ok = s != NULL, all = 0;
+	if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all) return;
+	pthread_mutex_lock(&s->mu);
+	if (s->mode == S_NEW) {
+		s->mode = S_AGREED;
+		setup_comm(s, MPI_COMM_WORLD);
+	}
+	pthread_mutex_unlock(&s->mu);
 }
 
 int MPI_Init(int *argc, char ***argv) {

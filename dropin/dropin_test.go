@@ -599,11 +599,13 @@ func TestSettings(t *testing.T) {
 		// no engine is built; with 6 us the second call of each
 		// communicator sets it up (priced 5 us + bytes, > 6 us after
 		// two calls, < 6 us after one).
-		m := compare(t, []string{"DPML_SETUP_AFTER=100ms"}, 0, prog, "-o", outDir, "loop=30")
+		// MPI_COMM_WORLD is deferred too: only the loop's
+		// communicators are counted.
+		m := compare(t, []string{"DPML_SETUP_AFTER=100ms", "DPML_SETUP_WORLD=defer"}, 0, prog, "-o", outDir, "loop=30")
 		if m[0].setup != 0 || m[0].routed != 0 || m[0].reasons["warm-up"] != 60 {
 			t.Errorf("DPML_SETUP_AFTER=100ms: want 60 warm-up calls and no engine: %+v", m[0])
 		}
-		m = compare(t, []string{"DPML_SETUP_AFTER=6us"}, 30, prog, "-o", outDir, "loop=30")
+		m = compare(t, []string{"DPML_SETUP_AFTER=6us", "DPML_SETUP_WORLD=defer"}, 30, prog, "-o", outDir, "loop=30")
 		if m[0].reasons["warm-up"] != 30 || m[0].setup != 30 {
 			t.Errorf("DPML_SETUP_AFTER=6us: want 30 warm-up calls and 30 engines: %+v", m[0])
 		}
@@ -626,14 +628,45 @@ func TestSettings(t *testing.T) {
 		// program's first MPI_Allreduce pays neither. Mutation: the
 		// MPI_Init interposer removed -> no counters line at all (the
 		// library never initialized).
+		r := dpmlrun(t, true, []string{"DPML_VERBOSE=1", "DPML_SETUP_WORLD=defer"}, prog, "-o", outDir)
+		m := summaries(t, r.stderr)
+		if len(m) != 4 {
+			t.Fatalf("%d counters lines, want 4:\n%s", len(m), r.stderr)
+		}
+		for rank, c := range m {
+			if c.agreed != 1 || c.passed != 1 || c.reasons["nested"] != 1 || c.setup != 0 {
+				t.Errorf("rank %d: %+v, want one agreement, its one nested call, no engine", rank, c)
+			}
+		}
+	})
+	t.Run("setup-world", func(t *testing.T) {
+		// By default MPI_COMM_WORLD is set up inside MPI_Init: a
+		// program that makes no MPI_Allreduce still has one engine,
+		// set up and released, and none of its own calls passed.
+		// Mutation: init_at_start's setup_comm call removed -> no
+		// engine (setup 0).
 		r := dpmlrun(t, true, []string{"DPML_VERBOSE=1"}, prog, "-o", outDir)
 		m := summaries(t, r.stderr)
 		if len(m) != 4 {
 			t.Fatalf("%d counters lines, want 4:\n%s", len(m), r.stderr)
 		}
 		for rank, c := range m {
-			if c.agreed != 1 || c.passed != 1 || c.reasons["nested"] != 1 {
-				t.Errorf("rank %d: %+v, want one agreement, its one nested call", rank, c)
+			if c.agreed != 1 || c.setup != 1 || c.released != 1 || c.routed != 0 || c.passed != c.reasons["nested"] {
+				t.Errorf("rank %d: %+v, want one agreement, one engine set up in MPI_Init and released, only nested calls passed", rank, c)
+			}
+		}
+		// Calls on MPI_COMM_WORLD run DPML from the first whatever
+		// DPML_SETUP_AFTER says: none is a warm-up call; with
+		// DPML_SETUP_WORLD=defer all of them are.
+		for _, tc := range []struct {
+			env    []string
+			routed int
+		}{{[]string{"DPML_SETUP_AFTER=100ms"}, 30}, {[]string{"DPML_SETUP_AFTER=100ms", "DPML_SETUP_WORLD=defer"}, 0}} {
+			m = compare(t, tc.env, tc.routed, prog, "-o", outDir, "repeat=5")
+			for rank, c := range m {
+				if warm := c.reasons["warm-up"]; (tc.routed > 0) != (warm == 0) || c.routed != tc.routed {
+					t.Errorf("%v: rank %d: %+v, want %d calls routed", tc.env, rank, c, tc.routed)
+				}
 			}
 		}
 	})

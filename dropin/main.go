@@ -90,6 +90,11 @@ func dpmlGoInit(s *C.dpml_settings) C.int {
 	after, err := config.Duration(config.SetupAfter)
 	bad = appendErr(bad, err)
 	s.setup_after = C.double(after.Seconds())
+	world, err := config.Enum(config.SetupWorld)
+	bad = appendErr(bad, err)
+	if world == "init" {
+		s.setup_world = 1
+	}
 	if off {
 		s.disabled = 1
 	}
