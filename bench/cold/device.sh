@@ -16,7 +16,9 @@
 # machine-profile directory of its own, empty: a new user's first runs.
 # BUDGET (seconds, default 540) bounds the whole; LAUNCHES (default 2)
 # repeats the main loop; LAYOUTS ("1x32 4x8"), PATTERNS ("cold100 bar100
-# cold10"), WARM (1) and PROFILE (1) select parts.
+# cold10"), WARM (1) and PROFILE (1) select parts; AUTOENV (VAR=VALUE
+# words) is added to the cold runs of NEW's defaults, e.g. DPML_VERBOSE=1
+# for the tuner's overhead per recorded call.
 set -u
 OUT=$1 NEW=$2 OLD=${3:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -54,7 +56,7 @@ for r in $(seq 1 ${LAUNCHES:-2}); do
 	for lay in ${LAYOUTS:-1x32 4x8}; do
 		for pat in ${PATTERNS:-cold100 bar100 cold10}; do
 			case $pat in cold100) A=$COLD100;; bar100) A=$BAR100;; cold10) A=$COLD10;; esac
-			one $lay-$pat-auto-$r $lay $NEW "" 60 $A
+			one $lay-$pat-auto-$r $lay $NEW "${AUTOENV:-}" 60 $A
 			one $lay-$pat-model-$r $lay $NEW DPML_TUNER=model 60 $A
 			[ -n "$OLD" ] && one $lay-$pat-old-$r $lay $OLD "" 60 $A
 		done
