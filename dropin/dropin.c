@@ -271,7 +271,28 @@ typedef struct {
 	// The engine's fused-call state (dpml/internal/fused/fused.h): calls
 	// it has cleared run in C, without entering Go. NULL: none.
 	dpml_fused *fused;
+	// shared: id is the engine of MPI_COMM_WORLD (world_engine), which
+	// this communicator does not own.
+	int shared;
 } comm_state;
+
+// world_engine: the engine set up on MPI_COMM_WORLD inside MPI_Init,
+// which every communicator congruent to MPI_COMM_WORLD (the same ranks in
+// the same order: its duplicates, a split of one colour) runs on from its
+// first call instead of setting up its own. A program that is not
+// MPI_THREAD_MULTIPLE makes its blocking collectives one at a time, and a
+// correct one makes those of communicators of one group in the same order
+// on every rank, so one engine serves them all in that order. plan is the
+// override the engine holds (a spec slot, -1: none), switched to the
+// calling communicator's own at its call. Set in MPI_Init on every rank or
+// on none; cleared at MPI_Finalize.
+static struct {
+	uintptr_t id;
+	dpml_fused *fused;
+	int plan;
+} world_engine = {0, NULL, -1};
+static int auto_slot = -1; // the spec slot of "auto" (no override)
+static int lookup_spec(const char *spec, int *native, int *is_auto);
 
 static comm_state *get_state_slow(MPI_Comm comm);
 
@@ -330,7 +351,7 @@ static int delete_state(MPI_Comm comm, int kv, void *val, void *extra) {
 	__atomic_add_fetch(&state_epoch, 1, __ATOMIC_RELEASE); // every thread's memo of s is stale
 	pthread_mutex_lock(&s->mu);
 	s->fused = NULL; // freed with the engine
-	if (s->id != 0) {
+	if (s->id != 0 && !s->shared) {
 		dpml_depth++;
 		dpmlGoRelease(s->id);
 		dpml_depth--;
@@ -340,6 +361,13 @@ static int delete_state(MPI_Comm comm, int kv, void *val, void *extra) {
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 	return MPI_SUCCESS;
+}
+
+// congruent_to_world reports whether comm has the ranks of MPI_COMM_WORLD
+// in the same order.
+static int congruent_to_world(MPI_Comm comm) {
+	int res = MPI_UNEQUAL;
+	return PMPI_Comm_compare(comm, MPI_COMM_WORLD, &res) == MPI_SUCCESS && (res == MPI_IDENT || res == MPI_CONGRUENT);
 }
 
 // setup_comm sets up the engine on comm (collective over comm; s->mu
@@ -457,6 +485,11 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 		if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
 		    PMPI_Comm_size(comm, &size) != MPI_SUCCESS || size < 2) {
 			s->mode = S_PASS;
+		} else if (world_engine.id != 0 && congruent_to_world(comm)) {
+			// Congruence is the same on every rank, and so is
+			// world_engine: every rank shares it, none sets up.
+			s->mode = S_ROUTE, s->shared = 1;
+			s->id = world_engine.id, s->fused = world_engine.fused;
 		} else if (__atomic_load_n(&world_agreed, __ATOMIC_ACQUIRE)) {
 			s->mode = S_AGREED;
 		} else {
@@ -494,6 +527,19 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 	if (reason >= 0) {
 		pthread_mutex_unlock(&s->mu);
 		return pass(reason, sendbuf, recvbuf, count, dt, op, comm);
+	}
+	if (s->shared && world_engine.plan != s->plan) {
+		// The shared engine takes this communicator's plan (DPMLX_Set_plan),
+		// on every rank at the same call: the plans are the program's.
+		dpml_depth++;
+		int bad = dpmlGoSetOverride(s->id, s->plan >= 0 ? s->plan : auto_slot);
+		dpml_depth--;
+		if (bad) {
+			pthread_mutex_unlock(&s->mu);
+			PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+			return MPI_ERR_OTHER;
+		}
+		world_engine.plan = s->plan;
 	}
 
 	// The engine takes a send buffer that does not overlap recvbuf, or
@@ -602,6 +648,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
 // DPML_VERBOSE, then finalize.
 
 int dpml_finalize_entry(void) {
+	world_engine.id = 0, world_engine.fused = NULL;
 	if (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) && !finalized) {
 		dpml_depth++;
 		dpmlGoFinalize();
@@ -647,13 +694,21 @@ static void init_at_start(void) {
 	if (!settings.setup_world || settings.disabled || settings.from_call > 1) return;
 	// A rank without the communicator's state (a local allocation or
 	// attribute failure) keeps every rank from setting up here.
+	// The engine is shared with congruent communicators (world_engine)
+	// only if no rank runs MPI_THREAD_MULTIPLE.
 	comm_state *s = get_state(MPI_COMM_WORLD);
-	ok = s != NULL, all = 0;
-	if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all) return;
+	int level = MPI_THREAD_MULTIPLE, nat = 0, is_auto = 0;
+	PMPI_Query_thread(&level);
+	auto_slot = lookup_spec("auto", &nat, &is_auto);
+	int mine[2] = {s != NULL, level != MPI_THREAD_MULTIPLE && auto_slot >= 0}, both[2] = {0, 0};
+	if (PMPI_Allreduce(mine, both, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !both[0]) return;
 	pthread_mutex_lock(&s->mu);
 	if (s->mode == S_NEW) {
 		s->mode = S_AGREED;
-		setup_comm(s, MPI_COMM_WORLD);
+		if (setup_comm(s, MPI_COMM_WORLD) && both[1]) {
+			world_engine.id = s->id, world_engine.fused = s->fused, world_engine.plan = s->plan;
+			s->shared = 1; // released with every engine at MPI_Finalize
+		}
 	}
 	pthread_mutex_unlock(&s->mu);
 }
@@ -760,7 +815,7 @@ int DPMLX_Set_plan(MPI_Comm comm, const char *spec) {
 	s->forced = !native && !is_auto;
 	if (!native && s->plan != slot) {
 		s->plan = slot;
-		if (s->id != 0) {
+		if (s->id != 0 && !s->shared) { // a shared engine switches at the call
 			dpml_depth++;
 			if (dpmlGoSetOverride(s->id, slot) != 0) rc = MPI_ERR_OTHER;
 			dpml_depth--;

@@ -365,8 +365,11 @@ func firstDiff(a, b []string) string {
 func TestC(t *testing.T) {
 	setup(t)
 	m := compare(t, nil, 2000, work.progs["allreduce"], "-o", outDir, "types", "special", "large", "loop=1000", "shm")
-	if c := m[0]; c.setup < 1001 {
-		t.Errorf("%d engines set up, want >= 1001 (World and the loop's communicators)", c.setup)
+	// World's engine, set up in MPI_Init, and one per split (666): the
+	// loop's 334 duplicates of MPI_COMM_WORLD run on world's engine.
+	// Mutation: no sharing (congruent_to_world always false) -> 1001.
+	if c := m[0]; c.setup != 667 {
+		t.Errorf("%d engines set up, want 667 (world's and the loop's 666 splits)", c.setup)
 	}
 	for _, reason := range []string{"type", "op", "count", "communicator"} {
 		if m[0].reasons[reason] == 0 {
@@ -924,15 +927,18 @@ func TestExtension(t *testing.T) {
 	if r.code != 0 || len(failures(r.out)) > 0 || strings.Count(r.out, "done fails=0") != 4 {
 		t.Fatalf("exit code %d\n%s\n%s\n%s", r.code, r.out, r.stdout, r.stderr)
 	}
-	if n := strings.Count(r.out, "case "); n != 4*26 {
-		t.Errorf("%d case lines, want 26 per rank:\n%s", n, r.out)
+	if n := strings.Count(r.out, "case "); n != 4*32 {
+		t.Errorf("%d case lines, want 32 per rank:\n%s", n, r.out)
 	}
 	m := summaries(t, r.stderr)
 	if len(m) != 4 {
 		t.Fatalf("%d ranks printed counters:\n%s", len(m), r.stderr)
 	}
 	for rank, c := range m {
-		// World only: the duplicate was native from its first call.
+		// World only: the first duplicate was native from its first
+		// call, the second runs on world's engine (MPI_COMM_WORLD is
+		// set up in MPI_Init). Mutation: no sharing
+		// (congruent_to_world always false) -> 2 engines.
 		if c.setup != 1 || c.released != 1 || c.reasons["native-plan"] != 5 || c.reasons["type"] != 1 {
 			t.Errorf("rank %d: %+v, want 1 engine, 5 native-plan and 1 type pass", rank, c)
 		}

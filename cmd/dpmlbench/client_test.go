@@ -681,7 +681,8 @@ func TestClientCCold(t *testing.T) {
 
 // TestClientCChurn: 2,000 communicators duplicated, used 1-100 times with
 // mixed sizes and freed, every one set up by the library
-// (DPML_SETUP_AFTER=0): every result right, and no descriptor, mapping or
+// (DPML_SETUP_AFTER=0; DPML_SETUP_WORLD=defer, else the duplicates would
+// share MPI_COMM_WORLD's engine): every result right, and no descriptor, mapping or
 // memory kept per communicator (growth from the first tenth to the end:
 // no descriptor, at most 64 mappings and 32 MiB for the Go runtime's own
 // growth, where an engine kept per freed communicator would add a mapping
@@ -690,7 +691,7 @@ func TestClientCCold(t *testing.T) {
 // the engine (dpmlGoRelease) -> mappings grow by about 1,800.
 func TestClientCChurn(t *testing.T) {
 	setupClient(t)
-	r := runClient(t, withLib(), []string{"DPML_SETUP_AFTER=0"}, "-pattern", "churn", "-comms", "2000", "-sizes", "4,1K,64K", "-check")
+	r := runClient(t, withLib(), []string{"DPML_SETUP_AFTER=0", "DPML_SETUP_WORLD=defer"}, "-pattern", "churn", "-comms", "2000", "-sizes", "4,1K,64K", "-check")
 	if r.code != 0 {
 		t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

@@ -108,7 +108,7 @@ int main(int argc, char **argv) {
 	rc = last_plan(MPI_COMM_WORLD, buf, sizeof buf);
 	expect(rc == MPI_ERR_OTHER && strcmp(buf, "none") == 0, "last-none", "got \"%s\"", buf);
 
-	// Native first: no engine is built on world by these calls.
+	// Native first: these calls pass to the MPI library.
 	plan_case("native", MPI_COMM_WORLD, "native", 1000, "native reason=native-plan");
 	plan_case("dpml-l1", MPI_COMM_WORLD, "dpml:l=1", 1000, "dpml:l=1,k=1,intra=shm,seg=");
 	rc = last_plan(MPI_COMM_WORLD, buf, sizeof buf);
@@ -159,6 +159,16 @@ int main(int argc, char **argv) {
 	expect(rc == MPI_ERR_OTHER && strcmp(buf, "none") == 0, "last-other-comm", "got \"%s\"", buf);
 	plan_case("world-still-fixed", MPI_COMM_WORLD, "dpml:l=1", 1000, "dpml:l=1,");
 	MPI_Comm_free(&d);
+
+	// A duplicate may run on world's engine, yet its plan is its own:
+	// calls alternating between the two run each one's plan.
+	MPI_Comm d2;
+	MPI_Comm_dup(MPI_COMM_WORLD, &d2);
+	for (int i = 0; i < 3; i++) {
+		plan_case("alternate-dup", d2, "dpml:l=2", 1000, "dpml:l=2,");
+		plan_case("alternate-world", MPI_COMM_WORLD, "dpml:l=1", 1000, "dpml:l=1,");
+	}
+	MPI_Comm_free(&d2);
 
 	fprintf(out, "done fails=%d\n", fails);
 	if (out != stdout) fclose(out);
