@@ -688,7 +688,10 @@ func (c *Comm) Close() error {
 		terr = c.takeBack()
 	}
 	if c.verbose > 0 && c.rank == 0 && c.tuner != nil {
-		c.printTuner(os.Stderr)
+		writeSizeSummary(os.Stderr, c.tuner.Infos())
+		if c.verbose >= 2 {
+			c.printTuner(os.Stderr)
+		}
 	}
 	c.saveProfile()
 	return errors.Join(terr, c.saveTuning(), c.release())
