@@ -14,8 +14,8 @@ import (
 // size class this communicator called, with the plan the class settled
 // on, its calls, its time per call and the MPI library's time per call,
 // each where the learner measured it. A user reads in it whether DPML paid
-// off for the program's sizes without a benchmark; the learner's full
-// state is DPML_VERBOSE=2's table.
+// off for the program's sizes without a benchmark; the learner's table
+// (printTuner), printed after it, holds the detail.
 func writeSizeSummary(w io.Writer, infos []costmodel.Info) {
 	var used []costmodel.Info
 	for _, in := range infos {
