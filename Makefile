@@ -267,17 +267,19 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt -l: these files need gofmt -w:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# Both clients write the clients' default layout: bench/results/local-<UTC
+# time>/<client>-<pattern> (bench.DefaultOutDir).
 bench: deps build
-	@out=bench/results/local-$(MPI)-$$(date -u +%Y%m%dT%H%M%SZ); set -e; \
-	echo "+ $(BIN)/dpmlrun -nodes 2 -ppn 2 -- $(BIN)/dpmlbench $(BENCH_ARGS) -out $$out"; \
-	$(BIN)/dpmlrun -nodes 2 -ppn 2 -- $(BIN)/dpmlbench $(BENCH_ARGS) -out $$out; \
+	@out=bench/results/local-$$(date -u +%Y%m%dT%H%M%SZ); set -e; \
+	echo "+ $(BIN)/dpmlrun -nodes 2 -ppn 2 -- $(BIN)/dpmlbench $(BENCH_ARGS) -out $$out/go-b2b"; \
+	$(BIN)/dpmlrun -nodes 2 -ppn 2 -- $(BIN)/dpmlbench $(BENCH_ARGS) -out $$out/go-b2b; \
 	echo "+ $(BIN)/dpmlrun -nodes 2 -ppn 2 -preload $(CURDIR)/$(BIN)/libdpml.so -- $(BIN)/dpmlbench-c $(CBENCH_ARGS) -quiet -out $$out/c-b2b"; \
 	$(BIN)/dpmlrun -nodes 2 -ppn 2 -preload $(CURDIR)/$(BIN)/libdpml.so -- $(BIN)/dpmlbench-c $(CBENCH_ARGS) -quiet -out $$out/c-b2b; \
 	echo; echo "== Go API (dpmlbench), calls back to back: DPML / native"; \
-	$(BIN)/dpmlbench table -md -in $$out/results.json; \
+	$(BIN)/dpmlbench table -md -in $$out/go-b2b/results.json; \
 	echo; echo "== C program (dpmlbench-c, libdpml.so preloaded), calls back to back: DPML / native"; \
 	$(BIN)/dpmlbench table -md -in $$out/c-b2b/results.json; \
-	echo; echo "results: $$out (Go) and $$out/c-b2b (C)"
+	echo; echo "results: $$out/go-b2b (Go) and $$out/c-b2b (C)"
 
 clean:
 	rm -rf bin bench/tmp

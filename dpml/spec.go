@@ -78,8 +78,12 @@ func ParseOverride(spec string) (Override, error) {
 		switch key {
 		case "l", "k", "r":
 			n, err := strconv.Atoi(val)
-			if err != nil || n < 1 || key == "r" && n > maxRadix {
-				return o, fmt.Errorf("plan spec %q: %s=%s: want a positive integer (r at most %d)", spec, key, val, maxRadix)
+			if key == "r" && (err != nil || n < 1 || n > maxRadix) {
+				return o, fmt.Errorf("plan spec %q: r=%s: want an integer from 1 to %d (the tree's radix)", spec, val, maxRadix)
+			}
+			if err != nil || n < 1 {
+				what := map[string]string{"l": "leaders per node", "k": "the pipeline depth"}[key]
+				return o, fmt.Errorf("plan spec %q: %s=%s: want a positive integer (%s)", spec, key, val, what)
 			}
 			switch key {
 			case "l":

@@ -61,7 +61,11 @@ func TestParseOverrideErrors(t *testing.T) {
 		{"native:l=2", "native takes no settings"},
 		{"dpml:l", "want key=value"},
 		{"dpml:r=4", "needs intra=tree"},
-		{"dpml:intra=tree,r=65", "r at most 64"},
+		{"dpml:intra=tree,r=65", "r=65: want an integer from 1 to 64 (the tree's radix)"},
+		{"dpml:intra=tree,r=x", "r=x: want an integer from 1 to 64"},
+		// Each key's error names that key and only it.
+		{"dpml:l=zz", `"dpml:l=zz": l=zz: want a positive integer (leaders per node)`},
+		{"pipelined:k=zz", `k=zz: want a positive integer (the pipeline depth)`},
 		{"dpml:l=", "want key=value"},
 		{"dpml:=2", "want key=value"},
 		{"dpml:l=2,", "want key=value"},

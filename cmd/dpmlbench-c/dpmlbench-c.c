@@ -11,7 +11,7 @@
 //            report): a barrier starts each batch; a sample is the rank's
 //            average over the batch, max over ranks;
 //   barrier  a barrier before every call, a sample is one call's time, max
-//            over ranks (dpmlbench's default);
+//            over ranks;
 //   skew     each rank busy-computes a seeded random 0..S us before every
 //            call (CG dot products, AMR checksums); a sample is the time
 //            inside MPI_Allreduce, max over ranks.
@@ -23,9 +23,12 @@
 // DPMLX_* functions are looked up with dlsym, so the client also runs
 // without libdpml.so; then only "native" runs and the output says so.
 //
-// Results: rank 0 prints a table as sizes finish and, with -out DIR, writes
+// Results: rank 0 prints rows as sizes finish in the -format chosen (table,
+// nccl or osu: the same rows as dpmlbench's for the same results) and writes
 // results.json and results.csv in dpmlbench's Report schema
-// (internal/bench), so `dpmlbench table` and `dpmlbench plot` read them.
+// (internal/bench) into -out DIR (default bench/results/local-<UTC
+// time>/c-<pattern>, dpmlbench's layout), so `dpmlbench table` and
+// `dpmlbench plot` read them.
 // The measurement loops allocate nothing and print nothing; the client's
 // own bookkeeping collectives use PMPI_Allreduce on MPI_COMM_WORLD, so they
 // neither reach libdpml.so nor disturb DPMLX_Last_plan.
@@ -62,6 +65,11 @@ enum { PAT_B2B, PAT_BARRIER, PAT_SKEW, PAT_COLD, PAT_COLD_BARRIER, PAT_CHURN };
 static const char *const pattern_names[] = {"b2b", "barrier", "skew", "cold", "cold-barrier", "churn"};
 #define NPATTERNS 6
 
+// Output formats (-format), as dpmlbench's (internal/bench/format.go): the
+// same bytes for the same results, so both clients' rows compare.
+enum { FMT_TABLE, FMT_NCCL, FMT_OSU };
+static const char *const format_names[] = {"table", "nccl", "osu"};
+
 enum { OP_SUM, OP_MAX, OP_MIN };
 static const char *const op_names[] = {"sum", "max", "min"};
 
@@ -86,11 +94,12 @@ static struct {
 	int calls;              // cold patterns: timed calls per (size, variant), nothing untimed
 	int fresh;              // cold patterns: a new communicator per (size, variant)
 	int comms;              // churn: communicators made, used and freed per variant
-	const char *out;        // "" none
+	int format;             // FMT_*: how rows are printed
+	const char *out;        // "" none; NULL: the default folder (default_out)
 } cfg = {
 	.sizes_flag = "4:64M:x4", .type = "float32", .op = OP_SUM, .variants_flag = "native,auto",
 	.pattern = PAT_B2B, .skew_us = 20, .seed = 1, .time_s = 0.1, .min_iters = 10, .max_iters = 1000,
-	.warmup = 3, .tune_calls = 100, .batches = 10, .run = 100, .percall = 1, .calls = 100, .comms = 1000, .out = "",
+	.warmup = 3, .tune_calls = 100, .batches = 10, .run = 100, .percall = 1, .calls = 100, .comms = 1000, .out = NULL,
 };
 
 static int rank, nranks;
@@ -217,6 +226,7 @@ static int parse_sizes(const char *flag) {
 		if (from <= 0) { rc = usagef("-sizes: %s: not a positive byte count (want e.g. 4, 1K, 64KiB, 16M)", parts[0]); break; }
 		if (np == 1) { ADD(from); continue; }
 		long to = parse_size(parts[1]);
+		if (to <= 0) { rc = usagef("-sizes: range %s:%s: %s: not a positive byte count (want e.g. 4, 1K, 64KiB, 16M)", parts[0], parts[1], parts[1]); break; }
 		if (to < from) { rc = usagef("-sizes: range %s:%s: want 0 < FROM <= TO", parts[0], parts[1]); break; }
 		const char *step = np == 3 ? parts[2] : "x2";
 		while (isspace((unsigned char)*step)) step++;
@@ -651,11 +661,41 @@ static long llc_bytes(void) {
 	return v > 0 ? v : 0;
 }
 
+// machine_name writes rank 0's CPU model and CPUs online as dpmlbench's
+// bench.Machine does ("AMD EPYC 9654 96-Core Processor, 32 CPUs"); 0 when
+// the model is unknown.
+static int machine_name(char *buf, size_t len) {
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f) return 0;
+	char line[512];
+	int found = 0;
+	while (!found && fgets(line, sizeof line, f)) {
+		char *colon = strchr(line, ':');
+		if (!colon || strncmp(line, "model name", 10) != 0) continue;
+		// The value's words, single-spaced (strings.Fields).
+		size_t o = 0;
+		buf[0] = '\0';
+		for (char *p = colon + 1, *save = NULL, *w; (w = strtok_r(p, " \t\n", &save)) != NULL; p = NULL)
+			o += snprintf(buf + o, o < len ? len - o : 0, "%s%s", o ? " " : "", w);
+		found = o > 0;
+	}
+	fclose(f);
+	if (found) {
+		size_t o = strlen(buf);
+		snprintf(buf + o, len - o, ", %ld CPUs", sysconf(_SC_NPROCESSORS_ONLN));
+	}
+	return found;
+}
+
 static char date_buf[40];
+static char default_out[128]; // bench/results/local-<UTC time>/c-<pattern>, as dpmlbench's bench.DefaultOutDir
 
 static void format_date(void) {
 	time_t t = time(NULL);
-	struct tm tm;
+	struct tm tm, utc;
+	gmtime_r(&t, &utc);
+	// bench.DirTimeFormat; the pattern is appended once the flags are read.
+	strftime(default_out, sizeof default_out, "bench/results/local-%Y%m%dT%H%M%SZ/c-", &utc);
 	localtime_r(&t, &tm);
 	size_t n = strftime(date_buf, sizeof date_buf, "%Y-%m-%dT%H:%M:%S", &tm);
 	long off = tm.tm_gmtoff;
@@ -973,17 +1013,80 @@ static void fmt_us(double x, char *buf, size_t len) {
 	else snprintf(buf, len, "%.0f", x);
 }
 
-#define ROWFMT "%8s  %-26s %4s %3s %6s %10s %10s %10s %10s %10s %7s  %s\n"
+#define ROWFMT "%8s  %-26s %4s %3s %6s %10s %10s %10s %10s %10s %7s %7s  %s\n"
 
-static void print_rows(int from) {
+// wrong_cell is a result's #wrong: the wrong elements -check counted (0:
+// it passed), N/A when results were not checked (bench.wrongCell).
+static const char *wrong_cell(const result *r, char *buf, size_t len) {
+	if (!r->check[0]) return "N/A";
+	snprintf(buf, len, "%lld", r->mismatches);
+	return buf;
+}
+
+// print_nccl and print_osu print the rows of the nccl and osu formats,
+// byte for byte as dpmlbench's bench.NewRowWriter does for the same results.
+static void print_nccl(int from) {
 	static int header;
 	if (!header) {
 		header = 1;
-		printf(ROWFMT, "size", "variant", "l", "k", "iters", "min_us", "median_us", "mean_us", "p99_us", "iqr_us", "ratio", "");
+		printf("# busbw = algbw x 2(n-1)/n, n = %d ranks; time = median per call; #wrong: wrong elements (N/A: not checked)\n", nranks);
+		printf("#       size        count     type  redop  variant                            time    algbw    busbw  #wrong\n");
+		printf("#        (B)   (elements)                                                     (us)   (GB/s)   (GB/s)\n");
+	}
+	double n = nranks;
+	for (int i = from; i < nresults; i++) {
+		const result *r = &results[i];
+		char w[32];
+		if (r->skipped[0]) {
+			printf("# %ld %s: skipped: %s\n", r->bytes, r->v->spec, r->skipped);
+			continue;
+		}
+		if (!(r->us.median > 0)) continue;
+		double alg = (double)r->bytes / (r->us.median * 1e-6) / 1e9;
+		double bus = alg * 2 * (n - 1) / n;
+		printf("%12ld %12ld %8s %6s  %-28s %10.2f %8.2f %8.2f %7s\n", r->bytes, r->count, cfg.type, op_names[cfg.op], r->v->spec,
+			r->us.median, alg, bus, wrong_cell(r, w, sizeof w));
+	}
+}
+
+static void print_osu(int from) {
+	static int header;
+	if (!header) {
+		header = 1;
+		printf("# Avg, Min and Max Latency over the samples of the pattern (us); Iterations: timed calls\n");
+		printf("# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations  Variant\n");
 	}
 	for (int i = from; i < nresults; i++) {
 		const result *r = &results[i];
-		char sz[32], l[16] = "-", k[16] = "-", it[16], a[5][32], ratio[32] = "-", notes[400] = "";
+		if (r->skipped[0]) {
+			printf("# %ld %s: skipped: %s\n", r->bytes, r->v->spec, r->skipped);
+			continue;
+		}
+		if (r->iters < 1) continue;
+		printf("%-10ld%18.2f%18.2f%18.2f%12d  %s\n", r->bytes, r->us.mean, r->us.min, r->us.max, r->iters, r->v->spec);
+	}
+}
+
+static void print_rows(int from) {
+	static int header;
+	if (cfg.format == FMT_NCCL) {
+		print_nccl(from);
+		fflush(stdout);
+		return;
+	}
+	if (cfg.format == FMT_OSU) {
+		print_osu(from);
+		fflush(stdout);
+		return;
+	}
+	if (!header) {
+		header = 1;
+		printf("# ratio = median / the MPI library's (native) median, lower is better; #wrong: wrong elements (N/A: not checked)\n");
+		printf(ROWFMT, "size", "variant", "l", "k", "iters", "min_us", "median_us", "mean_us", "p99_us", "iqr_us", "ratio", "#wrong", "");
+	}
+	for (int i = from; i < nresults; i++) {
+		const result *r = &results[i];
+		char sz[32], l[16] = "-", k[16] = "-", it[16], a[5][32], ratio[32] = "-", notes[400] = "", w[32];
 		format_size(r->bytes, sz, sizeof sz);
 		if (r->v->leaders) snprintf(l, sizeof l, "%d", r->v->leaders);
 		if (r->v->pipeline) snprintf(k, sizeof k, "%d", r->v->pipeline);
@@ -991,7 +1094,7 @@ static void print_rows(int from) {
 		if (r->skipped[0]) {
 			char why[420];
 			snprintf(why, sizeof why, "skipped: %s", r->skipped);
-			printf(ROWFMT, sz, r->v->spec, l, k, "-", "-", "-", "-", "-", "-", "-", why);
+			printf(ROWFMT, sz, r->v->spec, l, k, "-", "-", "-", "-", "-", "-", "-", "-", why);
 			continue;
 		}
 		snprintf(it, sizeof it, "%d", r->iters);
@@ -1012,7 +1115,7 @@ static void print_rows(int from) {
 			fmt_us(r->percall.min, x, sizeof x), fmt_us(r->percall.median, y, sizeof y);
 			o += snprintf(notes + o, sizeof notes - o, "per call min %s median %s", x, y);
 		}
-		printf(ROWFMT, sz, r->v->spec, l, k, it, a[0], a[1], a[2], a[3], a[4], ratio, notes);
+		printf(ROWFMT, sz, r->v->spec, l, k, it, a[0], a[1], a[2], a[3], a[4], ratio, wrong_cell(r, w, sizeof w), notes);
 	}
 	fflush(stdout);
 }
@@ -1107,6 +1210,8 @@ static int write_json(const char *path, int argc, char **argv, double elapsed, c
 	}
 	fprintf(f, "],\n    \"nodes\": %d,\n    \"ppn\": %d,\n    \"ppn_max\": %d,\n    \"world_size\": %d,\n", nodes, ppn_min, ppn_max, nranks);
 	fprintf(f, "    \"num_cpu\": %d,\n    \"host_cpus\": %ld,\n", num_cpu(), sysconf(_SC_NPROCESSORS_ONLN));
+	char machine[256];
+	if (machine_name(machine, sizeof machine)) fputs("    \"machine\": ", f), jstr(f, machine), fputs(",\n", f);
 	long llc = llc_bytes();
 	if (llc) fprintf(f, "    \"llc_bytes\": %ld,\n", llc);
 	fputs("    \"type\": ", f), jstr(f, cfg.type);
@@ -1227,7 +1332,7 @@ static int write_csv(const char *path) {
 	FILE *f = fopen(path, "w");
 	if (!f) return -1;
 	fputs("bytes,size,count,type,op,nodes,ppn,variant,label,leaders,pipeline,warmup,iters,min_us,median_us,mean_us,p25_us,p75_us,iqr_us,"
-	      "p99_us,max_us,stddev_us,ratio_vs_native,speedup_vs_native,check,mismatches,skipped,plan_variant,plan_leaders,plan_pipeline,"
+	      "p99_us,max_us,stddev_us,ratio_vs_native,check,mismatches,skipped,plan_variant,plan_leaders,plan_pipeline,"
 	      "plan_segments,plan_cma,plan_stream,membw_floor_us,client,pattern,spec,batches,call_min_us,call_median_us\n", f);
 	for (int i = 0; i < nresults; i++) {
 		const result *r = &results[i];
@@ -1243,10 +1348,8 @@ static int write_csv(const char *path) {
 			const result *nat = native_of(r->bytes);
 			if (nat && nat->us.median > 0) csv_num(f, s->median / nat->us.median);
 			fputc(',', f);
-			if (nat && s->median > 0) csv_num(f, nat->us.median / s->median);
-			fputc(',', f);
 		} else {
-			fputs(",,,,,,,,,,,", f);
+			fputs(",,,,,,,,,,", f);
 		}
 		fprintf(f, "%s,%lld,", r->check, r->mismatches);
 		csv_str(f, r->skipped);
@@ -1316,7 +1419,11 @@ static void usage(FILE *f) {
 		"  -tune-calls N      untimed calls of auto before its warm-up, so the engine's tuner settles (default 100)\n"
 		"  -check             verify results against an independent oracle (see README.md)\n"
 		"  -samples           store every sample in results.json\n"
-		"  -out DIR           write results.json and results.csv into DIR (default: none)\n"
+		"  -format F          how rows are printed as sizes finish: table (min, median, mean, p99, IQR, ratio to the\n"
+		"                     MPI library, #wrong), nccl (nccl-tests' columns: size, count, type, redop, time, algbw,\n"
+		"                     busbw, #wrong) or osu (OSU's: size, avg, min, max latency, iterations) (default table)\n"
+		"  -out DIR           write results.json and results.csv into DIR; none: write nothing\n"
+		"                     (default bench/results/local-<UTC time>/c-<pattern>, as dpmlbench's go-<pattern>)\n"
 		"  -progress          show the progress line even when stderr is not a terminal\n"
 		"  -quiet             print only the closing table\n");
 }
@@ -1346,7 +1453,7 @@ static int parse_flags(int argc, char **argv) {
 			continue;
 		}
 		static const char *const known[] = {"sizes", "type", "op", "variants", "pattern", "skew", "seed", "time", "iters",
-			"min-iters", "max-iters", "batches", "run", "warmup", "tune-calls", "calls", "comms", "out", NULL};
+			"min-iters", "max-iters", "batches", "run", "warmup", "tune-calls", "calls", "comms", "out", "format", NULL};
 		int ok = 0;
 		for (int k = 0; known[k]; k++) ok |= !strcmp(name, known[k]);
 		if (!ok) return usagef("flag provided but not defined: -%s (see -h)", name);
@@ -1375,6 +1482,12 @@ static int parse_flags(int argc, char **argv) {
 				if (!strcasecmp(val, pattern_names[k])) p = k;
 			if (p < 0) rc = usagef("-pattern %s: want b2b, barrier, skew, cold, cold-barrier or churn", val);
 			else cfg.pattern = p;
+		} else if (!strcmp(name, "format")) {
+			int fm = -1;
+			for (int k = 0; k < 3; k++)
+				if (!strcasecmp(val, format_names[k])) fm = k;
+			if (fm < 0) rc = usagef("-format %s: want table, nccl or osu", val);
+			else cfg.format = fm;
 		} else if (!strcmp(name, "skew")) {
 			char *end;
 			double v = strtod(val, &end);
@@ -1688,6 +1801,11 @@ int main(int argc, char **argv) {
 	describe_offload();
 
 	int rc = parse_flags(argc, argv);
+	if (cfg.out == NULL) {
+		size_t n = strlen(default_out);
+		snprintf(default_out + n, sizeof default_out - n, "%s", pattern_names[cfg.pattern]);
+		cfg.out = default_out;
+	}
 	if (rc == 0) {
 		cfg.dt = !strcmp(cfg.type, "float32") ? MPI_FLOAT : !strcmp(cfg.type, "float64") ? MPI_DOUBLE : MPI_INT;
 		cfg.es = cfg.dt == MPI_DOUBLE ? 8 : 4;
@@ -1813,6 +1931,10 @@ int main(int argc, char **argv) {
 				printf("wrote %s\nwrote %s\n", pj, pc);
 			}
 		}
+		// A passed check shows as such (bench.CheckLine), not as silence.
+		int checked = 0;
+		for (int i = 0; i < nresults; i++) checked += results[i].check[0] != '\0';
+		if (checked) printf("-check: %d points checked, %lld wrong elements\n", checked, mism_total);
 		if (mism_total) {
 			fprintf(stderr, "dpmlbench-c: -check: %lld wrong elements (see the CHECK FAILED lines)\n", mism_total);
 			status = 1;

@@ -124,6 +124,7 @@ type clientRun struct {
 	stdout, stderr string
 	code           int
 	elapsed        time.Duration
+	dir            string // the working directory it ran in
 }
 
 // runClient runs the client on 2 fake nodes x 2 ranks with preload
@@ -168,13 +169,15 @@ func runCmd(t *testing.T, env []string, name string, args ...string) clientRun {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), env...)
+	// A run without -out writes its default folder under here.
+	cmd.Dir = t.TempDir()
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 15 * time.Second
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	start := time.Now()
 	err := cmd.Run()
-	r := clientRun{stdout: o.String(), stderr: e.String(), code: cmd.ProcessState.ExitCode(), elapsed: time.Since(start)}
+	r := clientRun{stdout: o.String(), stderr: e.String(), code: cmd.ProcessState.ExitCode(), elapsed: time.Since(start), dir: cmd.Dir}
 	if ctx.Err() != nil {
 		t.Fatalf("%s %s: no exit after %v (hang?)\n%s%s", name, strings.Join(args, " "), limit, r.stdout, r.stderr)
 	}
@@ -356,7 +359,7 @@ func checkRenders(t *testing.T, dir string) {
 	}
 	plots := t.TempDir()
 	captureStdout(t, func() int { return mainStatus([]string{"plot", "-in", in, "-out", plots}, io.Discard) })
-	for _, f := range []string{bench.LatencyPNG, bench.SpeedupPNG} {
+	for _, f := range []string{bench.LatencyPNG, bench.RatioPNG} {
 		if st, err := os.Stat(filepath.Join(plots, f)); err != nil || st.Size() == 0 {
 			t.Errorf("dpmlbench plot: %s: %v", f, err)
 		}
@@ -536,6 +539,10 @@ func TestClientCBadFlags(t *testing.T) {
 		{[]string{"-variants", "native,tree"}, `-variants: plan spec "tree": unknown variant`},
 		{[]string{"-sizes", "0"}, "-sizes: 0: not a positive byte count"},
 		{[]string{"-sizes", "4:1K:x1"}, "-sizes: step x1: want xF with integer F >= 2"},
+		{[]string{"-sizes", "8:abc"}, "-sizes: range 8:abc: abc: not a positive byte count"},
+		{[]string{"-sizes", "abc:8"}, "-sizes: abc: not a positive byte count"},
+		{[]string{"-variants", "dpml:l=zz"}, `-variants: plan spec "dpml:l=zz": l=zz: want a positive integer (leaders per node)`},
+		{[]string{"-format", "csv"}, "-format csv: want table, nccl or osu"},
 		{[]string{"-skew"}, "flag needs an argument: -skew"},
 		{[]string{"-skew", "-3"}, "-skew -3: want microseconds >= 0"},
 		{[]string{"-nosuch", "1"}, "flag provided but not defined: -nosuch"},
@@ -705,4 +712,69 @@ func TestClientCChurn(t *testing.T) {
 	if fds > 0 || maps > 64 || rss > 32<<10 {
 		t.Errorf("per-communicator growth: fds %+d, mappings %+d, rss %+d KiB\n%s", fds, maps, rss, r.stdout)
 	}
+}
+
+// TestClientCFormats: each -format prints, live, the same rows that
+// dpmlbench's renderer prints from the results.json of the same run (the
+// two clients' formats agree byte for byte); the run without -out writes
+// the default folder, bench/results/local-<UTC time>/c-<pattern>; a
+// passed -check says so. One process (an MPI singleton): native runs, the
+// library's plans are skipped, so the skipped rows are compared too.
+func TestClientCFormats(t *testing.T) {
+	setupClient(t)
+	for _, format := range bench.Formats {
+		t.Run(format, func(t *testing.T) {
+			r := runSingleton(t, withLib(), "-format", format, "-sizes", "8,1K,64K", "-variants", "native,dpml:l=1", "-check",
+				"-time", "1ms", "-min-iters", "4", "-max-iters", "8", "-batches", "2")
+			if r.code != 0 {
+				t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			found, err := filepath.Glob(filepath.Join(r.dir, "bench", "results", "local-*", "c-b2b", bench.JSONFile))
+			if err != nil || len(found) != 1 || !regexp.MustCompile(`/local-\d{8}T\d{6}Z/c-b2b/`).MatchString(found[0]) {
+				t.Fatalf("default folder: %v %v\n%s", found, err, r.stdout)
+			}
+			if !strings.Contains(r.stdout, "-check: 3 points checked, 0 wrong elements") {
+				t.Errorf("no check line:\n%s", r.stdout)
+			}
+			table := captureStdout(t, func() int { return mainStatus([]string{"table", "-format", format, "-in", found[0]}, io.Discard) })
+			live, want := formatRows(r.stdout, format), formatRows(table, format)
+			if len(want) < 4 || strings.Join(live, "\n") != strings.Join(want, "\n") {
+				t.Errorf("live rows differ from dpmlbench table -format %s:\n--- live\n%s\n--- table\n%s", format,
+					strings.Join(live, "\n"), strings.Join(want, "\n"))
+			}
+			if format == bench.FormatTable && !strings.Contains(strings.Join(live, "\n"), "1.000 0") {
+				t.Errorf("table: no passed check (#wrong 0) on native's rows:\n%s", r.stdout)
+			}
+		})
+	}
+}
+
+// formatRows keeps the lines of a client's output that a format prints:
+// its header and rows, without the run's header and the closing lines. The
+// table format is the clients' own, whose column widths and notes differ
+// (the C client names a variant by its spec): of it the numbers of the
+// measured rows are kept.
+func formatRows(out, format string) []string {
+	var rows []string
+	in := false
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "# ratio = ") || strings.HasPrefix(line, "# busbw = ") || strings.HasPrefix(line, "# Avg, Min"):
+			in = true
+		case line == "" || strings.HasPrefix(line, "-check:"):
+			in = false
+		}
+		if !in {
+			continue
+		}
+		if format == bench.FormatTable && !strings.HasPrefix(line, "#") {
+			if strings.Contains(line, "skipped: ") {
+				continue
+			}
+			f := strings.Fields(line)
+			line = strings.Join(f[:min(12, len(f))], " ")
+		}
+		rows = append(rows, line)
+	}
+	return rows
 }

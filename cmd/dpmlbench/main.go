@@ -32,10 +32,10 @@
 // on every rank; -interleave; -interleave=false times each point in one
 // block): drift of the machine touches every variant alike, and no variant
 // always follows the same other one. -pattern chooses how the timed
-// calls are made: barrier (default; a barrier before every call, a sample
-// is one call), b2b (calls back to back in -batches batches, one barrier
-// before each batch, a sample is a rank's average per call over the batch;
-// -percall also times each call), or skew (no barrier; each rank
+// calls are made: b2b (default, as in dpmlbench-c; calls back to back in
+// -batches batches, one barrier before each batch, a sample is a rank's
+// average per call over the batch; -percall also times each call), barrier
+// (a barrier before every call, a sample is one call), or skew (no barrier; each rank
 // busy-computes a seeded random 0..-skew us before every call, a sample is
 // the time inside the call). Applications call as b2b or skew; with a
 // barrier before every call the numbers at small sizes are not what
@@ -61,12 +61,17 @@
 //
 // # Output
 //
-// Rank 0 prints the table as sizes finish (ratio = variant median / native
-// median), a closing summary (best fixed plan and auto, speedup over native,
-// floor), and writes results.json (all metadata: command line, hosts,
-// nodes x ppn, CPUs, MPI library, git commit, date, Go version, DPML_* and
-// OMPI_MCA_* settings, membw), results.csv, latency.png and speedup.png
-// into -out (default bench/results/<timestamp>; -out none writes nothing).
+// Rank 0 prints the rows as sizes finish in the -format chosen: table (the
+// default: min, median, mean, p99, IQR, ratio = variant median / native
+// median, lower is better, and #wrong, then a closing summary: best fixed
+// plan and auto, their ratios, the floor), nccl (nccl-tests' allreduce
+// columns) or osu (OSU's latency columns), the same rows dpmlbench-c prints.
+// With -check a closing line counts the points checked and the wrong
+// elements. It writes results.json (all metadata: command line, hosts,
+// nodes x ppn, CPUs and CPU model, MPI library, git commit, date, Go
+// version, DPML_* and OMPI_MCA_* settings, membw), results.csv, latency.png
+// and ratio.png into -out (default bench/results/local-<UTC time>/go-<pattern>,
+// the layout of dpmlbench-c's c-<pattern>; -out none writes nothing).
 // A progress bar goes to stderr when it is a terminal, or with -progress.
 package main
 
@@ -133,13 +138,17 @@ func main() {
 // status. Errors are printed by rank 0 only (other ranks print fatal errors
 // themselves before aborting; see fatalf).
 func mainStatus(args []string, stderr io.Writer) int {
+	// -h before any subcommand asks about the program: its subcommands
+	// (the default subcommand's flags are `dpmlbench run -h`).
+	if len(args) > 0 && (args[0] == "help" || isHelpFlag(args[0])) {
+		if isRankZero() {
+			usage(stderr)
+		}
+		return 0
+	}
 	name := "run"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
-	}
-	if name == "help" {
-		usage(stderr)
-		return 0
 	}
 	for _, sc := range subcommands {
 		if sc.name != name {
@@ -182,7 +191,16 @@ func usage(w io.Writer) {
 	for _, sc := range subcommands {
 		fmt.Fprintf(w, "  %-10s %s\n", sc.name, sc.summary)
 	}
-	fmt.Fprintln(w, "run `dpmlbench SUBCOMMAND -h` for its flags")
+	fmt.Fprintln(w, "run `dpmlbench SUBCOMMAND -h` for its flags (`dpmlbench run -h`: the sweep's)")
+}
+
+// isHelpFlag reports whether arg asks for help as the flag package reads it.
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--h", "--help":
+		return true
+	}
+	return false
 }
 
 // rankEnv are the variables launchers set to the world rank, so a process

@@ -38,7 +38,7 @@ func TestParseRunFlags(t *testing.T) {
 		c.out != "" || c.segBytes != 64<<10 {
 		t.Errorf("parsed: %+v", c)
 	}
-	if c.pattern != bench.PatternBarrier || c.skewUS != 20 || c.batches != 10 || !c.perCall {
+	if c.pattern != bench.PatternB2B || c.format != bench.FormatTable || c.skewUS != 20 || c.batches != 10 || !c.perCall {
 		t.Errorf("pattern defaults: %+v", c)
 	}
 	c, err = parseRunFlags(strings.Fields("-pattern SKEW -skew 3.5 -seed 7 -batches 4 -percall=false"))
@@ -50,7 +50,7 @@ func TestParseRunFlags(t *testing.T) {
 	}
 	for _, bad := range []string{"-sizes 0", "-type complex64", "-op avg", "-variants nccl", "-leaders 0", "-pipeline x",
 		"-min-iters 0", "-max-iters 1 -min-iters 5", "-warmup 0", "-rotate-bytes x", "-membw-bytes 4", "-nosuchflag", "extra",
-		"-pattern osu", "-skew -1", "-skew x", "-batches 0", "-seed -1",
+		"-pattern osu", "-format csv", "-skew -1", "-skew x", "-batches 0", "-seed -1",
 
 		// A size that is not a whole number of elements would otherwise be
 		// measured as the next one silently (3 bytes of float32: 4).
@@ -113,6 +113,44 @@ func TestOutCheckedFirst(t *testing.T) {
 	}
 }
 
+// TestHelp: -h before any subcommand lists the subcommands (a
+// subcommand's -h lists its flags).
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"-help"}, {"--help"}, {"help"}} {
+		var stderr bytes.Buffer
+		code := mainStatus(args, &stderr)
+		out := stderr.String()
+		if code != 0 || !strings.Contains(out, "subcommands:") {
+			t.Errorf("%v: status %d\n%s", args, code, out)
+		}
+		for _, sc := range subcommands {
+			if !strings.Contains(out, "\n  "+sc.name+" ") {
+				t.Errorf("%v: subcommand %s not listed:\n%s", args, sc.name, out)
+			}
+		}
+	}
+}
+
+// TestOutDir: without -out the sweep writes the clients' default folder;
+// -out none writes nothing.
+func TestOutDir(t *testing.T) {
+	start := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct{ args, want string }{
+		{"", "bench/results/local-20261127T120000Z/go-b2b"},
+		{"-pattern skew", "bench/results/local-20261127T120000Z/go-skew"},
+		{"-out none", ""},
+		{"-out DIR", "DIR"},
+	} {
+		c, err := parseRunFlags(strings.Fields(tc.args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.outDir(start); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
 func TestMainStatusOffline(t *testing.T) {
 	var stderr bytes.Buffer
 	if code := mainStatus([]string{"nosuch"}, &stderr); code != 2 || !strings.Contains(stderr.String(), "unknown subcommand") {
@@ -144,7 +182,7 @@ func TestMainStatusOffline(t *testing.T) {
 	if code := mainStatus([]string{"plot", "-in", in, "-out", out}, &stderr); code != 0 {
 		t.Fatalf("plot: %d %s", code, stderr.String())
 	}
-	for _, f := range []string{bench.LatencyPNG, bench.SpeedupPNG} {
+	for _, f := range []string{bench.LatencyPNG, bench.RatioPNG} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}
@@ -158,7 +196,7 @@ func TestMainStatusOffline(t *testing.T) {
 // -phases, -membw, -samples.
 func TestSweep2x2(t *testing.T) {
 	mpitest.Run(t, 2, 2, func(t *testing.T, world *mpi.Comm) {
-		cfg, err := parseRunFlags(strings.Fields("-sizes 4,4K,64K -check -phases -membw -membw-bytes 1M -time 2ms -min-iters 3 -max-iters 20 -warmup 2 -leaders 1,2,4,max -pipeline 1,2 -out none -quiet -samples"))
+		cfg, err := parseRunFlags(strings.Fields("-sizes 4,4K,64K -check -phases -membw -membw-bytes 1M -time 2ms -min-iters 3 -max-iters 20 -warmup 2 -leaders 1,2,4,max -pipeline 1,2 -out none -quiet -samples -pattern barrier"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,27 +39,35 @@ func cmdPlot(args []string) error {
 
 // cmdTable prints the table of a results.json without MPI.
 func cmdTable(args []string) error {
-	fs := newFlagSet("table", "dpmlbench table -in results.json [-md | -nccl]")
-	in := fs.String("in", "", "results.json written by `dpmlbench run` (required)")
+	fs := newFlagSet("table", "dpmlbench table -in results.json [-format table|nccl|osu | -md]")
+	in := fs.String("in", "", "results.json written by dpmlbench or dpmlbench-c (required)")
 	md := fs.Bool("md", false, "print only the Markdown table of ratios DPML / native (best fixed and auto) per size")
-	nccl := fs.Bool("nccl", false, "print the field's standard allreduce table (nccl-tests' columns: size, count, type, redop, time, algbw, busbw, #wrong) per size and variant")
+	format := fs.String("format", bench.FormatTable, "table (the clients' own, with the closing summary), nccl (nccl-tests' columns: size, count, type, redop, time, algbw, busbw, #wrong) or osu (OSU's: size, avg, min, max latency, iterations)")
+	nccl := fs.Bool("nccl", false, "the same as -format nccl")
 	rep, err := readReport(fs, args, in)
 	if err != nil {
 		return err
+	}
+	f, err := bench.ParseFormat(*format)
+	if err != nil {
+		return usagef("-%v", err)
+	}
+	if *nccl {
+		f = bench.FormatNCCL
 	}
 	if *md {
 		bench.WriteRatios(os.Stdout, rep)
 		return nil
 	}
-	if *nccl {
-		printHeader(os.Stdout, rep)
-		bench.WriteNCCL(os.Stdout, rep)
-		return nil
-	}
 	printHeader(os.Stdout, rep)
-	bench.WriteTable(os.Stdout, rep)
-	fmt.Println()
-	bench.WriteBest(os.Stdout, rep)
+	bench.WriteFormat(os.Stdout, rep, f)
+	if f == bench.FormatTable {
+		fmt.Println()
+		bench.WriteBest(os.Stdout, rep)
+	}
+	if line := bench.CheckLine(rep.Results); line != "" {
+		fmt.Println(line)
+	}
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"time"
@@ -44,13 +43,16 @@ type runConfig struct {
 	offload     plan.Offload // forced on the fixed dpml plans (auto: the engine's choice)
 	interleave  bool
 	pattern     string  // bench.Pattern*
+	format      string  // bench.Format*: how rows are printed
 	skewUS      float64 // skew: busy compute before a call, uniform in 0..skewUS
 	seed        uint64  // skew: seed of the delays
 	batches     int     // b2b: samples per point
 	perCall     bool    // b2b: also time every call of a batch
 }
 
-const defaultOut = "bench/results/<timestamp>"
+// defaultOut stands for bench.DefaultOutDir, which needs the start time
+// and the pattern.
+const defaultOut = "bench/results/local-<UTC time>/go-<pattern>"
 
 func parseRunFlags(args []string) (*runConfig, error) {
 	fs := newFlagSet("run", "mpirun -np N dpmlbench [run] [flags]")
@@ -81,7 +83,8 @@ func parseRunFlags(args []string) (*runConfig, error) {
 	seg := fs.String("segment-bytes", "0", "DPML shared-memory slot size per rank, and the segment size of the fixed dpml plans (0: engine default)")
 	intra := fs.String("intra", "auto", "intra-node data path of the fixed dpml plans: auto (engine rule), shm (copies through shared memory) or cma (cross-memory attach)")
 	offload := fs.String("offload", "auto", "inter-node step of the fixed dpml plans: auto (the engine's rule), sharp (the in-network offload DPML_OFFLOAD attached; calls it cannot take run on the host) or host")
-	pattern := fs.String("pattern", bench.PatternBarrier, "how calls are made: barrier (a barrier before each timed call), b2b (back to back in batches: a sample is a batch's average per call, max over ranks) or skew (each rank busy-computes 0..-skew us before each call; the time inside the call, max over ranks)")
+	pattern := fs.String("pattern", bench.PatternB2B, "how calls are made: b2b (back to back in batches, as applications and OSU call: a sample is a batch's average per call, max over ranks), barrier (a barrier before each timed call) or skew (each rank busy-computes 0..-skew us before each call; the time inside the call, max over ranks)")
+	format := fs.String("format", bench.FormatTable, "how rows are printed as sizes finish: table (min, median, mean, p99, IQR, ratio to the MPI library, #wrong), nccl (nccl-tests' columns: size, count, type, redop, time, algbw, busbw, #wrong) or osu (OSU's: size, avg, min, max latency, iterations)")
 	fs.Float64Var(&c.skewUS, "skew", 20, "skew: upper bound in microseconds of each rank's random busy compute before a call")
 	fs.Uint64Var(&c.seed, "seed", 1, "skew: seed of the delays (the same delays as dpmlbench-c with the same seed)")
 	fs.IntVar(&c.batches, "batches", 10, "b2b: the timed calls of a point run in this many batches, each one sample (fewer when there are fewer calls)")
@@ -151,6 +154,9 @@ func parseRunFlags(args []string) (*runConfig, error) {
 		c.out = ""
 	}
 	if c.pattern, err = bench.ParsePattern(*pattern); err != nil {
+		return fail(err)
+	}
+	if c.format, err = bench.ParseFormat(*format); err != nil {
 		return fail(err)
 	}
 	if !(c.skewUS >= 0) || c.skewUS > 1e7 {
@@ -226,7 +232,7 @@ type runEnv struct {
 	variants []variantSpec
 	layout   layout
 	membw    *bench.MemBW
-	table    *bench.Table
+	table    bench.RowWriter
 	progress *bench.Progress
 }
 
@@ -340,7 +346,7 @@ func runSweep(cfg *runConfig, world *mpi.Comm, start time.Time) (*bench.Report, 
 		env.progress = bench.NewProgress(os.Stderr, points, cfg.progress || bench.IsTerminal(os.Stderr))
 		if !cfg.quiet {
 			printHeader(os.Stdout, rep)
-			env.table = bench.NewTable(os.Stdout)
+			env.table = bench.NewRowWriter(os.Stdout, cfg.format, rep.Meta)
 		}
 	}
 
@@ -367,7 +373,7 @@ func runSweep(cfg *runConfig, world *mpi.Comm, start time.Time) (*bench.Report, 
 // outDir is the results directory ("" for none).
 func (c *runConfig) outDir(start time.Time) string {
 	if c.out == defaultOut {
-		return filepath.Join("bench", "results", start.Format("20060102-150405"))
+		return bench.DefaultOutDir(start, "go", c.pattern)
 	}
 	return c.out
 }
@@ -418,11 +424,16 @@ func finish(cfg *runConfig, rep *bench.Report, start time.Time) error {
 	}
 	if cfg.quiet {
 		printHeader(os.Stdout, rep)
-		bench.WriteTable(os.Stdout, rep)
+		bench.WriteFormat(os.Stdout, rep, cfg.format)
 	}
-	fmt.Println()
-	bench.WriteBest(os.Stdout, rep)
+	if cfg.format == bench.FormatTable {
+		fmt.Println()
+		bench.WriteBest(os.Stdout, rep)
+	}
 	fmt.Printf("\n%d points in %.1f s\n", len(rep.Results), rep.Meta.ElapsedSec)
+	if line := bench.CheckLine(rep.Results); line != "" {
+		fmt.Println(line)
+	}
 	dir := cfg.outDir(start)
 	if dir == "" {
 		return nil
@@ -461,6 +472,7 @@ func baseMeta(cfg *runConfig, lay layout, start time.Time) bench.Meta {
 		GOMAXPROCS:  runtime.GOMAXPROCS(0),
 		GoSched:     mpi.Sched().String(),
 		HostCPUs:    bench.HostCPUs(),
+		Machine:     bench.Machine(),
 		LLCBytes:    llc,
 		Type:        cfg.typ,
 		ElemSize:    elemSize(cfg.typ),

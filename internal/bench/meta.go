@@ -110,3 +110,29 @@ func CountCPUList(s string) (int, error) {
 	}
 	return n, nil
 }
+
+// Machine describes rank 0's host for titles and tables: the CPU model
+// from /proc/cpuinfo and the CPUs online ("AMD EPYC 9654 96-Core
+// Processor, 32 CPUs"); "" when the model is unknown. dpmlbench-c writes
+// the same text.
+func Machine() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	return machineFromCPUInfo(string(b), HostCPUs())
+}
+
+func machineFromCPUInfo(cpuinfo string, cpus int) string {
+	for _, line := range strings.Split(cpuinfo, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(k) == "model name" {
+			model := strings.Join(strings.Fields(v), " ")
+			if model == "" {
+				return ""
+			}
+			return fmt.Sprintf("%s, %d CPUs", model, cpus)
+		}
+	}
+	return ""
+}

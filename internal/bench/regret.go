@@ -8,7 +8,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 )
 
 // RegretSeries is the tuner's learning cost for one message size: call by
@@ -66,8 +65,6 @@ func PlotRegret(rs []RegretSeries, title, path string) error {
 	p.X.Label.Text = "call"
 	p.Y.Label.Text = "cumulative regret (calls of the settled plan)"
 	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
-	p.Legend.Left = true
 	var ss []Series
 	for _, r := range rs {
 		s := Series{Name: FormatSize(r.Bytes)}
@@ -76,10 +73,11 @@ func PlotRegret(rs []RegretSeries, title, path string) error {
 		}
 		ss = append(ss, s)
 	}
-	if err := addSeries(p, ss); err != nil {
+	leg, err := addSeries(p, ss)
+	if err != nil {
 		return err
 	}
-	if err := p.Save(8*vg.Inch, 5.5*vg.Inch, path); err != nil {
+	if err := save(p, leg, path); err != nil {
 		return fmt.Errorf("regret plot: %w", err)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // FormatVersion is the "format" field of the JSON report; bump it on an
@@ -158,6 +159,7 @@ type Meta struct {
 	GOMAXPROCS  int               `json:"gomaxprocs,omitempty"` // rank 0's, after mpi.Init
 	GoSched     string            `json:"gosched,omitempty"`    // mpi.Sched() on rank 0: how MPI calls cooperate with the Go scheduler
 	HostCPUs    int               `json:"host_cpus,omitempty"`  // CPUs online on rank 0's host
+	Machine     string            `json:"machine,omitempty"`    // rank 0's CPU model and CPUs online (bench.Machine)
 	LLCBytes    int               `json:"llc_bytes,omitempty"`
 	Type        string            `json:"type"`
 	ElemSize    int               `json:"elem_size"`
@@ -295,21 +297,14 @@ func nativeOf(rs []Result, bytes int) (Result, bool) {
 	return Result{}, false
 }
 
-// Ratio is r's median over the native median of the same size (< 1: r is
-// faster); NaN when either is missing.
+// Ratio is r's median over the native median of the same size: DPML ÷ MPI
+// library, lower is better (< 1: r is faster). It is the one ratio the
+// tables, CSV and plots show. NaN when either is missing.
 func Ratio(r, native Result) float64 {
 	if !r.OK() || !native.OK() || native.US.Median <= 0 {
 		return math.NaN()
 	}
 	return r.US.Median / native.US.Median
-}
-
-// Speedup is the native median over r's median (> 1: r is faster).
-func Speedup(r, native Result) float64 {
-	if !r.OK() || !native.OK() || r.US.Median <= 0 {
-		return math.NaN()
-	}
-	return native.US.Median / r.US.Median
 }
 
 // Sizes returns the distinct message sizes of the results, ascending.
@@ -393,7 +388,7 @@ func ReadJSONFile(path string) (*Report, error) {
 func CSVHeader(rep *Report) []string {
 	h := []string{"bytes", "size", "count", "type", "op", "nodes", "ppn", "variant", "label", "leaders", "pipeline",
 		"warmup", "iters", "min_us", "median_us", "mean_us", "p25_us", "p75_us", "iqr_us", "p99_us", "max_us", "stddev_us",
-		"ratio_vs_native", "speedup_vs_native", "check", "mismatches", "skipped",
+		"ratio_vs_native", "check", "mismatches", "skipped",
 		"plan_variant", "plan_leaders", "plan_pipeline", "plan_segments", "plan_cma", "plan_stream", "membw_floor_us",
 		"client", "pattern", "spec", "batches", "call_min_us", "call_median_us"}
 	for _, p := range phaseNames(rep.Results) {
@@ -440,9 +435,9 @@ func WriteCSV(w io.Writer, rep *Report) error {
 		}
 		if r.OK() {
 			row = append(row, f(us.Min), f(us.Median), f(us.Mean), f(us.P25), f(us.P75), f(us.IQR()), f(us.P99), f(us.Max), f(us.Stddev),
-				f(Ratio(r, native)), f(Speedup(r, native)))
+				f(Ratio(r, native)))
 		} else {
-			row = append(row, "", "", "", "", "", "", "", "", "", "", "")
+			row = append(row, "", "", "", "", "", "", "", "", "", "")
 		}
 		row = append(row, r.Check, strconv.FormatInt(r.Mismatches, 10), r.Skipped)
 		if p := r.Plan; p != nil {
@@ -489,7 +484,7 @@ const (
 	JSONFile   = "results.json"
 	CSVFile    = "results.csv"
 	LatencyPNG = "latency.png"
-	SpeedupPNG = "speedup.png"
+	RatioPNG   = "ratio.png"
 )
 
 // WriteAll creates dir and writes results.json, results.csv and (when plots
@@ -556,3 +551,15 @@ func ShellQuote(args []string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// DirTimeFormat is the time in a results folder's name: UTC, ISO 8601
+// basic format ("20261127T120000Z"), the same in both clients and make
+// bench.
+const DirTimeFormat = "20060102T150405Z"
+
+// DefaultOutDir is where a client writes its results when -out is not
+// given: bench/results/local-<UTC start time>/<client>-<pattern> ("go" or
+// "c"), the layout make bench uses, ignored by git.
+func DefaultOutDir(start time.Time, client, pattern string) string {
+	return filepath.Join("bench", "results", "local-"+start.UTC().Format(DirTimeFormat), client+"-"+pattern)
+}

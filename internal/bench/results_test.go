@@ -41,7 +41,7 @@ func sampleReport() *Report {
 	return rep
 }
 
-func TestLabelRatioSpeedup(t *testing.T) {
+func TestLabelRatio(t *testing.T) {
 	rep := sampleReport()
 	if got := rep.Results[1].Label(); got != "dpml l=1 k=1" {
 		t.Errorf("Label = %q", got)
@@ -57,11 +57,8 @@ func TestLabelRatioSpeedup(t *testing.T) {
 	if r := Ratio(d, n); !near(r, d.US.Median/n.US.Median) {
 		t.Errorf("Ratio = %v", r)
 	}
-	if s := Speedup(d, n); !near(s, n.US.Median/d.US.Median) {
-		t.Errorf("Speedup = %v", s)
-	}
 	skipped := rep.Results[len(rep.Results)-1]
-	if skipped.OK() || !math.IsNaN(Ratio(skipped, n)) || !math.IsNaN(Speedup(skipped, n)) {
+	if skipped.OK() || !math.IsNaN(Ratio(skipped, n)) {
 		t.Error("skipped point should have no ratio")
 	}
 	if _, ok := rep.Native(12345); ok {
@@ -120,7 +117,7 @@ func TestCSV(t *testing.T) {
 		col[c] = i
 	}
 	for _, c := range []string{"bytes", "size", "variant", "leaders", "pipeline", "iters", "min_us", "median_us", "mean_us", "p99_us", "iqr_us",
-		"ratio_vs_native", "speedup_vs_native", "check", "phase_copy-in_median_us", "phase_reduce_median_us"} {
+		"ratio_vs_native", "check", "phase_copy-in_median_us", "phase_reduce_median_us"} {
 		if _, ok := col[c]; !ok {
 			t.Errorf("missing column %q in %v", c, h)
 		}
@@ -132,7 +129,7 @@ func TestCSV(t *testing.T) {
 	}
 	r1 := rows[2] // dpml l=1 k=1 at 4 B: median 10, native 20
 	want := map[string]string{"bytes": "4", "size": "4", "variant": "dpml", "label": "dpml l=1 k=1", "leaders": "1", "pipeline": "1",
-		"iters": "10", "median_us": "10", "ratio_vs_native": "0.5", "speedup_vs_native": "2", "check": "ok",
+		"iters": "10", "median_us": "10", "ratio_vs_native": "0.5", "check": "ok",
 		"phase_copy-in_median_us": "1", "type": "float32", "op": "sum", "nodes": "2", "ppn": "2"}
 	for k, v := range want {
 		if got := r1[col[k]]; got != v {
@@ -156,17 +153,18 @@ func TestTable(t *testing.T) {
 	WriteTable(&buf, sampleReport())
 	out := buf.String()
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if !strings.Contains(lines[0], "median_us") || !strings.Contains(lines[0], "ratio") {
-		t.Errorf("header: %q", lines[0])
+	if !strings.Contains(lines[1], "median_us") || !strings.Contains(lines[1], "ratio") {
+		t.Errorf("header: %q", lines[1])
 	}
 	for _, want := range []string{
-		"       4  native     -   -     10      18.00      20.00      22.00      38.00       2.00   1.000",
-		"       4  dpml       1   1     10       9.00      10.00      11.00      19.00       1.00   0.500",
+		"       4  native     -   -     10      18.00      20.00      22.00      38.00       2.00   1.000       0",
+		"       4  dpml       1   1     10       9.00      10.00      11.00      19.00       1.00   0.500       0",
+		"       4  dpml       2   4     10      13.50      15.00      16.50      28.50       1.50   0.750       7  CHECK FAILED (7 elements)",
 		"phases (median us, max over ranks): copy-in=1.00 reduce=2.00",
 		"CHECK FAILED (7 elements)",
 		"skipped: plan rejected",
 		"     64K  auto",
-		"       4  auto       2   2     10      10.80      12.00      13.20      22.80       1.20   0.600  plan pipelined",
+		"       4  auto       2   2     10      10.80      12.00      13.20      22.80       1.20   0.600       0  plan pipelined",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
@@ -207,12 +205,18 @@ func TestSeries(t *testing.T) {
 	if lat[2].XY[0].X != 4 || !near(lat[2].XY[0].Y, 15) {
 		t.Errorf("l=2 at 4 B: %+v", lat[2].XY)
 	}
-	sp := SpeedupSeries(rep)
-	if len(sp) != 2 || sp[0].Name != "best fixed (l,k)" || len(sp[0].XY) != 2 {
-		t.Fatalf("speedup series %+v", sp)
+	if lo, hi := lat[0].Lo[0], lat[0].Hi[0]; !near(lo, 20*0.95) || !near(hi, 20*1.05) {
+		t.Errorf("native band at 4 B: %v..%v, want its IQR", lo, hi)
 	}
-	if !near(sp[0].XY[1].Y, (20+64.0)/(15+16.0)) {
-		t.Errorf("best speedup at 64K = %v", sp[0].XY[1].Y)
+	sp := RatioSeries(rep)
+	if len(sp) != 2 || sp[0].Name != "best fixed (l,k)" || len(sp[0].XY) != 2 {
+		t.Fatalf("ratio series %+v", sp)
+	}
+	if !near(sp[0].XY[1].Y, (15+16.0)/(20+64.0)) {
+		t.Errorf("best ratio at 64K = %v", sp[0].XY[1].Y)
+	}
+	if !near(sp[0].Hi[1], (15+16.0)*1.05/(20+64.0)) {
+		t.Errorf("best ratio's band top at 64K = %v", sp[0].Hi[1])
 	}
 }
 
@@ -249,7 +253,7 @@ func TestWriteAllAndPlots(t *testing.T) {
 	if err != nil || len(ps) != 2 {
 		t.Errorf("WritePlots from JSON: %v %v", ps, err)
 	}
-	// Native only: latency plot, no speedup plot, no error.
+	// Native only: latency plot, no ratio plot, no error.
 	nat := &Report{Meta: rep.Meta}
 	for _, r := range rep.Results {
 		if r.Variant == VariantNative {
@@ -374,7 +378,7 @@ func TestWriteRatios(t *testing.T) {
 
 // TestWriteNCCL: the standard table's columns from a report, computed
 // here independently: 1 MiB in 100 us on 4 ranks is 10.49 GB/s algbw and
-// 15.73 busbw; unchecked points say N/A; skipped points are left out.
+// 15.73 busbw; unchecked points say N/A; a skipped point is a comment.
 func TestWriteNCCL(t *testing.T) {
 	rep := &Report{Meta: Meta{WorldSize: 4, Type: "float32", Op: "sum"}, Results: []Result{
 		{Bytes: 1 << 20, Count: 1 << 18, Variant: VariantNative, US: Summary{Median: 100}, Check: "ok"},
@@ -384,15 +388,18 @@ func TestWriteNCCL(t *testing.T) {
 	var b strings.Builder
 	WriteNCCL(&b, rep)
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%d lines, want 2 headers and 2 rows:\n%s", len(lines), b.String())
+	if len(lines) != 6 {
+		t.Fatalf("%d lines, want 3 headers, 2 rows and the skipped point's comment:\n%s", len(lines), b.String())
 	}
-	f := strings.Fields(lines[2])
+	f := strings.Fields(lines[5])
 	want := []string{"1048576", "262144", "float32", "sum", "native", "100.00", "10.49", "15.73", "0"}
 	if !slices.Equal(f, want) {
 		t.Errorf("row %q, want %q", f, want)
 	}
 	if g := strings.Fields(lines[3]); g[len(g)-1] != "N/A" || g[0] != "8" {
 		t.Errorf("unchecked row %q", g)
+	}
+	if lines[4] != "# 16 native: skipped: no library" {
+		t.Errorf("skipped point: %q", lines[4])
 	}
 }

@@ -21,7 +21,10 @@ const MaxSize = 1 << 40
 func ParseSize(s string) (int, error) {
 	n, err := config.ParseBytes(s)
 	if err != nil {
-		return 0, fmt.Errorf("size %w", err)
+		// config's text leads with "config: invalid value", which reads
+		// oddly inside a flag's message; the value and the wanted form
+		// are what the user needs.
+		return 0, fmt.Errorf("size %q: not a byte count (want e.g. 4, 64K, 4MiB, 1G)", strings.TrimSpace(s))
 	}
 	if n > MaxSize {
 		return 0, fmt.Errorf("size %q: larger than %s", s, FormatSize(MaxSize))

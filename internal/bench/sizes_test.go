@@ -2,6 +2,7 @@ package bench
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -32,6 +33,21 @@ func TestParseSize(t *testing.T) {
 		got, err := ParseSize(tc.in)
 		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d, ok=%v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestSizeErrors: a bad size's message names the bad part and the form
+// wanted.
+func TestSizeErrors(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"8:abc", `sizes: range "8:abc": size "abc": not a byte count (want e.g. 4, 64K, 4MiB, 1G)`},
+		{"abc", `sizes: size "abc": not a byte count`},
+		{"4:1K:+zz", `step "+zz": want +S with a size S > 0`},
+	} {
+		_, err := ParseSizes(tc.in)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseSizes(%q): %v, want %q", tc.in, err, tc.want)
 		}
 	}
 }

@@ -18,7 +18,11 @@ type Table struct {
 // NewTable returns a table writer on w.
 func NewTable(w io.Writer) *Table { return &Table{w: w} }
 
-const tableFormat = "%8s  %-7s %4s %3s %6s %10s %10s %10s %10s %10s %7s  %s"
+// TableLegend defines the table's ratio and #wrong, the same line in both
+// clients.
+const TableLegend = "# ratio = median / the MPI library's (native) median, lower is better; #wrong: wrong elements (N/A: not checked)"
+
+const tableFormat = "%8s  %-7s %4s %3s %6s %10s %10s %10s %10s %10s %7s %7s  %s"
 
 func (t *Table) line(args ...any) {
 	fmt.Fprintln(t.w, strings.TrimRight(fmt.Sprintf(tableFormat, args...), " "))
@@ -30,12 +34,15 @@ func (t *Table) Header() {
 		return
 	}
 	t.header = true
-	t.line("size", "variant", "l", "k", "iters", "min_us", "median_us", "mean_us", "p99_us", "iqr_us", "ratio", "")
+	fmt.Fprintln(t.w, TableLegend)
+	t.line("size", "variant", "l", "k", "iters", "min_us", "median_us", "mean_us", "p99_us", "iqr_us", "ratio", "#wrong", "")
 }
 
 // Rows writes the rows of one size. ratio is the variant's median over the
-// native median of the same size (< 1: faster than native). Failed checks,
-// skipped points and phase times are shown after the numbers.
+// native median of the same size (< 1: faster than native); #wrong is the
+// count of wrong elements when results were checked (0 shows a check
+// passed), N/A otherwise. Failed checks, skipped points and phase times are
+// also shown after the numbers.
 func (t *Table) Rows(rs []Result) {
 	t.Header()
 	for _, r := range rs {
@@ -51,7 +58,7 @@ func (t *Table) Rows(rs []Result) {
 			notes = append(notes, "spec "+r.Spec)
 		}
 		if !r.OK() {
-			t.line(FormatSize(r.Bytes), r.Variant, l, k, "-", "-", "-", "-", "-", "-", "-", strings.Join(append(notes, "skipped: "+r.Skipped), " "))
+			t.line(FormatSize(r.Bytes), r.Variant, l, k, "-", "-", "-", "-", "-", "-", "-", "-", strings.Join(append(notes, "skipped: "+r.Skipped), " "))
 			continue
 		}
 		if r.Check == "mismatch" {
@@ -73,7 +80,7 @@ func (t *Table) Rows(rs []Result) {
 		}
 		t.line(FormatSize(r.Bytes), r.Variant, l, k, itoa(r.Iters),
 			fmtUS(r.US.Min), fmtUS(r.US.Median), fmtUS(r.US.Mean), fmtUS(r.US.P99), fmtUS(r.US.IQR()),
-			fmtRatio(Ratio(r, native)), strings.Join(notes, " "))
+			fmtRatio(Ratio(r, native)), wrongCell(r), strings.Join(notes, " "))
 		if len(r.Phases) > 0 {
 			var b strings.Builder
 			b.WriteString("          phases (median us, max over ranks):")
@@ -129,18 +136,19 @@ func fmtRatio(x float64) string {
 }
 
 // WriteBest writes the closing summary: per size, the best fixed plan and
-// auto against native, and the memory-bandwidth floor when known.
+// auto with their ratios to native (median / native median, lower is
+// better), and the memory-bandwidth floor when known.
 func WriteBest(w io.Writer, rep *Report) {
-	fmt.Fprintf(w, "%8s  %-16s %10s %8s  %10s %8s  %10s\n", "size", "best fixed plan", "median_us", "speedup", "auto_us", "speedup", "floor_us")
+	fmt.Fprintf(w, "%8s  %-16s %10s %8s  %10s %8s  %10s\n", "size", "best fixed plan", "median_us", "ratio", "auto_us", "ratio", "floor_us")
 	for _, row := range summaryRows(rep) {
 		s, native, best, okb, auto, oka := row.bytes, row.native, row.best, row.okBest, row.auto, row.okAuto
 		bl, bm, bs := "-", "-", "-"
 		if okb {
-			bl, bm, bs = fmt.Sprintf("l=%d k=%d", best.Leaders, best.Pipeline), fmtUS(best.US.Median), fmtRatio(Speedup(best, native))
+			bl, bm, bs = fmt.Sprintf("l=%d k=%d", best.Leaders, best.Pipeline), fmtUS(best.US.Median), fmtRatio(Ratio(best, native))
 		}
 		am, as := "-", "-"
 		if oka {
-			am, as = fmtUS(auto.US.Median), fmtRatio(Speedup(auto, native))
+			am, as = fmtUS(auto.US.Median), fmtRatio(Ratio(auto, native))
 		}
 		fl := "-"
 		if native.FloorUS > 0 {
@@ -245,30 +253,4 @@ func summaryRows(rep *Report) []summaryRow {
 		out = append(out, r)
 	}
 	return out
-}
-
-// WriteNCCL writes the report in the field's standard allreduce table
-// (nccl-tests' columns): per size and variant the size in bytes, the
-// elements per rank, type, reduction, the median time per call (us),
-// algbw (bytes / time, GB/s), busbw (algbw x 2(n-1)/n for n ranks: the
-// bandwidth each link would need, comparable across rank counts) and
-// #wrong (differing elements, "N/A" where results were not checked).
-// Points that did not run are left out.
-func WriteNCCL(w io.Writer, rep *Report) {
-	m := rep.Meta
-	n := float64(max(m.WorldSize, 1))
-	fmt.Fprintf(w, "#%11s %12s %8s %6s  %-28s %10s %8s %8s %7s\n", "size", "count", "type", "redop", "variant", "time", "algbw", "busbw", "#wrong")
-	fmt.Fprintf(w, "#%11s %12s %8s %6s  %-28s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "")
-	for _, r := range rep.Results {
-		if r.Skipped != "" || !(r.US.Median > 0) {
-			continue
-		}
-		alg := float64(r.Bytes) / (r.US.Median * 1e-6) / 1e9
-		bus := alg * 2 * (n - 1) / n
-		wrong := "N/A"
-		if r.Check != "" {
-			wrong = fmt.Sprint(r.Mismatches)
-		}
-		fmt.Fprintf(w, "%12d %12d %8s %6s  %-28s %10.2f %8.2f %8.2f %7s\n", r.Bytes, r.Count, m.Type, m.Op, r.Label(), r.US.Median, alg, bus, wrong)
-	}
 }
