@@ -97,12 +97,13 @@ type armSet struct {
 	treeL  []int16   // treeL[i]: the arm index of trees[i]
 	hookR  int       // the radix of the multi-tree arms (nearest DefaultTreeRadix)
 	twin   []int16   // twin[i]: the offload twin of arm i, or -1
+	ring   []int16   // ring[i]: the ring twin of arm i (plan.InterRing), or -1
 	native int       // arm index or -1
 	nbr    [][]uint8 // neighbours of each arm
 }
 
-// maxNeighbours: the four grid directions, a twin (cross-memory attach or
-// offload), and a tree line's link (a tree arm: its two radix neighbours,
+// maxNeighbours: the four grid directions, twins (cross-memory attach,
+// offload, ring), and a tree line's link (a tree arm: its two radix neighbours,
 // the (l = 1) and the (l = max) DPML cells, a twin; the cells link back to
 // one radix only): at most 6 in a climbed set; in a set searched whole
 // (at most exhaustiveArms arms) every other arm but Native.
@@ -225,6 +226,39 @@ func newArmSet(k Key, cfg *Config) *armSet {
 			s.twin = append(s.twin, -1)
 		}
 	}
+	// Ring twins (three nodes or more, buckets from cfg.RingBytes): the
+	// grid's arms with the ring as their inter-node step, one move away
+	// from their host arm, so the learner compares the two steps on
+	// otherwise equal plans.
+	s.ring = make([]int16, len(s.arms))
+	for i := range s.ring {
+		s.ring[i] = -1
+	}
+	grid := 0
+	for _, row := range s.grid {
+		for _, i := range row {
+			if i >= 0 {
+				grid++
+			}
+		}
+	}
+	// (Only where the twins and Native fit the neighbour lists' uint8
+	// indexes: thousands of ranks per node would not.)
+	if lay.Nodes >= 3 && cfg.RingBytes > 0 && lo >= cfg.RingBytes && len(s.arms)+grid < math.MaxUint8 {
+		for _, row := range s.grid {
+			for _, i := range row {
+				if i < 0 {
+					continue
+				}
+				a := s.arms[i]
+				a.Inter = plan.InterRing
+				s.ring[i] = int16(len(s.arms))
+				s.arms = append(s.arms, a)
+				s.ring = append(s.ring, -1)
+				s.twin = append(s.twin, -1)
+			}
+		}
+	}
 	if !cfg.NoNative || len(s.arms) == 0 {
 		s.native = len(s.arms)
 		s.arms = append(s.arms, Arm{Variant: plan.Native, Leaders: 1, Pipeline: 1})
@@ -257,6 +291,11 @@ func newArmSet(k Key, cfg *Config) *armSet {
 		link(int(s.tree[i-1]), int(s.tree[i]))
 	}
 	for i, tw := range s.twin {
+		if tw >= 0 {
+			link(i, int(tw))
+		}
+	}
+	for i, tw := range s.ring {
 		if tw >= 0 {
 			link(i, int(tw))
 		}
@@ -339,8 +378,9 @@ func absInt(v int) int {
 
 // index returns the arm's index in the set, or -1 (O(1) for the grid, a
 // scan of a few radixes for the tree). It looks at the variant, l, k,
-// transport (IntraAuto counts as IntraShm) and the tree's radix (0 counts
-// as DefaultTreeRadix), not at SegmentBytes or Overlap.
+// transport (IntraAuto counts as IntraShm), the tree's radix (0 counts
+// as DefaultTreeRadix), the offload and the inter-node algorithm
+// (InterMPI counts as InterAuto), not at SegmentBytes or Overlap.
 func (s *armSet) index(a Arm) int {
 	if a.Variant == plan.Native {
 		return s.native
@@ -350,6 +390,19 @@ func (s *armSet) index(a Arm) int {
 		if i := s.index(a); i >= 0 && int(s.twin[i]) >= 0 {
 			return int(s.twin[i])
 		}
+		return -1
+	}
+	switch a.Inter {
+	case plan.InterRing:
+		a.Inter = plan.InterAuto
+		if i := s.index(a); i >= 0 && int(s.ring[i]) >= 0 {
+			return int(s.ring[i])
+		}
+		return -1
+	case plan.InterMPI: // the default step, named
+		a.Inter = plan.InterAuto
+	case plan.InterAuto:
+	default:
 		return -1
 	}
 	if a.Intra == plan.IntraTree {

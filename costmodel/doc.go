@@ -47,6 +47,15 @@
 //	                                                         inter     (Eq. 5)
 //	T_bcast = la*a' + b'*g                                  copy-out  (Eq. 7)
 //
+// T_comm is the inter-node algorithm's own cost function (InterCostOf,
+// indexed by plan.Inter like the engine's implementations; Shape.
+// InterAlgorithm names it). Above is the MPI library's allreduce
+// (interMPI: recursive doubling). The ring (interRing) runs 2(h-1) rounds
+// of one chunk, x cut in h cache-line pieces: 2(h-1) * ( (ka-1)*a +
+// p*(a + x/h*b) / M(p, x/h) ). The in-network offload (interSharp) costs
+// sharp_a + x*sharp_b per step, whatever h. Arms: the ring's twins of the
+// grid arms on three nodes or more, from Config.RingBytes.
+//
 // With M = 1 and k = 1, T_comm is Eq. 5's lg(h)*(a + n*b/l) for one leader;
 // la concurrent leaders (and la*ka sub-chunks) share the network as the
 // concurrency curve says: zone A (small x, message-rate bound, M ~ p) gives

@@ -301,6 +301,76 @@ func (m *Model) InterTime(pairs, bytes, nodes int) float64 {
 	return Rounds(nodes) * p * (m.A + float64(bytes)*m.B) / m.Conc.Multiplier(p, float64(bytes))
 }
 
+// InterCost prices one inter-node algorithm (plan.Inter): the step of a
+// segment among the nodes' leaders, as the slowest leader sees it, with
+// leaders leaders at once, each running k sub-chunk steps of bytes bytes
+// one after the other (k > 1: a pipelined plan), over nodes nodes.
+type InterCost func(m *Model, leaders, k, bytes, nodes int) float64
+
+// interCosts is the cost side of the inter-node registry (the engine's
+// implementations are indexed by the same plan.Inter): one function per
+// algorithm, nothing under InterAuto (resolved before pricing).
+var interCosts = [plan.NumInter]InterCost{
+	plan.InterMPI:   (*Model).interMPI,
+	plan.InterRing:  (*Model).interRing,
+	plan.InterSharp: (*Model).interSharp,
+}
+
+// InterCostOf returns algorithm id's cost function, nil when none is
+// registered (InterAuto, or an unknown id).
+func InterCostOf(id plan.Inter) InterCost {
+	if id < plan.NumInter {
+		return interCosts[id]
+	}
+	return nil
+}
+
+// InterStep prices the inter-node step of algorithm id (see InterCost);
+// InterAuto and unregistered ids are priced as the MPI library's.
+func (m *Model) InterStep(id plan.Inter, leaders, k, bytes, nodes int) float64 {
+	f := InterCostOf(id)
+	if f == nil {
+		f = (*Model).interMPI
+	}
+	return f(m, leaders, k, bytes, nodes)
+}
+
+// rounds prices an algorithm of r rounds per step, each round one
+// message of bytes bytes per leader (Eq. 5): the leaders' k sub-chunk
+// steps in flight together share the network as the concurrency curve
+// says, and each further sub-chunk adds a startup.
+func (m *Model) rounds(r float64, leaders, k, bytes int) float64 {
+	pairs := float64(max(leaders, 1) * max(k, 1))
+	t1 := m.A + float64(bytes)*m.B
+	return r * (float64(max(k, 1)-1)*m.A + pairs*t1/m.Conc.Multiplier(pairs, float64(bytes)))
+}
+
+// interMPI prices the MPI library's allreduce: recursive doubling,
+// ceil(lg nodes) rounds of the whole step.
+func (m *Model) interMPI(leaders, k, bytes, nodes int) float64 {
+	return m.rounds(Rounds(nodes), leaders, k, bytes)
+}
+
+// interRing prices the ring reduce-scatter and allgather: 2(nodes-1)
+// rounds of one chunk, the step cut in nodes pieces of whole cache lines
+// (plan.Split, the engine's cut). Its bandwidth term, 2(n-1)/n of the
+// step, is below recursive doubling's lg n from 3 nodes on; its 2(n-1)
+// startups are above lg n, so it wins only on large steps.
+func (m *Model) interRing(leaders, k, bytes, nodes int) float64 {
+	if nodes <= 1 {
+		return 0
+	}
+	_, chunk := plan.Split(bytes, nodes, plan.CacheLine)
+	return m.rounds(float64(2*(nodes-1)), leaders, k, chunk)
+}
+
+// interSharp prices the in-network offload: sharp_a + bytes*sharp_b per
+// step, whatever the node count (the switch tree's depth is small and
+// fixed); the leaders' groups run at once.
+func (m *Model) interSharp(leaders, k, bytes, nodes int) float64 {
+	return float64(max(k, 1)) * m.sharp(bytes)
+}
+
 // stage is the cost of one segment of g bytes, split in the three pipeline
 // stages: a = copy-in + reduce + sync, b = inter-node, c = copy-out.
 type stage struct {
@@ -319,7 +389,7 @@ func (m *Model) Contention(l int) float64 {
 	return 1 + float64(l-1)/m.RedPar
 }
 
-func (m *Model) segment(g, l, k int, lay Layout, e ElemClass) stage {
+func (m *Model) segment(g, l, k int, lay Layout, e ElemClass, inter plan.Inter) stage {
 	var st stage
 	if g <= 0 {
 		return st
@@ -334,10 +404,7 @@ func (m *Model) segment(g, l, k int, lay Layout, e ElemClass) stage {
 	}
 	if lay.Nodes > 1 {
 		ka, x := plan.Split(part, k, plan.CacheLine)
-		pairs := float64(la * ka)
-		t1 := m.A + float64(x)*m.B
-		mult := m.Conc.Multiplier(pairs, float64(x))
-		st.comm = Rounds(lay.Nodes) * (float64(ka-1)*m.A + pairs*t1/mult)
+		st.comm = m.InterStep(inter, la, ka, x, lay.Nodes)
 	}
 	return st
 }
@@ -369,14 +436,12 @@ func (m *Model) Breakdown(p plan.Shape, n int, lay Layout, e ElemClass) Breakdow
 		full = p.SegmentBytes
 		last = n - (segs-1)*full
 	}
-	f := m.segment(full, l, k, lay, e)
-	z := m.segment(last, l, k, lay, e)
-	if p.Offload == plan.OffloadSharp && lay.Nodes > 1 {
-		// Each leader's partition through its own group, at once.
-		_, pf := plan.Split(full, l, plan.CacheLine)
-		_, pz := plan.Split(last, l, plan.CacheLine)
-		f.comm, z.comm = m.sharp(pf), m.sharp(pz)
+	inter := p.InterAlgorithm()
+	if inter == plan.InterSharp {
+		k = 1 // the offload's step is never pipelined
 	}
+	f := m.segment(full, l, k, lay, e, inter)
+	z := m.segment(last, l, k, lay, e, inter)
 	if p.Intra == plan.IntraCMA {
 		f.copy, f.bcast = f.copy*m.cmaFactor(), f.bcast*m.cmaFactor()
 		z.copy, z.bcast = z.copy*m.cmaFactor(), z.bcast*m.cmaFactor()
@@ -446,11 +511,8 @@ func (m *Model) tree(p plan.Shape, n int, lay Layout, e ElemClass) Breakdown {
 		b.Sync += float64(active-1) * (hop + float64(fans[0])*kid)
 		b.Comp += float64(active-1) * float64(fans[0]) * perKid
 	}
-	switch {
-	case lay.Nodes > 1 && p.Offload == plan.OffloadSharp:
-		b.Comm = m.sharp(part)
-	case lay.Nodes > 1:
-		b.Comm = m.InterTime(active, part, lay.Nodes)
+	if lay.Nodes > 1 {
+		b.Comm = m.InterStep(p.InterAlgorithm(), active, 1, part, lay.Nodes)
 	}
 	b.Total = b.Copy + b.Comp + b.Comm + b.Bcast + b.Sync
 	return b

@@ -46,6 +46,7 @@ type Entry struct {
 	Intra     string  `json:"intra,omitempty"`   // "tree" for the reduction tree (schema 2); empty: CMA says
 	Radix     int     `json:"radix,omitempty"`   // the tree's radix
 	Offload   string  `json:"offload,omitempty"` // "sharp": the inter-node step in-network (schema 2)
+	Inter     string  `json:"inter,omitempty"`   // "ring": the leaders' step by the engine's ring (schema 2); empty: the MPI library's
 	Estimate  float64 `json:"estimate_s"`        // measured seconds of the arm (0: unknown)
 	Prior     float64 `json:"prior_s,omitempty"` // model's seconds
 	Samples   uint64  `json:"samples"`
@@ -73,6 +74,7 @@ type MeasuredArm struct {
 	Intra    string  `json:"intra,omitempty"`
 	Radix    int     `json:"radix,omitempty"`
 	Offload  string  `json:"offload,omitempty"`
+	Inter    string  `json:"inter,omitempty"`
 	Estimate float64 `json:"estimate_s"`
 	Samples  int     `json:"samples"`
 	Algo     string  `json:"algo,omitempty"`  // NCCL tables only (see Entry.Coll)
@@ -124,7 +126,26 @@ func (en *Entry) Arm() (Arm, error) {
 	default:
 		return Arm{}, fmt.Errorf("costmodel: entry offload %q: want \"sharp\" or none", en.Offload)
 	}
+	switch en.Inter {
+	case "":
+	case "ring":
+		if v == plan.Native {
+			return Arm{}, fmt.Errorf("costmodel: entry native with inter %q", en.Inter)
+		}
+		a.Inter = plan.InterRing
+	default:
+		return Arm{}, fmt.Errorf("costmodel: entry inter %q: want \"ring\" or none", en.Inter)
+	}
 	return a, nil
+}
+
+// interName is an arm's Entry.Inter: the host's inter-node algorithm when
+// it is not the default.
+func interName(a Arm) string {
+	if a.Inter == plan.InterRing {
+		return "ring"
+	}
+	return ""
 }
 
 // offloadName is an arm's Entry.Offload.
@@ -180,8 +201,8 @@ func ReadTable(r io.Reader) (*Table, error) {
 	}
 	if tb.Schema == 1 {
 		for i := range tb.Entries {
-			if tb.Entries[i].Intra != "" || tb.Entries[i].Radix != 0 || tb.Entries[i].Offload != "" {
-				return nil, fmt.Errorf("costmodel: schema 1 table with a tree or offload entry (intra, radix and offload are schema 2)")
+			if tb.Entries[i].Intra != "" || tb.Entries[i].Radix != 0 || tb.Entries[i].Offload != "" || tb.Entries[i].Inter != "" {
+				return nil, fmt.Errorf("costmodel: schema 1 table with a tree, offload or inter entry (intra, radix, offload and inter are schema 2)")
 			}
 		}
 	}
@@ -279,7 +300,7 @@ func (t *Tuner) Table() *Table {
 			Elem: in.Key.Elem.String(), Op: in.Key.Op.String(), Log2Bytes: int(in.Key.SizeLog2),
 			Nodes: int(in.Key.Nodes), PPN: int(in.Key.PPN),
 			Variant: in.Arm.Variant.String(), Leaders: in.Arm.Leaders, Pipeline: in.Arm.Pipeline, CMA: in.Arm.Intra == plan.IntraCMA,
-			Intra: intraName(in.Arm), Radix: in.Arm.Radix, Offload: offloadName(in.Arm), Samples: in.Samples, State: in.State.String(),
+			Intra: intraName(in.Arm), Radix: in.Arm.Radix, Offload: offloadName(in.Arm), Inter: interName(in.Arm), Samples: in.Samples, State: in.State.String(),
 		}
 		if !math.IsNaN(in.Prior) && !math.IsInf(in.Prior, 0) {
 			en.Prior = in.Prior
@@ -290,7 +311,7 @@ func (t *Tuner) Table() *Table {
 		for _, ms := range in.Measured {
 			en.Measured = append(en.Measured, MeasuredArm{Variant: ms.Arm.Variant.String(), Leaders: ms.Arm.Leaders, Pipeline: ms.Arm.Pipeline,
 				CMA: ms.Arm.Intra == plan.IntraCMA, Intra: intraName(ms.Arm), Radix: ms.Arm.Radix, Offload: offloadName(ms.Arm),
-				Estimate: ms.Estimate, Samples: ms.Samples})
+				Inter: interName(ms.Arm), Estimate: ms.Estimate, Samples: ms.Samples})
 		}
 		tb.Entries = append(tb.Entries, en)
 	}

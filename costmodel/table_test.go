@@ -18,6 +18,9 @@ func TestTableErrors(t *testing.T) {
 		{"tree-in-v1", `{"schema": 1, "provenance": {}, "entries": [{"elem": "float32", "op": "arith", "log2_bytes": 3, "nodes": 1, "ppn": 4, "variant": "dpml", "leaders": 1, "pipeline": 1, "intra": "tree", "radix": 4, "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "schema 1"},
 		{"tree-l9", `{"schema": 2, "provenance": {}, "entries": [{"elem": "float32", "op": "arith", "log2_bytes": 3, "nodes": 1, "ppn": 4, "variant": "dpml", "leaders": 9, "pipeline": 1, "intra": "tree", "radix": 4, "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "l=9"},
 		{"intra", `{"schema": 2, "provenance": {}, "entries": [{"elem": "float32", "op": "arith", "log2_bytes": 3, "nodes": 1, "ppn": 4, "variant": "dpml", "leaders": 1, "pipeline": 1, "intra": "ring", "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "intra"},
+		{"inter", `{"schema": 2, "provenance": {}, "entries": [{"elem": "float32", "op": "arith", "log2_bytes": 20, "nodes": 4, "ppn": 4, "variant": "dpml", "leaders": 1, "pipeline": 1, "inter": "tree", "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "entry inter"},
+		{"inter-native", `{"schema": 2, "provenance": {}, "entries": [{"elem": "float32", "op": "arith", "log2_bytes": 20, "nodes": 4, "ppn": 4, "variant": "native", "leaders": 1, "pipeline": 1, "inter": "ring", "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "native with inter"},
+		{"inter-in-v1", `{"schema": 1, "provenance": {}, "entries": [{"elem": "float32", "op": "arith", "log2_bytes": 20, "nodes": 4, "ppn": 4, "variant": "dpml", "leaders": 1, "pipeline": 1, "inter": "ring", "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "schema 1"},
 		{"no-schema", `{"provenance": {}, "entries": []}`, "schema 0"},
 		{"unknown-field", `{"schema": 1, "provenance": {}, "entries": [], "extra": 1}`, "unknown field"},
 		{"variant", `{"schema": 1, "provenance": {}, "entries": [{"elem": "float32", "op": "arith", "log2_bytes": 3, "nodes": 1, "ppn": 4, "variant": "fast", "leaders": 1, "pipeline": 1, "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "variant"},
@@ -38,6 +41,48 @@ func TestTableErrors(t *testing.T) {
 	tu := newTuners(t, 1, Config{Budget: -1}, DefaultModel())[0]
 	if n, err := tu.LoadTable(tb); err != nil || n != 1 {
 		t.Errorf("LoadTable = %d, %v; want 1 loaded", n, err)
+	}
+}
+
+// A ring arm (plan.InterRing) is written as "inter": "ring", read back as
+// the same arm, and loaded where the arm set has ring twins (several nodes,
+// large buckets); on two nodes it is not feasible and is skipped.
+func TestTableRingEntry(t *testing.T) {
+	en := Entry{Elem: "float32", Op: "arith", Log2Bytes: 22, Nodes: 4, PPN: 8, Variant: "pipelined", Leaders: 8, Pipeline: 2, Inter: "ring", State: "frozen"}
+	a, err := en.Arm()
+	want := Arm{Variant: plan.Pipelined, Leaders: 8, Pipeline: 2, Intra: plan.IntraShm, Overlap: true, Inter: plan.InterRing}
+	if err != nil || a != want {
+		t.Fatalf("Arm() = %+v, %v; want %+v", a, err, want)
+	}
+	if interName(a) != "ring" || interName(Arm{Variant: plan.DPML, Inter: plan.InterMPI}) != "" {
+		t.Errorf("interName: %q", interName(a))
+	}
+	two := en
+	two.Nodes = 2
+	tu := newTuners(t, 1, Config{Budget: -1}, DefaultModel())[0]
+	n, err := tu.LoadTable(&Table{Schema: SchemaVersion, Entries: []Entry{en, two}})
+	if err != nil || n != 1 {
+		t.Fatalf("LoadTable = %d, %v; want the 4-node entry loaded, the 2-node one skipped", n, err)
+	}
+	var buf strings.Builder
+	if err := tu.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := ReadTable(strings.NewReader(buf.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range tb.Entries {
+		if e.Nodes == 4 && e.Log2Bytes == 22 {
+			found = true
+			if b, err := e.Arm(); err != nil || b != want {
+				t.Errorf("saved entry reads back as %+v, %v; want %+v", b, err, want)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the ring entry is missing from the saved table:\n%s", buf.String())
 	}
 }
 

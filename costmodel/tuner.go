@@ -177,6 +177,15 @@ type Config struct {
 	// l = OffloadLeaders otherwise (socket level). 0: no offload arms.
 	OffloadBytes   int
 	OffloadLeaders int
+	// RingBytes: on three nodes or more, size buckets whose smallest size
+	// is at least this get ring twins (plan.InterRing: the engine's ring
+	// reduce-scatter and allgather among the leaders) of their DPML and
+	// Pipelined grid arms (0: 64 KiB; negative: none). Smaller buckets get
+	// none: the ring's 2(n-1) startups against recursive doubling's lg n
+	// outweigh its bandwidth gain there (the default model's crossover is
+	// about 80 KiB per leader on 4 nodes), so its twins would only cost
+	// exploration.
+	RingBytes int
 	// MaxStride: a settled key samples one call in FrozenStride; each
 	// window that confirms its estimate doubles that stride, up to
 	// MaxStride (256), so a steady key costs the tuner one exchange per
@@ -372,6 +381,12 @@ func (c Config) normalize() (Config, error) {
 		c.TreeBytes = 16 << 10
 	case c.TreeBytes < 0:
 		c.TreeBytes = 0
+	}
+	switch {
+	case c.RingBytes == 0:
+		c.RingBytes = 64 << 10
+	case c.RingBytes < 0:
+		c.RingBytes = 0
 	}
 	if c.TreeRadixes == nil {
 		c.TreeRadixes = []int{4, 8, 16, 32, 64}

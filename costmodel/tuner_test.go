@@ -250,10 +250,22 @@ func TestArmSets(t *testing.T) {
 		}},
 		// ppn 1: native only.
 		{MakeKey(ElemFloat32, OpArith, 1<<20, Layout{4, 1}), 1, nil},
-		// 4 MiB on 4x8, segment 1 MiB: l in {1,2,4,8} x {dpml, p1, p2, p4, p8} + native.
-		{MakeKey(ElemFloat32, OpArith, 4<<20, Layout{4, 8}), 21, nil},
-		// 64 KiB on 4x8: one segment, so no Pipelined k = 1.
-		{MakeKey(ElemFloat32, OpArith, 64<<10, Layout{4, 8}), 17, func(as []Arm) string {
+		// 4 MiB on 4x8, segment 1 MiB: l in {1,2,4,8} x {dpml, p1, p2, p4, p8},
+		// each with its ring twin, + native.
+		{MakeKey(ElemFloat32, OpArith, 4<<20, Layout{4, 8}), 41, nil},
+		// The same on two nodes: no ring twins.
+		{MakeKey(ElemFloat32, OpArith, 4<<20, Layout{2, 8}), 21, nil},
+		// 32 KiB on 4x8: below RingBytes, no ring twins.
+		{MakeKey(ElemFloat32, OpArith, 32<<10, Layout{4, 8}), 0, func(as []Arm) string {
+			for _, a := range as {
+				if a.Inter != plan.InterAuto {
+					return fmt.Sprintf("arm %v below RingBytes", a)
+				}
+			}
+			return ""
+		}},
+		// 64 KiB on 4x8: one segment, so no Pipelined k = 1; ring twins.
+		{MakeKey(ElemFloat32, OpArith, 64<<10, Layout{4, 8}), 33, func(as []Arm) string {
 			for _, a := range as {
 				if a.Variant == plan.Pipelined && a.Pipeline == 1 {
 					return "pipelined k=1 with one segment"
@@ -381,6 +393,117 @@ func TestColdFirstCalls(t *testing.T) {
 	}
 	if want := steady(0, in.Arm); math.Abs(in.Estimate/want-1) > 0.1 {
 		t.Errorf("reference estimate %.3g s, steady time of %v is %.3g s", in.Estimate, in.Arm, want)
+	}
+}
+
+// TestRingArms: on three nodes or more and for buckets from RingBytes,
+// every grid arm gets a twin with the ring as its inter-node step, one
+// move away from its host arm; none on two nodes, below the threshold or
+// with RingBytes negative.
+func TestRingArms(t *testing.T) {
+	set := func(cfg Config, k Key) *armSet {
+		c, err := cfg.normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newArmSet(k, &c)
+	}
+	rings := func(s *armSet) int {
+		n := 0
+		for _, a := range s.arms {
+			if a.Inter == plan.InterRing {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		cfg   Config
+		key   Key
+		twins int
+	}{
+		{Config{Budget: -1}, MakeKey(ElemFloat32, OpArith, 1<<20, Layout{3, 4}), -1},
+		{Config{Budget: -1, CMA: true}, MakeKey(ElemFloat64, OpArith, 16<<20, Layout{5, 2}), -1},
+		{Config{Budget: -1}, MakeKey(ElemFloat32, OpArith, 1<<20, Layout{2, 4}), 0},
+		{Config{Budget: -1}, MakeKey(ElemFloat32, OpArith, 32<<10, Layout{4, 4}), 0},
+		{Config{Budget: -1, RingBytes: -1}, MakeKey(ElemFloat32, OpArith, 1<<20, Layout{4, 4}), 0},
+		{Config{Budget: -1, RingBytes: 8 << 10}, MakeKey(ElemFloat32, OpArith, 8<<10, Layout{4, 4}), -1},
+		{Config{Budget: -1}, MakeKey(ElemFloat32, OpArith, 1<<20, Layout{4, 1}), 0}, // ppn 1: native only
+	} {
+		s := set(c.cfg, c.key)
+		grid := 0
+		for _, row := range s.grid {
+			for _, i := range row {
+				if i >= 0 {
+					grid++
+				}
+			}
+		}
+		want := c.twins
+		if want < 0 {
+			want = grid // every grid arm
+		}
+		if got := rings(s); got != want || want > 0 && grid == 0 {
+			t.Errorf("%v: %d ring arms (%d grid arms), want %d", c.key, got, grid, want)
+		}
+		for i, a := range s.arms {
+			if a.Inter != plan.InterRing {
+				continue
+			}
+			h := a
+			h.Inter = plan.InterAuto
+			j := s.index(h)
+			if j < 0 || int(s.ring[j]) != i || s.index(a) != i {
+				t.Errorf("%v: ring twin %v (arm %d) not paired with its host arm (%d)", c.key, a, i, j)
+				continue
+			}
+			if !containsU8(s.nbr[i], uint8(j)) || !containsU8(s.nbr[j], uint8(i)) {
+				t.Errorf("%v: ring twin %v and its host arm are not neighbours", c.key, a)
+			}
+			if m := h; true {
+				m.Inter = plan.InterMPI // the default step, named: the host arm
+				if s.index(m) != j {
+					t.Errorf("%v: index(%v) = %d, want the host arm %d", c.key, m, s.index(m), j)
+				}
+			}
+		}
+	}
+}
+
+// The ring's cost is its own: 2(n-1) rounds of one chunk (plan.Split of
+// the step in n cache-line pieces), against the MPI library's ceil(lg n)
+// rounds of the whole step; so the ring loses small steps and wins large
+// ones from three nodes on, and loses on two.
+func TestRingCost(t *testing.T) {
+	m := DefaultModel()
+	m.Conc = Concurrency{} // one pair: no concurrency curve
+	for _, c := range []struct{ bytes, nodes int }{{1 << 20, 4}, {1000, 3}, {64, 5}, {4 << 20, 8}} {
+		_, chunk := plan.Split(c.bytes, c.nodes, plan.CacheLine)
+		want := float64(2*(c.nodes-1)) * (m.A + float64(chunk)*m.B)
+		if got := m.InterStep(plan.InterRing, 1, 1, c.bytes, c.nodes); math.Abs(got/want-1) > 1e-12 {
+			t.Errorf("ring, %d B on %d nodes: %g s, want 2(n-1)(a + chunk b) = %g", c.bytes, c.nodes, got, want)
+		}
+		rd := Rounds(c.nodes) * (m.A + float64(c.bytes)*m.B)
+		if got := m.InterStep(plan.InterMPI, 1, 1, c.bytes, c.nodes); math.Abs(got/rd-1) > 1e-12 {
+			t.Errorf("mpi, %d B on %d nodes: %g s, want ceil(lg n)(a + n b) = %g", c.bytes, c.nodes, got, rd)
+		}
+	}
+	d := DefaultModel()
+	big, small := Arm{Variant: plan.Pipelined, Leaders: 8, Pipeline: 2, Intra: plan.IntraShm, Overlap: true}, Arm{Variant: plan.DPML, Leaders: 1, Pipeline: 1, Intra: plan.IntraShm}
+	ring := func(a Arm) Arm { a.Inter = plan.InterRing; return a }
+	lay4, lay2 := Layout{Nodes: 4, PPN: 8}, Layout{Nodes: 2, PPN: 8}
+	if r, h := d.Predict(ring(big), 64<<20, lay4), d.Predict(big, 64<<20, lay4); !(r < h) {
+		t.Errorf("64 MiB on 4x8: ring %g s, MPI %g s: want the ring cheaper", r, h)
+	}
+	if r, h := d.Predict(ring(small), 4<<10, lay4), d.Predict(small, 4<<10, lay4); !(r > h) {
+		t.Errorf("4 KiB on 4x8: ring %g s, MPI %g s: want the ring dearer", r, h)
+	}
+	if r, h := d.Predict(ring(big), 64<<20, lay2), d.Predict(big, 64<<20, lay2); !(r > h) {
+		t.Errorf("64 MiB on 2x8: ring %g s, MPI %g s: want the ring dearer", r, h)
+	}
+	// One node: no inter-node step, whatever the algorithm.
+	if r, h := d.Predict(ring(big), 1<<20, Layout{1, 8}), d.Predict(big, 1<<20, Layout{1, 8}); r != h {
+		t.Errorf("one node: ring %g s, MPI %g s", r, h)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dpmlgo/dpml/internal/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // TestHotPathAllocations: every plan (tuned, DPML, Pipelined, cross-memory
@@ -28,6 +29,8 @@ func TestHotPathAllocations(t *testing.T) {
 			{Override{}, 0.5}, {Override{Leaders: 2}, 0.5},
 			{Override{Leaders: 2, Pipeline: 2}, 0.5}, {Override{Leaders: 2, Pipeline: 4}, 0.5},
 			{Override{Leaders: 2, Intra: IntraCMA}, 0.5},
+			{Override{Variant: DPML, Leaders: 2, Inter: plan.InterRing}, 0.5},
+			{Override{Leaders: 2, Pipeline: 4, Inter: plan.InterRing}, 0.5},
 		}
 		for _, tc := range cases {
 			for i := 0; i < 300; i++ {

@@ -234,7 +234,7 @@ func (c *Comm) report(p Plan) {
 	// A struct, not a formatted string: every call of a Go-routed plan
 	// comes here under DPML_VERBOSE=1, which the device's benchmarks set
 	// for the tuner's tables, and a string cost an allocation per call.
-	key := reportKey{class, p.Variant, p.Leaders, p.Pipeline, p.Intra, p.Radix, p.Segments, p.Offload}
+	key := reportKey{class, p.Variant, p.Leaders, p.Pipeline, p.Intra, p.Radix, p.Segments, p.Offload, p.Inter}
 	if c.verbose < 2 {
 		if c.reported[key] {
 			return
@@ -272,6 +272,7 @@ type reportKey struct {
 	intra             Intra
 	radix, segments   int
 	offload           plan.Offload
+	inter             plan.Inter
 }
 
 // maxReported bounds DPML_VERBOSE=1's plan printing.
@@ -284,7 +285,7 @@ const maxReported = 256
 // on any rank, returns the same error on every rank, wrapping ErrCheck;
 // the communicator stays usable (nothing has moved yet).
 func (c *Comm) checkCall(kind mpi.Kind, op mpi.Op, count int, inPlace bool, o Override, local error) error {
-	var v [12]uint64
+	var v [13]uint64
 	if local != nil {
 		v[0] = 1
 	}
@@ -293,7 +294,7 @@ func (c *Comm) checkCall(kind mpi.Kind, op mpi.Op, count int, inPlace bool, o Ov
 		v[4] = 1
 	}
 	v[5], v[6], v[7], v[8], v[9], v[10] = uint64(o.Variant), uint64(o.Leaders), uint64(o.Pipeline), uint64(o.SegmentBytes), uint64(o.Intra), uint64(o.Radix)
-	v[11] = uint64(o.Offload)
+	v[11], v[12] = uint64(o.Offload), uint64(o.Inter)
 	buf := make([]uint64, 2*len(v))
 	for i, x := range v {
 		buf[i], buf[len(v)+i] = x, ^x
@@ -318,7 +319,7 @@ func (c *Comm) checkCall(kind mpi.Kind, op mpi.Op, count int, inPlace bool, o Ov
 		{"in place", strconv.FormatBool(inPlace)}, {"variant", o.Variant.String()},
 		{"leaders", strconv.Itoa(o.Leaders)}, {"pipeline", strconv.Itoa(o.Pipeline)},
 		{"segment bytes", strconv.Itoa(o.SegmentBytes)}, {"intra", o.Intra.String()}, {"radix", strconv.Itoa(o.Radix)},
-		{"offload", o.Offload.String()},
+		{"offload", o.Offload.String()}, {"inter", o.Inter.String()},
 	}
 	class := classOK
 	if local != nil {

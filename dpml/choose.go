@@ -40,6 +40,9 @@ func (o Override) or(d Override) Override {
 	if o.Offload == plan.OffloadAuto {
 		o.Offload = d.Offload
 	}
+	if o.Inter == plan.InterAuto {
+		o.Inter = d.Inter
+	}
 	return o
 }
 
@@ -116,6 +119,7 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 	}
 	p := Plan{Count: count, ElemSize: es, Nodes: c.nodes, PPN: c.minPPN, Align: max(1, alignBytes/es)}
 	o = o.or(c.fixed).or(c.env)
+	var err error
 	v := o.Variant
 	if c.nodes == c.size && !c.offloadsAlone(count*es, o) {
 		v = Native // one rank per node everywhere: DPML degenerates (unless the switches reduce)
@@ -191,8 +195,26 @@ func (c *Comm) plan(count, es int, o Override) (Plan, error) {
 		p.SegElems = max(count, 1)
 	}
 	p.SegmentBytes = p.SegElems * es
+	if p.Inter, err = interOf(o.Inter, c.nodes); err != nil {
+		return Plan{}, err
+	}
 	p.Offload = c.offloadFor(&p, o.Offload)
 	return p, nil
+}
+
+// interOf resolves a plan's host inter-node algorithm: none on one node,
+// the MPI library's unless one is asked for. The in-network offload is not
+// named here (Override.Offload asks for it; offloadFor decides).
+func interOf(want plan.Inter, nodes int) (plan.Inter, error) {
+	switch {
+	case want == plan.InterSharp || want >= plan.NumInter || want != plan.InterAuto && interAlgos[want] == nil:
+		return 0, fmt.Errorf("%w: inter-node algorithm %v: want %v or %v (the offload is Offload's)", ErrConfig, want, plan.InterMPI, plan.InterRing)
+	case nodes < 2:
+		return plan.InterAuto, nil
+	case want == plan.InterAuto:
+		return plan.InterMPI, nil
+	}
+	return want, nil
 }
 
 // defaultPlan is the built-in policy used until the tuner chooses: the

@@ -71,6 +71,7 @@ type nodeView struct {
 	segBudget  int                                     // bytes per input slot
 	trees      [maxRadix + 1][plan.MaxTrees]*treeShape // [radix][tree j], built on first use
 	transports [numIntra]transport
+	inters     [plan.NumInter]interAlgo // the inter-node algorithms (inter.go), by plan.Inter
 	wait       shm.Waiter
 	waitPoll   shm.Waiter // wait, progressing pending MPI requests while it waits
 	fz         fusedView  // the fused tree call's C state (fused.go)
@@ -105,8 +106,7 @@ type inFlight struct {
 	gen          uint64 // segments completed on this communicator
 	scratch      []byte // a leader's private staging buffers for CMA reads
 	scratchSrcs  []unsafe.Pointer
-	pending      [2][]*mpi.Request
-	reqPool      [2][]mpi.Request // the requests pending points into, reused
+	pending      [2][]pendingStep // started inter-node steps, by buffer set
 	pendingRange [2]flagPost
 	err          error // sticky: a failed call leaves the communicator unusable
 	closed       bool
@@ -294,6 +294,7 @@ func (c *Comm) readSettings(opts []Option) (options, []Setting, error) {
 
 	c.segBudget, c.timing = o.segBudget, o.timing
 	c.transports = [numIntra]transport{IntraShm: shmCopies{}, IntraCMA: cmaAttach{}, IntraTree: treeReduce{}}
+	c.inters = newInterAlgos()
 	c.wait = shm.Waiter{Timeout: o.timeout, Pace: mpi.Pace}
 	c.wait.Spin, err = config.Int(config.Spin)
 	keep(err)
@@ -732,10 +733,15 @@ func (c *Comm) release() error {
 			// never complete: do not wait for them (MPI cannot cancel a
 			// collective; the job is ending anyway).
 			if r != nil && c.err == nil {
-				errs = append(errs, r.Wait())
+				errs = append(errs, c.wait.Until(r.Test))
 			}
 		}
 		c.pending[i] = nil
+	}
+	for _, a := range c.inters {
+		if a != nil {
+			errs = append(errs, a.close(c.err == nil))
+		}
 	}
 	c.freeFused()
 	if c.seg != nil {

@@ -13,12 +13,14 @@ import (
 	"github.com/dpmlgo/dpml/internal/mpitest"
 	"github.com/dpmlgo/dpml/leaders"
 	"github.com/dpmlgo/dpml/mpi"
+	"github.com/dpmlgo/dpml/plan"
 )
 
 func TestMain(m *testing.M) { mpitest.Main(m) }
 
 // Layouts of the conformance suite: single node, two nodes, one rank per node
-// (the degenerate native plan) and uneven ranks per node.
+// (the degenerate native plan), uneven ranks per node, and three nodes (a
+// ring of leaders that is not a power of two).
 var layouts = []struct {
 	name string
 	ppn  []int
@@ -27,6 +29,7 @@ var layouts = []struct {
 	{"2x2", []int{2, 2}},
 	{"4x1", []int{1, 1, 1, 1}},
 	{"2+3", []int{3, 2}},
+	{"3x2", []int{2, 2, 2}},
 }
 
 func TestConformance(t *testing.T) {
@@ -120,8 +123,8 @@ type testCase struct {
 }
 
 func (tc testCase) String() string {
-	return fmt.Sprintf("count=%d op=%v variant=%v l=%d k=%d intra=%v inplace=%v exact=%v",
-		tc.count, tc.op, tc.o.Variant, tc.o.Leaders, tc.o.Pipeline, tc.o.Intra, tc.inPlace, tc.exact)
+	return fmt.Sprintf("count=%d op=%v variant=%v l=%d k=%d intra=%v inter=%v inplace=%v exact=%v",
+		tc.count, tc.op, tc.o.Variant, tc.o.Leaders, tc.o.Pipeline, tc.o.Intra, tc.o.Inter, tc.inPlace, tc.exact)
 }
 
 // input is rank r's element i: small integers (exact) or random floats.
@@ -196,6 +199,13 @@ func setInt(p any, v int64) {
 // node in local-rank order, then the node results in node order) with the
 // test's own scalar oracle (oracle_test.go), never the engine's kernels.
 func reference[T mpi.Number](d world, tc testCase) []T {
+	return oracleFold(nodeResults[T](d, tc), oracleOp[T](tc.op))
+}
+
+// nodeResults folds each node's inputs in local-rank order with the
+// scalar oracle: what every node's leaders hold before the inter-node step
+// (copies and cross-memory attach; the tree has its own order).
+func nodeResults[T mpi.Number](d world, tc testCase) [][]T {
 	f := oracleOp[T](tc.op)
 	if f == nil {
 		panic(fmt.Sprintf("no oracle for %T %v", *new(T), tc.op))
@@ -211,7 +221,27 @@ func reference[T mpi.Number](d world, tc testCase) []T {
 		}
 		nodeRes[n] = oracleFold(srcs, f)
 	}
-	return oracleFold(nodeRes, f)
+	return nodeRes
+}
+
+// ringRotations returns, for each node c, the node results folded in node
+// order rotated to start at c (c, c+1, ..., c-1): the orders a ring
+// reduction may fold an element in. Which one an element gets depends on
+// the chunk it falls in; the test does not restate the cut, it accepts
+// any rotation (and, separately, requires equal bits on every rank and
+// run after run).
+func ringRotations[T mpi.Number](d world, tc testCase) [][]T {
+	f := oracleOp[T](tc.op)
+	res := nodeResults[T](d, tc)
+	out := make([][]T, d.nodes)
+	for c := range out {
+		rot := make([][]T, d.nodes)
+		for i := range rot {
+			rot[i] = res[(c+i)%d.nodes]
+		}
+		out[c] = oracleFold(rot, f)
+	}
+	return out
 }
 
 // check runs one case on every rank and verifies the result against the
@@ -234,13 +264,30 @@ func check[T mpi.Number](t *testing.T, d world, w *mpi.Comm, tc testCase) {
 		t.Fatalf("%T %v: %v", *new(T), tc, err)
 	}
 	want := reference[T](d, tc)
-	if p := d.c.LastPlan(); p.Intra == IntraTree {
+	p := d.c.LastPlan()
+	if p.Intra == IntraTree {
 		want = treeReference[T](d, tc, p)
+	}
+	if tc.o.Inter != plan.InterAuto && p.Variant != Native && d.nodes > 1 && p.Inter != tc.o.Inter {
+		t.Fatalf("%T %v: the plan ran inter-node algorithm %v (%s)", *new(T), tc, p.Inter, p.Spec())
+	}
+	// The ring folds each chunk's node results in node order rotated to
+	// start at some node: bits are checked against every rotation.
+	var alts [][]T
+	if p.InterAlgorithm() == plan.InterRing && d.nodes > 2 && !tc.exact {
+		if p.Intra == IntraTree {
+			t.Fatalf("%T %v: no bit-exact oracle for trees with the ring on %d nodes: use exact inputs", *new(T), tc, d.nodes)
+		}
+		alts = ringRotations[T](d, tc)
 	}
 	// Exact cases compare values (the MPI library may produce -0 where Go
 	// produces +0, e.g. in complex products); order-checked cases compare bits.
 	for i := range want {
-		if tc.exact && recv[i] != want[i] || !tc.exact && !sameBits(recv[i], want[i]) {
+		ok := tc.exact && recv[i] == want[i] || !tc.exact && sameBits(recv[i], want[i])
+		for _, a := range alts {
+			ok = ok || sameBits(recv[i], a[i])
+		}
+		if !ok {
 			t.Fatalf("%T %v: element %d = %v, want %v", *new(T), tc, i, recv[i], want[i])
 		}
 	}
@@ -271,15 +318,18 @@ func sameOnAllRanks[T mpi.Number](t *testing.T, w *mpi.Comm, v []T, tc testCase)
 	}
 }
 
-// allOps runs every valid op on type T for a few counts and plans.
+// allOps runs every valid op on type T for a few counts and plans, the
+// inter-node step by the MPI library and by the ring.
 func allOps[T mpi.Number](t *testing.T, d world, w *mpi.Comm) {
 	maxL := d.c.MaxLeaders()
+	ring := plan.InterRing
 	for _, op := range mpi.Ops() {
 		if mpi.CheckOp[T](op) != nil {
 			continue
 		}
 		for _, n := range []int{1, 97} {
-			for _, o := range []Override{{}, {Leaders: maxL, Pipeline: 2}, {Variant: DPML, Leaders: 2}, {Leaders: maxL, Intra: IntraCMA}} {
+			for _, o := range []Override{{}, {Leaders: maxL, Pipeline: 2}, {Variant: DPML, Leaders: 2}, {Leaders: maxL, Intra: IntraCMA},
+				{Variant: DPML, Leaders: 2, Inter: ring}, {Leaders: maxL, Pipeline: 2, Inter: ring}} {
 				check[T](t, d, w, testCase{count: n, op: op, o: o, exact: true, seed: uint64(n)})
 			}
 		}
@@ -329,7 +379,8 @@ func conformance(t *testing.T, w *mpi.Comm) {
 			for i, n := range counts {
 				for _, inPlace := range []bool{false, true} {
 					intra := []Intra{IntraShm, IntraCMA}[(i+k)%2]
-					o := Override{Leaders: l, Pipeline: k, Intra: intra}
+					inter := []plan.Inter{plan.InterAuto, plan.InterRing}[(i+l)%2]
+					o := Override{Leaders: l, Pipeline: k, Intra: intra, Inter: inter}
 					check[float64](t, d, w, testCase{count: n, op: mpi.OpSum, o: o, inPlace: inPlace, exact: exact, seed: uint64(l*k + n)})
 					check[int32](t, d, w, testCase{count: n, op: mpi.OpBxor, o: o, inPlace: inPlace, exact: true, seed: 7})
 				}
@@ -344,6 +395,8 @@ func conformance(t *testing.T, w *mpi.Comm) {
 	check[float64](t, d, w, testCase{count: big, op: mpi.OpSum, o: Override{Leaders: maxL, Pipeline: 2, Intra: IntraCMA}, inPlace: true, exact: exact, seed: 14})
 	check[int32](t, d, w, testCase{count: big, op: mpi.OpBxor, o: Override{Variant: DPML, Leaders: 2, Intra: IntraCMA}, exact: true, seed: 15})
 	check[float32](t, d, w, testCase{count: big, op: mpi.OpSum, exact: true, seed: 13})
+	check[float64](t, d, w, testCase{count: big, op: mpi.OpSum, o: Override{Leaders: maxL, Pipeline: 4, Inter: plan.InterRing}, inPlace: true, exact: exact, seed: 16})
+	check[int32](t, d, w, testCase{count: big, op: mpi.OpBor, o: Override{Variant: DPML, Leaders: 1, Intra: IntraCMA, Inter: plan.InterRing}, exact: true, seed: 17})
 }
 
 func TestDeterministicAcrossRuns(t *testing.T) {

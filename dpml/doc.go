@@ -46,11 +46,14 @@
 //	copy-in    every rank         copy its slice into its slot of the node's shared segment
 //	reduce     leader j (of l)    fold partition j of every slot, in local-rank order
 //	inter      leader j           allreduce partition j over leader communicator j
-//	                              (one per leader index, h members: l run at once)
+//	                              (one per leader index, h members: l run at once),
+//	                              by the plan's inter-node algorithm: the MPI
+//	                              library's allreduce (default), the engine's
+//	                              ring (inter=ring) or the offload (inter.go)
 //	copy-out   every rank         copy the l reduced partitions out
 //
 // Variants are plans: DPML (blocking inter-node step), Pipelined (k
-// non-blocking sub-chunk allreduces per leader, and segment s's inter-node
+// non-blocking sub-chunk steps per leader, and segment s's inter-node
 // step overlapping segment s+1's intra-node phases), the single-node form
 // (no inter phase) and Native (the MPI library's allreduce: ppn = 1 on every
 // node, or forced). Messages larger than one segment (DPML_SEGMENT_BYTES)
@@ -88,7 +91,9 @@
 // reference, TestTreeGoPath the Go one). Across
 // nodes, the MPI library's allreduce over the leader communicator combines
 // the node results (in node order for the libraries' usual algorithms on a
-// commutative op). Floating-point sums therefore depend on how ranks are
+// commutative op); the engine's ring (plan spec inter=ring, ring.go) folds
+// each chunk of a leader's partition once, in node order rotated to start
+// at the chunk's index, and then copies it. Floating-point sums therefore depend on how ranks are
 // placed on nodes, and can differ in the last bits from the native
 // MPI_Allreduce and between plans whose leader count or segment size
 // changes the inter-node message boundaries; integer results never differ.

@@ -7,7 +7,6 @@ import (
 	"unsafe"
 
 	"github.com/dpmlgo/dpml/mpi"
-	"github.com/dpmlgo/dpml/plan"
 	"github.com/dpmlgo/dpml/shm"
 )
 
@@ -19,7 +18,8 @@ import (
 //	reduce(s)      leader j: await the inputs, fold partition j into the
 //	               result area (transport)
 //	inter(s)       leader j: allreduce partition j with leader j of the other
-//	               nodes (DPML: blocking; Pipelined: k Iallreduces, completed
+//	               nodes by the plan's inter-node algorithm (inter.go; DPML:
+//	               run to completion; Pipelined: k steps started, completed
 //	               during segment s+1), deliver it (transport), raise out[j] = g
 //	collect(s)     wait out[j] >= g for the active leaders, take the result
 //	               (transport)
@@ -79,8 +79,14 @@ func executePlan[T mpi.Number](c *Comm, pp *prepared, send, recv []T, op mpi.Op,
 	e := run[T]{c: c, x: &c.call, tr: tr, p: p, pp: pp, send: send, recv: recv, op: op}
 	e.lead = c.pos < p.Leaders
 	e.inter = p.Has(PhaseInter)
-	if e.inter && p.Overlap {
-		e.lag = 1
+	if e.inter {
+		var err error
+		if e.alg, err = c.interFor(p); err != nil {
+			return err
+		}
+		if p.Overlap {
+			e.lag = 1
+		}
 	}
 	if !tr.pinsBuffers() {
 		return e.segments()
@@ -154,8 +160,9 @@ type run[T mpi.Number] struct {
 	op         mpi.Op
 	lead       bool // this rank leads partition c.pos
 	inter      bool
-	lag        int    // segments between reduce and collect
-	base       uint64 // generation before the call's first segment
+	alg        interAlgo // the inter-node algorithm (when inter)
+	lag        int       // segments between reduce and collect
+	base       uint64    // generation before the call's first segment
 }
 
 func (e *run[T]) tick() time.Time {
@@ -207,7 +214,6 @@ func (e *run[T]) reduce(s int, g uint64) error {
 	e.tock(&c.times.WaitIn, t)
 	es := p.ElemSize
 	res := unsafe.Add(e.tr.result(e.x, g), plo*es)
-	resT := unsafe.Slice((*T)(res), phi-plo)
 	// fold reduces elements [q, q+n) of the segment's partition into res.
 	fold := func(q, n int) error {
 		t := e.tick()
@@ -221,32 +227,19 @@ func (e *run[T]) reduce(s int, g uint64) error {
 			return err
 		}
 		return e.post(s, g)
-	case e.lag == 0: // one blocking allreduce
+	case e.lag == 0: // the whole step, blocking
 		if err := fold(plo, phi-plo); err != nil {
 			return err
 		}
 		t = e.tick()
-		var err error
-		if p.Offload == plan.OffloadSharp {
-			err = c.offloadInter(res, phi-plo, mpi.KindOf[T](), e.op) // bounded waits of its own
-		} else {
-			c.watch.enter(stepInter)
-			err = mpi.AllreduceInPlace(c.leaderComm, resT, e.op)
-			c.watch.leave()
-		}
-		if err != nil {
-			return fmt.Errorf("dpml: leader %d inter-node allreduce of segment %d: %w", c.pos, s, err)
+		if err := e.alg.run(c, e.step(res, phi-plo)); err != nil {
+			return fmt.Errorf("dpml: leader %d inter-node step (%v) of segment %d: %w", c.pos, p.InterAlgorithm(), s, err)
 		}
 		e.tock(&c.times.Inter, t)
 		return e.post(s, g)
-	default: // overlapped: reduce a sub-chunk, start its allreduce, next
+	default: // overlapped: reduce a sub-chunk, start its step, next
 		b := g & 1
 		reqs := c.pending[b][:0]
-		// Requests of set b are reused: the previous segment of set b
-		// completed all of them before this one started.
-		if len(c.reqPool[b]) < p.Pipeline {
-			c.reqPool[b] = make([]mpi.Request, p.Pipeline)
-		}
 		for q := 0; q < p.Pipeline; q++ {
 			a, z := subchunk(0, phi-plo, p.Pipeline, q, p.Align)
 			if a == z {
@@ -256,9 +249,9 @@ func (e *run[T]) reduce(s int, g uint64) error {
 				return err
 			}
 			t = e.tick()
-			r := &c.reqPool[b][q]
-			if err := mpi.IallreduceInPlaceReq(c.leaderComm, resT[a:z], e.op, r); err != nil {
-				return fmt.Errorf("dpml: leader %d inter-node iallreduce of segment %d: %w", c.pos, s, err)
+			r, err := e.alg.start(c, e.step(unsafe.Add(res, a*es), z-a), int(b), q)
+			if err != nil {
+				return fmt.Errorf("dpml: leader %d starts the inter-node step (%v) of segment %d: %w", c.pos, p.InterAlgorithm(), s, err)
 			}
 			reqs = append(reqs, r)
 			e.tock(&c.times.Inter, t)
@@ -267,6 +260,11 @@ func (e *run[T]) reduce(s int, g uint64) error {
 		c.pendingRange[b] = flagPost{valid: true, gen: g}
 	}
 	return nil
+}
+
+// step describes this leader's inter-node step on n elements at buf.
+func (e *run[T]) step(buf unsafe.Pointer, n int) interStep {
+	return interStep{buf: buf, n: n, kind: mpi.KindOf[T](), op: e.op, es: e.p.ElemSize, align: e.p.Align, kern: e.x.kern}
 }
 
 // finish completes the pending inter-node requests of generation g (if this

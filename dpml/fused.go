@@ -266,11 +266,12 @@ func (c *Comm) freeFused() {
 }
 
 // fusable reports whether plan p is one the C routine runs: one tree, one
-// segment, no offload, at most fusedMaxBytes. (The kind and op are the
+// segment, the MPI library's inter-node step (the routine's root makes that
+// call itself), at most fusedMaxBytes. (The kind and op are the
 // call's: fusedOK.)
 func (c *Comm) fusable(p *Plan) bool {
 	return c.fz.f != nil && p.Variant != Native && p.Intra == IntraTree && p.Leaders == 1 &&
-		p.Segments == 1 && p.Offload != plan.OffloadSharp && p.Count*p.ElemSize <= fusedMaxBytes &&
+		p.Segments == 1 && p.InterAlgorithm() == plan.InterMPI && p.Count*p.ElemSize <= fusedMaxBytes &&
 		!c.timing && !traceBuild
 }
 

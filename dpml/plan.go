@@ -18,8 +18,9 @@ const (
 	// order, into the result area (Phase 2).
 	PhaseReduce
 	// PhaseInter: leader j allreduces its partition with leader j of every
-	// other node over leader communicator j (Phase 3); with Pipeline k > 1
-	// as k non-blocking sub-chunk allreduces.
+	// other node over leader communicator j (Phase 3), by the plan's
+	// inter-node algorithm (Plan.Inter, Plan.Offload); with Pipeline k > 1
+	// as k sub-chunk steps started at once.
 	PhaseInter
 	// PhaseCopyOut: every rank copies the reduced result out (Phase 4).
 	PhaseCopyOut
@@ -121,7 +122,10 @@ const alignBytes = plan.CacheLine
 // are active when the message is small), Pipeline is 1 for DPML,
 // SegmentBytes is SegElems x ElemSize, Intra is the transport that runs
 // (never IntraAuto, but for Native), Radix the tree's radix (IntraTree),
-// and Overlap is set when segments overlap (Pipelined on several nodes).
+// Overlap is set when segments overlap (Pipelined on several nodes), and
+// Inter is the host's inter-node algorithm on several nodes (InterMPI
+// unless one was asked for; InterAuto on one node, where there is no
+// inter-node step; InterAlgorithm says what runs, the offload included).
 type Plan struct {
 	plan.Shape
 	Phases   []Phase
@@ -203,8 +207,11 @@ func (p Plan) String() string {
 	if p.Stream {
 		intra += ", streaming copy-out"
 	}
-	if p.Offload == plan.OffloadSharp {
+	switch p.InterAlgorithm() {
+	case plan.InterSharp:
 		intra += "; inter-node step by the in-network offload"
+	case plan.InterRing:
+		intra += "; inter-node step by the leaders' ring (reduce-scatter, allgather)"
 	}
 	fmt.Fprintf(&b, "leaders l=%d, pipeline k=%d, %d segment(s) of %d elements (%s), intra-node by %s\n",
 		p.Leaders, p.Pipeline, p.Segments, p.SegElems, human(p.SegElems*p.ElemSize), intra)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dpmlgo/dpml/internal/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // shmEntries lists /dev/shm names with the given prefix.
@@ -68,7 +69,7 @@ func TestManyCallsNoLeak(t *testing.T) {
 			if rng.IntN(8) != 0 {
 				n = rng.IntN(64) // mostly small: many calls, quickly
 			}
-			o := Override{Leaders: 1 + rng.IntN(2), Pipeline: 1 + rng.IntN(3), Intra: Intra(1 + rng.IntN(2))}
+			o := Override{Leaders: 1 + rng.IntN(2), Pipeline: 1 + rng.IntN(3), Intra: Intra(1 + rng.IntN(2)), Inter: plan.Inter(1 + rng.IntN(2))}
 			c := a
 			if i%2 == 1 {
 				c = b

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dpmlgo/dpml/internal/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
+	"github.com/dpmlgo/dpml/plan"
 )
 
 // The soak: a long randomized run checking every result against
@@ -293,10 +294,12 @@ func soakCall[T mpi.Number](rng *rand.Rand, d world, st *soakStats, maxCount int
 		o.Leaders = 1 + rng.IntN(maxL)
 	case 2:
 		o.Leaders, o.Pipeline = 1+rng.IntN(maxL), 1+rng.IntN(4)
+		o.Inter = []plan.Inter{plan.InterAuto, plan.InterRing}[rng.IntN(2)]
 	case 3:
 		o.Variant = []Variant{DPML, Pipelined, Native}[rng.IntN(3)]
 		o.Leaders, o.Pipeline = 1+rng.IntN(maxL), 1+rng.IntN(4)
 		o.Intra = []Intra{IntraAuto, IntraShm, IntraCMA, IntraTree}[rng.IntN(4)]
+		o.Inter = []plan.Inter{plan.InterAuto, plan.InterMPI, plan.InterRing}[rng.IntN(3)]
 	}
 	inPlace := rng.IntN(2) == 0
 	seed := rng.Uint64()

@@ -18,19 +18,24 @@ import (
 //	spec    = variant [ ":" [ setting { "," setting } ] ]
 //	variant = "auto" | "native" | "dpml" | "pipelined"   (case-insensitive)
 //	setting = "l=" N | "k=" N | "intra=" ("auto"|"shm"|"cma"|"tree") | "r=" N | "seg=" BYTES
-//	        | "offload=" ("host"|"sharp")
+//	        | "offload=" ("host"|"sharp") | "inter=" ("mpi"|"ring")
 //
 // l is the number of leaders per node, k the pipeline depth, intra the
 // intra-node data path, r the reduction tree's radix (intra=tree), seg
 // the segment size (a byte count with an
 // optional K, M or G suffix) and offload where the inter-node step runs
 // (sharp: the in-network offload DPML_OFFLOAD attached, see offload.go; a
-// call it cannot take runs on the host). Examples: "auto" (the engine
+// call it cannot take runs on the host), inter the host's inter-node
+// algorithm among the leaders (mpi: the MPI library's allreduce, the
+// default; ring: the engine's ring reduce-scatter and allgather, inter.go).
+// Examples: "auto" (the engine
 // chooses: the zero Override), "native" (the MPI library's allreduce),
 // "dpml:l=2", "pipelined:l=8,k=4,intra=cma", "auto:l=4" (l forced, the rest
 // chosen), "dpml:intra=tree,r=8" (the small-message reduction tree),
 // "dpml:intra=tree,offload=sharp" (node-level offload), "dpml:l=2,offload=sharp"
-// (two leaders, each offloading its partition: socket level on two sockets).
+// (two leaders, each offloading its partition: socket level on two sockets),
+// "pipelined:l=8,k=2,inter=ring" (the leaders' step by the ring),
+// "auto:inter=mpi" (the built-in policy's plan with the MPI library's step).
 //
 // A spec says what is forced, exactly as an Override does: keys left out
 // stay zero and are chosen by the engine. ParseOverride(o.Spec()) == o for
@@ -38,7 +43,7 @@ import (
 
 // SpecKeys lists the setting keys of a plan spec, in the order Spec writes
 // them.
-var SpecKeys = []string{"l", "k", "intra", "r", "seg", "offload"}
+var SpecKeys = []string{"l", "k", "intra", "r", "seg", "offload", "inter"}
 
 // ParseOverride parses a plan spec (see the grammar above) into an Override.
 // It rejects unknown variants and keys, repeated keys, values out of range,
@@ -105,6 +110,12 @@ func ParseOverride(spec string) (Override, error) {
 				return o, fmt.Errorf("plan spec %q: offload=%s: want host or sharp (leave it out for the engine's choice)", spec, val)
 			}
 			o.Offload = off
+		case "inter":
+			in, err := plan.ParseInter(val)
+			if err != nil || in == plan.InterAuto || in == plan.InterSharp {
+				return o, fmt.Errorf("plan spec %q: inter=%s: want mpi or ring (leave it out for the engine's choice; the in-network offload is offload=sharp)", spec, val)
+			}
+			o.Inter = in
 		case "seg":
 			n, err := config.ParseBytes(val)
 			if err != nil || n < 1 || n > 1<<40 {
@@ -156,13 +167,17 @@ func (o Override) Spec() string {
 	if o.Offload != plan.OffloadAuto {
 		add("offload", o.Offload.String())
 	}
+	if o.Inter != plan.InterAuto {
+		add("inter", o.Inter.String())
+	}
 	return b.String()
 }
 
 // Spec describes a plan that ran (or would run) as a plan spec that forces
 // it again: the variant, the active leaders, the pipeline depth, the
-// intra-node path, the segment size and, where an offload is attached or
-// was asked for, where the inter-node step ran. A native plan is "native"; the
+// intra-node path, the segment size, where an offload is attached or
+// was asked for, where the inter-node step ran, and the host's inter-node
+// algorithm when it is not the MPI library's (the default). A native plan is "native"; the
 // zero Plan (no call made yet) is "none", which no parser accepts. The
 // drop-in library reports this through DPMLX_Last_plan.
 func (p Plan) Spec() string {
@@ -173,6 +188,9 @@ func (p Plan) Spec() string {
 		return variantName(Native)
 	}
 	o := Override{Variant: p.Variant, Leaders: p.Leaders, Pipeline: p.Pipeline, Intra: p.Intra, Radix: p.Radix, Offload: p.Offload}
+	if p.Inter != plan.InterMPI {
+		o.Inter = p.Inter
+	}
 	if o.Intra == IntraAuto {
 		o.Intra = IntraShm // a resolved plan names its transport
 	}

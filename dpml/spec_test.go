@@ -33,6 +33,10 @@ func TestParseOverride(t *testing.T) {
 		{"auto:k=2,intra=cma", Override{Pipeline: 2, Intra: IntraCMA}, "auto:k=2,intra=cma"},
 		{"dpml:intra=tree,r=8", Override{Variant: DPML, Intra: IntraTree, Radix: 8}, "dpml:intra=tree,r=8"},
 		{"auto:r=2,intra=TREE", Override{Intra: IntraTree, Radix: 2}, "auto:intra=tree,r=2"},
+		{"auto:inter=ring", Override{Inter: plan.InterRing}, "auto:inter=ring"},
+		{"auto:inter=MPI", Override{Inter: plan.InterMPI}, "auto:inter=mpi"},
+		{"pipelined:inter=ring,k=2,l=8", Override{Variant: Pipelined, Leaders: 8, Pipeline: 2, Inter: plan.InterRing}, "pipelined:l=8,k=2,inter=ring"},
+		{"dpml:l=1,offload=sharp,inter=ring", Override{Variant: DPML, Leaders: 1, Offload: plan.OffloadSharp, Inter: plan.InterRing}, "dpml:l=1,offload=sharp,inter=ring"},
 	} {
 		got, err := ParseOverride(c.spec)
 		if err != nil {
@@ -81,6 +85,11 @@ func TestParseOverrideErrors(t *testing.T) {
 		{"dpml:seg=lots", "want a positive byte count"},
 		{"dpml:k=4", "dpml runs k=1"},
 		{"dpml:l=2;k=1", "want a positive integer"},
+		{"dpml:inter=tree", "inter=tree: want mpi or ring"},
+		{"dpml:inter=auto", "inter=auto: want mpi or ring"},
+		{"dpml:inter=sharp", "the in-network offload is offload=sharp"},
+		{"native:inter=ring", "native takes no settings"},
+		{"dpml:inter=ring,inter=mpi", "inter given twice"},
 	} {
 		_, err := ParseOverride(c.spec)
 		if err == nil {
@@ -103,9 +112,10 @@ func TestOverrideSpecRoundTrip(t *testing.T) {
 				if v == DPML && k > 1 {
 					continue
 				}
-				for _, in := range []Intra{IntraAuto, IntraShm, IntraCMA} {
-					for _, seg := range []int{0, 1, 4096, 65536, 3 << 20, 1 << 30, 12345} {
-						o := Override{Variant: v, Leaders: l, Pipeline: k, Intra: in, SegmentBytes: seg}
+				for i, in := range []Intra{IntraAuto, IntraShm, IntraCMA} {
+					for j, seg := range []int{0, 1, 4096, 65536, 3 << 20, 1 << 30, 12345} {
+						inter := []plan.Inter{plan.InterAuto, plan.InterMPI, plan.InterRing}[(i+j)%3]
+						o := Override{Variant: v, Leaders: l, Pipeline: k, Intra: in, SegmentBytes: seg, Inter: inter}
 						got, err := ParseOverride(o.Spec())
 						if err != nil || got != o {
 							t.Fatalf("%+v -> %q -> %+v, %v", o, o.Spec(), got, err)
@@ -133,6 +143,9 @@ func TestPlanSpec(t *testing.T) {
 		{Plan{Shape: plan.Shape{Variant: Pipelined, Leaders: 8, Pipeline: 4, Intra: IntraCMA}, ElemSize: 8, SegElems: 1 << 17}, "pipelined:l=8,k=4,intra=cma,seg=1M"},
 		{Plan{Shape: plan.Shape{Variant: DPML, Leaders: 1, Pipeline: 1, Intra: IntraTree, Radix: 8}, ElemSize: 8, SegElems: 1}, "dpml:l=1,k=1,intra=tree,r=8,seg=8"},
 		{Plan{Shape: plan.Shape{Variant: DPML, Leaders: 1, Pipeline: 1}, ElemSize: 4, SegElems: 3}, "dpml:l=1,k=1,intra=shm,seg=12"},
+		// The MPI library's step is the default, left out; the ring is named.
+		{Plan{Shape: plan.Shape{Variant: DPML, Leaders: 2, Pipeline: 1, Inter: plan.InterMPI}, ElemSize: 4, SegElems: 256}, "dpml:l=2,k=1,intra=shm,seg=1K"},
+		{Plan{Shape: plan.Shape{Variant: Pipelined, Leaders: 4, Pipeline: 2, Inter: plan.InterRing}, ElemSize: 8, SegElems: 1 << 17}, "pipelined:l=4,k=2,intra=shm,seg=1M,inter=ring"},
 	} {
 		if got := c.p.Spec(); got != c.want {
 			t.Errorf("%+v: Spec() = %q, want %q", c.p, got, c.want)

@@ -512,6 +512,56 @@ func TestIallreduceInPlaceReq(t *testing.T) {
 	}
 }
 
+// IsendReq and IrecvReq reuse the caller's Requests: no allocation per
+// message, a pending Request is refused, a completed one starts again.
+func TestIsendIrecvReq(t *testing.T) {
+	w := initOnce(t)
+	me := w.Rank()
+	out, in := []float32{1, 2, 3}, make([]float32, 3)
+	var sr, rr mpi.Request
+	if err := mpi.IrecvReq(w, in, me, 5, &rr); err != nil {
+		t.Fatal(err)
+	}
+	if err := mpi.IrecvReq(w, in, me, 5, &rr); !errors.Is(err, mpi.ErrArg) {
+		t.Errorf("Irecv on a pending Request: %v, want ErrArg", err)
+	}
+	if err := mpi.IsendReq(w, out, me, 5, &sr); err != nil {
+		t.Fatal(err)
+	}
+	if err := mpi.IsendReq(w, out, me, 5, &sr); !errors.Is(err, mpi.ErrArg) {
+		t.Errorf("Isend on a pending Request: %v, want ErrArg", err)
+	}
+	if err := mpi.Waitall([]*mpi.Request{&rr, &sr}); err != nil {
+		t.Fatal(err)
+	}
+	if in[0] != 1 || in[1] != 2 || in[2] != 3 || rr.Status().Count != 3 {
+		t.Errorf("received %v (status %+v), want [1 2 3]", in, rr.Status())
+	}
+	if err := mpi.IsendReq(w, out, me, 5, nil); !errors.Is(err, mpi.ErrArg) {
+		t.Errorf("Isend with a nil Request: %v, want ErrArg", err)
+	}
+	if err := mpi.IrecvReq(w, in, w.Size(), 5, &rr); !errors.Is(err, mpi.ErrRank) {
+		t.Errorf("Irecv from rank %d: %v, want ErrRank", w.Size(), err)
+	}
+	if a := testing.AllocsPerRun(200, func() {
+		err := mpi.IrecvReq(w, in, me, 6, &rr)
+		if err == nil {
+			err = mpi.IsendReq(w, out, me, 6, &sr)
+		}
+		if err == nil {
+			err = rr.Wait()
+		}
+		if err == nil {
+			err = sr.Wait()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Errorf("IrecvReq+IsendReq+Wait allocates %v per message, want 0", a)
+	}
+}
+
 func BenchmarkAllreduce8(b *testing.B) {
 	if _, err := mpi.InitThread(mpi.ThreadSerialized); err != nil {
 		b.Fatal(err)

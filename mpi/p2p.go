@@ -81,37 +81,64 @@ func Recv[T Number](c *Comm, buf []T, source, tag int) (Status, error) {
 // Isend starts a non-blocking Send; buf must not change until the Request
 // completes.
 func Isend[T Number](c *Comm, buf []T, dest, tag int) (*Request, error) {
-	if err := checkP2P(c, "Isend", len(buf), dest, tag, false); err != nil {
+	r := &Request{}
+	if err := IsendReq(c, buf, dest, tag, r); err != nil {
 		return nil, err
 	}
-	dt := handles.dt[KindOf[T]()]
+	return r, nil
+}
+
+// IsendReq is Isend started in a Request the caller owns, which must not
+// be pending (see IallreduceInPlaceReq): a loop of sends that reuses its
+// Requests allocates nothing.
+func IsendReq[T Number](c *Comm, buf []T, dest, tag int, r *Request) error {
+	if err := checkP2P(c, "Isend", len(buf), dest, tag, false); err != nil {
+		return err
+	}
+	if r == nil || r.active {
+		return fmt.Errorf("%w: Isend: the Request is nil or still pending", ErrArg)
+	}
+	k := KindOf[T]()
 	bp := bufPtr(buf)
-	r := &Request{fn: "MPI_Isend", dt: dt}
+	r.fn, r.dt = "MPI_Isend", handles.dt[k]
 	pin(r, bp)
 	pace()
-	if rc := C.dpml_isend((*C.char)(bp), C.int(len(buf)), hx.dt[KindOf[T]()], C.int(dest), C.int(tag), c.x, r.reqPtr()); rc != C.MPI_SUCCESS {
+	if rc := C.dpml_isend((*C.char)(bp), C.int(len(buf)), hx.dt[k], C.int(dest), C.int(tag), c.x, r.reqPtr()); rc != C.MPI_SUCCESS {
 		r.pin.Unpin()
-		return nil, mpiError("MPI_Isend", rc)
+		return mpiError("MPI_Isend", rc)
 	}
 	r.active = true
-	return r, nil
+	return nil
 }
 
 // Irecv starts a non-blocking Recv; buf must not be touched until the
 // Request completes. Request.Status then describes the message.
 func Irecv[T Number](c *Comm, buf []T, source, tag int) (*Request, error) {
-	if err := checkP2P(c, "Irecv", len(buf), source, tag, true); err != nil {
+	r := &Request{}
+	if err := IrecvReq(c, buf, source, tag, r); err != nil {
 		return nil, err
 	}
-	dt := handles.dt[KindOf[T]()]
+	return r, nil
+}
+
+// IrecvReq is Irecv started in a Request the caller owns, which must not
+// be pending (see IallreduceInPlaceReq).
+func IrecvReq[T Number](c *Comm, buf []T, source, tag int, r *Request) error {
+	if err := checkP2P(c, "Irecv", len(buf), source, tag, true); err != nil {
+		return err
+	}
+	if r == nil || r.active {
+		return fmt.Errorf("%w: Irecv: the Request is nil or still pending", ErrArg)
+	}
+	k := KindOf[T]()
 	bp := bufPtr(buf)
-	r := &Request{fn: "MPI_Irecv", dt: dt}
+	r.fn, r.dt = "MPI_Irecv", handles.dt[k]
 	pin(r, bp)
 	pace()
-	if rc := C.dpml_irecv((*C.char)(bp), C.int(len(buf)), hx.dt[KindOf[T]()], C.int(source), C.int(tag), c.x, r.reqPtr()); rc != C.MPI_SUCCESS {
+	if rc := C.dpml_irecv((*C.char)(bp), C.int(len(buf)), hx.dt[k], C.int(source), C.int(tag), c.x, r.reqPtr()); rc != C.MPI_SUCCESS {
 		r.pin.Unpin()
-		return nil, mpiError("MPI_Irecv", rc)
+		return mpiError("MPI_Irecv", rc)
 	}
 	r.active = true
-	return r, nil
+	return nil
 }

@@ -148,6 +148,53 @@ func ParseOffload(s string) (Offload, error) {
 	return 0, fmt.Errorf("plan: unknown offload %q (want %s)", s, strings.Join(offloadNames[:], ", "))
 }
 
+// Inter names the inter-node algorithm of a plan: the step among the
+// leaders (one per node and partition) between the intra-node reduce and
+// the intra-node broadcast. The engine runs each through one
+// implementation of its registry and the cost model prices each with one
+// cost function of its own, both indexed by Inter.
+type Inter uint8
+
+const (
+	// InterAuto lets the engine choose (its default is InterMPI).
+	InterAuto Inter = iota
+	// InterMPI is the MPI library's allreduce over the leader
+	// communicator (blocking, or non-blocking sub-chunks when the plan
+	// overlaps).
+	InterMPI
+	// InterRing is a ring reduce-scatter then allgather over
+	// point-to-point messages among the leaders: 2(n-1) steps of 1/n of
+	// the partition each, every chunk reduced once in a fixed order.
+	InterRing
+	// InterSharp is the in-network reduction offload. A shape asks for it
+	// with Offload = OffloadSharp, not with this field (the offload has
+	// its own dispatch rule and falls back to the host algorithm named
+	// by Inter); Shape.InterAlgorithm reports it.
+	InterSharp
+	// NumInter is the number of Inter values (tables indexed by Inter).
+	NumInter
+)
+
+var interNames = [NumInter]string{"auto", "mpi", "ring", "sharp"}
+
+func (i Inter) String() string {
+	if i < NumInter {
+		return interNames[i]
+	}
+	return fmt.Sprintf("Inter(%d)", int(i))
+}
+
+// ParseInter parses a name Inter.String prints ("auto", "mpi", "ring",
+// "sharp"), case-insensitively.
+func ParseInter(s string) (Inter, error) {
+	for i, n := range interNames {
+		if strings.EqualFold(s, n) {
+			return Inter(i), nil
+		}
+	}
+	return 0, fmt.Errorf("plan: unknown inter-node algorithm %q (want %s)", s, strings.Join(interNames[:], ", "))
+}
+
 // Shape is what a plan runs. Shapes are plain comparable values.
 type Shape struct {
 	Variant  Variant
@@ -169,12 +216,28 @@ type Shape struct {
 	// Offload: where the inter-node step runs (OffloadAuto: the engine's
 	// choice). Zero in every arm the tuner has today.
 	Offload Offload
+	// Inter: the host's inter-node algorithm (InterAuto: the engine's
+	// choice, InterMPI; never InterSharp, which Offload asks for).
+	Inter Inter
+}
+
+// InterAlgorithm is the inter-node algorithm a resolved shape runs: the
+// offload's when Offload is OffloadSharp, else Inter (InterAuto counts as
+// InterMPI, the engine's default).
+func (s Shape) InterAlgorithm() Inter {
+	switch {
+	case s.Offload == OffloadSharp:
+		return InterSharp
+	case s.Inter == InterAuto:
+		return InterMPI
+	}
+	return s.Inter
 }
 
 // String is "native", or "<variant> l=<l> k=<k>", followed by " seg=<bytes>"
 // when SegmentBytes is set, by the transport when it is cma or tree, and
-// by " r=<radix>" when Radix is set and by " offload=host|sharp" when
-// Offload is set.
+// by " r=<radix>" when Radix is set, by " offload=host|sharp" when
+// Offload is set and by " inter=<algorithm>" when Inter is set.
 func (s Shape) String() string {
 	if s.Variant == Native {
 		return "native"
@@ -192,6 +255,9 @@ func (s Shape) String() string {
 	}
 	if s.Offload != OffloadAuto {
 		b.WriteString(" offload=" + s.Offload.String())
+	}
+	if s.Inter != InterAuto {
+		b.WriteString(" inter=" + s.Inter.String())
 	}
 	return b.String()
 }

@@ -114,6 +114,28 @@ func TestNames(t *testing.T) {
 	if _, err := ParseOffload("on"); err == nil {
 		t.Error("ParseOffload(on) accepted: one spelling per mode")
 	}
+	for i := InterAuto; i < NumInter; i++ {
+		if got, err := ParseInter(strings.ToUpper(i.String())); err != nil || got != i {
+			t.Errorf("ParseInter(%q) = %v, %v", i, got, err)
+		}
+	}
+	if _, err := ParseInter("tree"); err == nil {
+		t.Error("ParseInter(tree) accepted")
+	}
+	for _, c := range []struct {
+		s    Shape
+		want Inter
+	}{
+		{Shape{}, InterMPI},
+		{Shape{Inter: InterRing}, InterRing},
+		{Shape{Inter: InterMPI}, InterMPI},
+		{Shape{Inter: InterRing, Offload: OffloadSharp}, InterSharp},
+		{Shape{Offload: OffloadHost}, InterMPI},
+	} {
+		if got := c.s.InterAlgorithm(); got != c.want {
+			t.Errorf("%+v.InterAlgorithm() = %v, want %v", c.s, got, c.want)
+		}
+	}
 	if !Pipelined.Overlaps() || DPML.Overlaps() || Native.Overlaps() || Auto.Overlaps() {
 		t.Error("only Pipelined overlaps")
 	}
@@ -124,6 +146,7 @@ func TestNames(t *testing.T) {
 		{Variant: DPML, Leaders: 2, Pipeline: 1, SegmentBytes: 4096}:                      "dpml l=2 k=1 seg=4096",
 		{Variant: DPML, Leaders: 1, Pipeline: 1, Intra: IntraTree}:                        "dpml l=1 k=1 tree",
 		{Variant: DPML, Leaders: 1, Pipeline: 1, Intra: IntraTree, Offload: OffloadSharp}: "dpml l=1 k=1 tree offload=sharp",
+		{Variant: Pipelined, Leaders: 4, Pipeline: 2, Overlap: true, Inter: InterRing}:    "pipelined l=4 k=2 inter=ring",
 	} {
 		if got := s.String(); got != want {
 			t.Errorf("%#v.String() = %q, want %q", s, got, want)
