@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -135,6 +136,14 @@ func (c *Comm) setupTuner() error {
 		cfg.Budget = 1e-12 // nothing is ever paid for
 	default:
 		cfg.Budget = float64(budget) / 100
+	}
+	ring, kw, err := config.BytesOr(config.TunerRing)
+	if err != nil {
+		return err
+	}
+	cfg.RingBytes = -1 // the ring is a forced plan's only
+	if kw == "" {
+		cfg.RingBytes = int(min(ring, math.MaxInt32))
 	}
 	_, defSeg := c.defaultPlan(0)
 	cfg.SegmentBytes = min(c.segBudget, defSeg)
