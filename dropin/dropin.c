@@ -709,6 +709,14 @@ static void init_at_start(void) {
 			world_engine.id = s->id, world_engine.fused = s->fused, world_engine.plan = s->plan;
 			s->shared = 1; // released with every engine at MPI_Finalize
 		}
+		if (s->id != 0 && settings.setup_world == 2) {
+			// Collective: every rank set up (the outcome is agreed).
+			// A failure leaves the engine failed on every rank, as
+			// a failed call would; the program's calls report it.
+			dpml_depth++;
+			dpmlGoWarm(s->id);
+			dpml_depth--;
+		}
 	}
 	pthread_mutex_unlock(&s->mu);
 }

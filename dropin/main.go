@@ -92,8 +92,11 @@ func dpmlGoInit(s *C.dpml_settings) C.int {
 	s.setup_after = C.double(after.Seconds())
 	world, err := config.Enum(config.SetupWorld)
 	bad = appendErr(bad, err)
-	if world == "init" {
+	switch world {
+	case "init":
 		s.setup_world = 1
+	case "warm":
+		s.setup_world = 2
 	}
 	if off {
 		s.disabled = 1
@@ -256,6 +259,21 @@ func dpmlGoFusedState(id C.uintptr_t) unsafe.Pointer {
 		return d.FusedState()
 	}
 	return nil
+}
+
+// dpmlGoWarm readies engine id for the program's first calls
+// (dpml.Comm.Warm; collective over its communicator). A failure is printed;
+// the engine is then failed on every rank and the program's calls say so.
+//
+//export dpmlGoWarm
+func dpmlGoWarm(id C.uintptr_t) {
+	d := lookup(id)
+	if d == nil {
+		return
+	}
+	if err := d.Warm(); err != nil {
+		warnf("warming up MPI_COMM_WORLD: %v", err)
+	}
 }
 
 // dpmlGoFusedFailed reports a fused call the C layer ran on engine id that

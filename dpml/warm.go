@@ -1,0 +1,63 @@
+package dpml
+
+import (
+	"fmt"
+
+	"github.com/dpmlgo/dpml/mpi"
+)
+
+// warmMaxBytes bounds the message sizes Warm runs: above it a call's own
+// time dwarfs what its first run costs beyond the next ones (the node
+// segment's pages, which Warm maps in whatever the size).
+const warmMaxBytes = 4 << 20
+
+// Warm prepares the communicator for a program's first calls, at the cost
+// of a few milliseconds now: every rank maps the node segment's data pages
+// in (a call would otherwise fault them in, one 4 KiB page at a time,
+// on its first run of each size), and every message size class of
+// float32 elements from 4 bytes to 4 MiB runs once, on scratch buffers,
+// the plan the tuner starts that size on, which readies the plan's code,
+// its shared-memory lines and the leaders' connections. Nothing of it is
+// recorded by the tuner. Collective over the communicator; libdpml.so
+// calls it on MPI_COMM_WORLD inside MPI_Init (DPML_SETUP_WORLD=warm).
+func (c *Comm) Warm() error {
+	if c == nil {
+		return nilCommError("Warm")
+	}
+	if c.closed {
+		return ErrClosed
+	}
+	if c.err != nil {
+		return fmt.Errorf("dpml: communicator unusable after an earlier failure: %w", c.err)
+	}
+	if c.seg != nil {
+		// Each rank first allocates its own share of the pages (the
+		// node's ranks in parallel), then, once every share exists, maps
+		// the whole data area into its own page tables.
+		b := c.seg.mem.Bytes()
+		_, dataOff := segmentLayout(c.ppn, c.segBudget)
+		share := (len(b) - dataOff + c.ppn - 1) / c.ppn
+		lo := dataOff + c.local*share
+		c.seg.mem.Populate(lo, lo+share)
+		c.watch.enter(stepSetup)
+		err := c.node.Barrier()
+		c.watch.leave()
+		if err != nil {
+			c.failed(err)
+			return fmt.Errorf("dpml: warm: %w", err)
+		}
+		c.seg.mem.Populate(dataOff, len(b))
+	}
+	n := warmMaxBytes / 4
+	send, recv := make([]float32, n), make([]float32, n)
+	for bytes := 4; bytes <= warmMaxBytes; bytes *= 4 {
+		o := Override{}
+		if c.tuner != nil && c.nodes != c.size {
+			o = Override(c.tuner.Choose(c.tunerKey(mpi.KindFloat32, mpi.OpSum, bytes/4)))
+		}
+		if err := AllreduceWith(c, send[:bytes/4], recv[:bytes/4], mpi.OpSum, o); err != nil {
+			return fmt.Errorf("dpml: warm, %d bytes: %w", bytes, err)
+		}
+	}
+	return nil
+}
