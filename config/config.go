@@ -153,6 +153,7 @@ const (
 	TunerConfirm = "DPML_TUNER_CONFIRM"
 	TunerBudget  = "DPML_TUNER_BUDGET"
 	TunerRing    = "DPML_TUNER_RING"
+	TunerLag     = "DPML_TUNER_LAG"
 	ShmDir       = "DPML_SHM_DIR"
 	Job          = "DPML_JOB"
 	Disable      = "DPML_DISABLE"
@@ -280,6 +281,8 @@ var Vars = []Var{
 		Doc: "Calls a key makes after it first settles before the online learner's one scheduled confirmation, which samples every arm again in blocks of back-to-back calls and keeps the settled plan unless another is clearly faster (-1: never). The first exploration runs in a process's first, noisiest calls."},
 	{Name: TunerCost, Kind: KindEnum, Default: "second", Scope: AllRanks, Users: "engine", Values: []string{"second", "last", "mean", "slowest", "penult"}, Agreed: AtNew,
 		Doc: "What the online learner counts as a call's cost, on a clock common to the ranks: `second` (the second-to-last rank's exit after the last rank's entry: when the call is over for the program, without the one rank a shared machine stalls now and then), `last` (the last rank's exit), `mean` (the ranks' mean exit after the last entry: favours plans whose ranks leave at different times, such as trees), `slowest` (the longest time of a rank from its own entry: arrival skew included), `penult` (the second-to-last rank's exit after the second-to-last rank's entry: back to back, the program's time per call, without one stalled rank). Kept selectable to compare rules on a machine."},
+	{Name: TunerLag, Kind: KindInt, Default: "8", Scope: AllRanks, Users: "engine", Min: 0, Max: 1 << 20, Agreed: AtNew,
+		Doc: "The learner's exchange of its samples between the ranks (a few words per sample) is a non-blocking allreduce started at one call and completed this many calls through the engine later, the same call on every rank, so that no call waits for the ranks that arrive last at it. 0: a blocking allreduce at the call that needs it."},
 	{Name: TunerRing, Kind: KindBytes, Default: "off", Scope: AllRanks, Users: "engine", Values: []string{"off"}, Min: 1, Max: math.MaxInt64, Agreed: AtNew,
 		Doc: "On three nodes or more, the message size from which the learner's arms include the ring reduce-scatter and allgather among the node leaders as the inter-node step, beside the MPI library's allreduce. `off`: the MPI library's step only (a plan that asks for the ring, `inter=ring`, still runs it)."},
 	{Name: TunerSamples, Kind: KindInt, Default: "5", Scope: AllRanks, Users: "engine", Min: 1, Max: 8, Agreed: AtNew,

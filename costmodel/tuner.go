@@ -612,7 +612,22 @@ type Tuner struct {
 	// per recorded call, a running mean of the ranks' largest, the same
 	// on every rank (Commit).
 	ovhLocal, ovh float64
+	// held: the buffered samples are in the ranks' exchange (Hold): no
+	// call is timed or buffered until Commit.
+	held bool
 }
+
+// Hold tells the tuner that the engine has started the commit step's
+// exchange of the buffered samples without waiting for it: until Commit
+// (which ends the hold) no call is timed, buffered or due for a commit,
+// and every key keeps running the arm it runs now, so that what the
+// exchange carries stays as Pending returned it. The engine completes the
+// exchange at a later call, the same on every rank, and a call that waits
+// for nobody costs the program no wait for the ranks that arrive last.
+func (t *Tuner) Hold() { t.held = true }
+
+// Held reports whether the tuner is held (Hold) until its next Commit.
+func (t *Tuner) Held() bool { return t.held }
 
 // NewTuner returns a tuner using model m for its priors.
 func NewTuner(cfg Config, m Model) (*Tuner, error) {
@@ -720,7 +735,7 @@ func (t *Tuner) Timed(k Key) bool {
 }
 
 func (t *Tuner) timed(e *entry) bool {
-	if t.cfg.Mode == ModeModel {
+	if t.cfg.Mode == ModeModel || t.held {
 		return false
 	}
 	if e.state == Frozen {
@@ -815,7 +830,7 @@ func (s KeyState) Skip(n int) {
 func (s KeyState) Block() (a Arm, n int) {
 	e, t := s.e, s.t
 	c := &t.cfg
-	if c.Mode == ModeModel || e.state != Exploring || !e.confirming || c.ConfirmBlock <= 1 ||
+	if c.Mode == ModeModel || t.held || e.state != Exploring || !e.confirming || c.ConfirmBlock <= 1 ||
 		e.pend >= e.total || t.units == c.Batch || len(t.pe)-t.np < c.ConfirmBlock-e.blk {
 		return Arm{}, 0
 	}
@@ -921,6 +936,15 @@ func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit float64) (commit bool) {
 	switched := t.prevE == e && t.prevA != idx
 	t.prevE, t.prevA = e, idx
 	if idx < 0 {
+		return false
+	}
+	if t.held {
+		// No sample: a frozen key's stride sample moves to a call
+		// after the hold, an exploring key's probe runs on.
+		e.blk = 0
+		if e.state == Frozen && (e.fcount+1)%uint64(e.stride) != 0 {
+			e.fcount++
+		}
 		return false
 	}
 	due := e.state == Frozen && e.due > 0 && e.calls >= e.due
@@ -1115,6 +1139,7 @@ func (t *Tuner) Exits(maxed []float64) []int64 {
 // changes decisions. maxed and summed may be the slices Pending and Exits
 // returned.
 func (t *Tuner) Commit(maxed []float64, summed []int64) error {
+	t.held = false
 	n := t.np
 	sum := t.Second() != SecondNone
 	if n == 0 || len(maxed) != pendingLen(n) || (sum && len(summed) != t.exitsWidth(n)) {

@@ -68,6 +68,12 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	}
 	c.mark(tpEnter)
 	c.settleClear()
+	if c.xchg.phase != 0 {
+		if err := c.advanceExchange(false); err != nil {
+			c.failed(err)
+			return err
+		}
+	}
 	if c.fz.commitDue {
 		c.fz.commitDue = false
 		if err := c.exchange(); err != nil {

@@ -118,6 +118,7 @@ type inFlight struct {
 	// tuner bounds a settled key's sampling by it (NoteOverhead,
 	// costmodel.Config.SampleShare).
 	tunOvh    int64
+	xchg      exchangeState // the tuner's commit step in flight (tune.go)
 	lastKey   costmodel.Key // the tuning key of the last call, when lastTuned
 	lastTuned bool
 	timing    bool
@@ -687,6 +688,11 @@ func (c *Comm) Close() error {
 		// last call. Close is collective and every rank ran the same
 		// calls, so a commit step this makes due runs on all ranks.
 		terr = c.takeBack()
+	}
+	if c.xchg.phase != 0 && c.err == nil && terr == nil {
+		// The learner's exchange in flight: every rank has started it,
+		// and Close is collective.
+		terr = c.advanceExchange(true)
 	}
 	if c.verbose > 0 && c.rank == 0 && c.tuner != nil {
 		writeSizeSummary(os.Stderr, c.tuner.Infos())

@@ -23,11 +23,11 @@ import (
 // The tuner (package costmodel) picks the variant, l and k of every call
 // that forces nothing. It is a deterministic state machine fed, every few
 // calls, with the calls' entry and exit times on a clock common to the
-// ranks (two small max-allreduces per batch: the cost of a call is the
+// ranks (two small non-blocking max-allreduces per batch, each completed
+// DPML_TUNER_LAG calls after it starts: the cost of a call is the
 // second-to-last exit after the last entry, the arrival skew kept apart),
-// so every
-// rank takes the same decision on every call without a broadcast per
-// call. DPML_TUNER=static turns it off (the built-in
+// so every rank takes the same decision on every call without a broadcast
+// per call and no call waits for the exchange's slowest rank. DPML_TUNER=static turns it off (the built-in
 // default policy then decides); DPML_TUNING_FILE names a table to start from
 // and to save to at Close.
 
@@ -123,6 +123,9 @@ func (c *Comm) setupTuner() error {
 		return err
 	}
 	if cfg.ConfirmCalls, err = config.Int(config.TunerConfirm); err != nil {
+		return err
+	}
+	if c.xchg.lag, err = config.Int(config.TunerLag); err != nil {
 		return err
 	}
 	budget, err := config.Int(config.TunerBudget)
@@ -347,8 +350,8 @@ func (c *Comm) tunerKey(kind mpi.Kind, op mpi.Op, count int) costmodel.Key {
 
 // observe feeds one call's entry and exit (on the tuner's clock, now; 0
 // and 0 when the tuner did not ask for them, see Tuner.Timed) to the
-// tuner; every batch it runs the commit step (collective, at the same call
-// on every rank): one max-allreduce (each sample's last and first entry,
+// tuner; every batch it starts the commit step (collective, at the same
+// call on every rank; exchange and advanceExchange): one max-allreduce (each sample's last and first entry,
 // longest duration, last exit), then, unless DPML_TUNER_COST=last, a
 // second one on the ranks' exits after the last entry in integer
 // nanoseconds: a max with the last rank excluded (the default: the call's
@@ -365,31 +368,125 @@ func (c *Comm) observe(ks costmodel.KeyState, arm costmodel.Arm, entry, exit int
 	return c.exchange()
 }
 
-// exchange is the tuner's commit step: the buffered samples' times
-// max-allreduced (and the second exchange its cost rule needs), then
-// Commit. Collective over c.world: every rank's learner asks for it on
-// the same call.
+// exchangeLag is how many of the communicator's later calls through the
+// engine each half of the tuner's exchange has to complete in
+// (exchangeState): the ranks that arrive last at the call that starts it
+// are waited for by nobody, and the calls between progress it.
+const exchangeLag = 8
+
+// exchangeState is the tuner's commit step in flight: the max-allreduce
+// of the buffered samples (phase 1), then, if the cost rule needs it, the
+// second allreduce (phase 2), each started at one call and completed at
+// the exchangeLag-th call through the engine after it, the same call on
+// every rank, where Commit then runs. The tuner is held meanwhile
+// (costmodel.Tuner.Hold). lag 0 (DPML_TUNER_LAG=0): both run blocking at
+// the call that starts them, as a blocking collective would.
+type exchangeState struct {
+	phase int // 0: none in flight
+	calls int // calls through the engine since the phase started
+	lag   int
+	req   *mpi.Request
+	buf   []float64
+	sum   []int64
+}
+
+// exchange starts the tuner's commit step (collective over c.world: every
+// rank's learner asks for it on the same call): the buffered samples'
+// times max-allreduced (and the second exchange its cost rule needs),
+// then Commit, completed by advanceExchange at later calls. A step already
+// in flight is not restarted: the tuner is held until it commits.
 func (c *Comm) exchange() error {
-	c.tuner.NoteOverhead(float64(c.tunOvh) * 1e-9)
-	t0 := nanotime()
-	buf := c.tuner.Pending()
-	c.watch.enter(stepTuner)
-	err := mpi.AllreduceInPlace(c.world, buf, mpi.OpMax)
-	var sum []int64
-	if second := c.tuner.Second(); err == nil && second != costmodel.SecondNone {
-		op := mpi.OpSum
-		if second == costmodel.SecondMax {
-			op = mpi.OpMax
-		}
-		sum = c.tuner.Exits(buf)
-		err = mpi.AllreduceInPlace(c.world, sum, op)
+	if c.xchg.phase != 0 {
+		return nil
 	}
-	c.watch.leave()
-	c.tunOvh = nanotime() - t0 // the next batch's share
+	c.tuner.NoteOverhead(float64(c.tunOvh) * 1e-9)
+	c.tunOvh = 0
+	t0 := nanotime()
+	x := &c.xchg
+	x.buf, x.sum, x.calls = c.tuner.Pending(), nil, 0
+	var err error
+	if x.lag == 0 {
+		c.watch.enter(stepTuner)
+		err = mpi.AllreduceInPlace(c.world, x.buf, mpi.OpMax)
+		c.watch.leave()
+		if err == nil && c.tuner.Second() != costmodel.SecondNone {
+			x.sum = c.tuner.Exits(x.buf)
+			c.watch.enter(stepTuner)
+			err = mpi.AllreduceInPlace(c.world, x.sum, c.secondOp())
+			c.watch.leave()
+		}
+		if err == nil {
+			err = c.tuner.Commit(x.buf, x.sum)
+		}
+		c.tunOvh += nanotime() - t0 // the next batch's share
+		if err != nil {
+			return fmt.Errorf("dpml: tuner exchange: %w", err)
+		}
+		return nil
+	}
+	x.req, err = mpi.IallreduceInPlace(c.world, x.buf, mpi.OpMax)
+	c.tunOvh += nanotime() - t0
 	if err != nil {
 		return fmt.Errorf("dpml: tuner exchange: %w", err)
 	}
-	return c.tuner.Commit(buf, sum)
+	x.phase = 1
+	c.tuner.Hold()
+	return nil
+}
+
+// secondOp is the reduction of the tuner's second exchange.
+func (c *Comm) secondOp() mpi.Op {
+	if c.tuner.Second() == costmodel.SecondMax {
+		return mpi.OpMax
+	}
+	return mpi.OpSum
+}
+
+// advanceExchange counts a call through the engine for the exchange in
+// flight: it tests the request (MPI progresses a non-blocking collective
+// only inside MPI calls), and at the exchangeLag-th call it waits for it
+// (bounded by DPML_TIMEOUT) and starts the second phase or commits. The
+// phase ends at the same call on every rank whatever each rank's test
+// saw. all: complete it now (Close), at the same point on every rank.
+func (c *Comm) advanceExchange(all bool) error {
+	x := &c.xchg
+	for x.phase != 0 {
+		t0 := nanotime()
+		x.calls++
+		if x.calls < x.lag && !all {
+			_, err := x.req.Test()
+			c.tunOvh += nanotime() - t0
+			if err != nil {
+				return fmt.Errorf("dpml: tuner exchange: %w", err)
+			}
+			return nil
+		}
+		c.watch.enter(stepTuner)
+		err := x.req.Wait()
+		c.watch.leave()
+		if err == nil && x.phase == 1 && c.tuner.Second() != costmodel.SecondNone {
+			x.sum = c.tuner.Exits(x.buf)
+			x.req, err = mpi.IallreduceInPlace(c.world, x.sum, c.secondOp())
+			x.phase, x.calls = 2, 0
+			c.tunOvh += nanotime() - t0
+			if err != nil {
+				return fmt.Errorf("dpml: tuner exchange: %w", err)
+			}
+			if !all {
+				return nil
+			}
+			continue
+		}
+		x.phase, x.req = 0, nil
+		if err == nil {
+			err = c.tuner.Commit(x.buf, x.sum)
+		}
+		c.tunOvh += nanotime() - t0
+		if err != nil {
+			return fmt.Errorf("dpml: tuner exchange: %w", err)
+		}
+	}
+	return nil
 }
 
 // saveTuning writes the tuning table (rank 0, at Close): see

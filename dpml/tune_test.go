@@ -189,3 +189,71 @@ func TestFirstCallRunsModelPlan(t *testing.T) {
 		})
 	}
 }
+
+// TestExchangeDeferred: the learner's exchange of its samples runs
+// beside the calls (DPML_TUNER_LAG=8): a call that starts it returns with
+// the exchange in flight (no blocking collective on it), the exchange
+// commits at the same call on every rank (the plans every rank ran, call
+// by call, hash alike, so no rank ever ran a call alone), the learner
+// still learns (keys committed samples), and results are right. With
+// DPML_TUNER_LAG=0 no call returns with one in flight. Mutations: the
+// lag ignored (advanceExchange waiting at once) -> no call sees one in
+// flight; the phase ended on the rank's own test result instead of the
+// lag -> the ranks' plans part (hashes differ, or a call times out).
+func TestExchangeDeferred(t *testing.T) {
+	for _, lay := range [][2]int{{1, 4}, {2, 2}} {
+		for _, lag := range []string{"8", "0"} {
+			t.Run(fmt.Sprintf("%dx%d/lag=%s", lay[0], lay[1], lag), func(t *testing.T) {
+				mpitest.Run(t, lay[0], lay[1], func(t *testing.T, w *mpi.Comm) {
+					os.Setenv("DPML_TUNER_BUDGET", "-1") // explore first: many commits
+					os.Setenv("DPML_TUNER_LAG", lag)
+					defer os.Unsetenv("DPML_TUNER_BUDGET")
+					defer os.Unsetenv("DPML_TUNER_LAG")
+					c, err := New(w, WithSegmentBytes(64<<10))
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer c.Close()
+					h := fnv.New64a()
+					inFlight := 0
+					for i := range 3000 {
+						n := []int{3, 700, 9000}[i%3]
+						send, recv := make([]int32, n), make([]int32, n)
+						for j := range send {
+							send[j] = int32(w.Rank() + j%7)
+						}
+						if err := Allreduce(c, send, recv, mpi.OpSum); err != nil {
+							t.Fatal(err)
+						}
+						for j, v := range recv {
+							if want := int32(w.Size()*(w.Size()-1)/2 + w.Size()*(j%7)); v != want {
+								t.Fatalf("call %d, %d elements: element %d = %d, want %d", i, n, j, v, want)
+							}
+						}
+						fmt.Fprintln(h, c.LastPlan().Spec())
+						if c.xchg.phase != 0 {
+							inFlight++
+						}
+					}
+					sum := []uint64{h.Sum64(), ^h.Sum64()}
+					if err := mpi.AllreduceInPlace(w, sum, mpi.OpMax); err != nil {
+						t.Fatal(err)
+					}
+					if sum[0] != ^sum[1] {
+						t.Errorf("the ranks ran different plans")
+					}
+					if (lag != "0") != (inFlight > 0) {
+						t.Errorf("DPML_TUNER_LAG=%s: %d calls returned with the exchange in flight", lag, inFlight)
+					}
+					var samples uint64
+					for _, in := range c.tuner.Infos() {
+						samples += in.Samples
+					}
+					if samples == 0 {
+						t.Errorf("no key committed a sample")
+					}
+				})
+			})
+		}
+	}
+}

@@ -7,8 +7,8 @@
 # libdpml.so preloaded, float32 sum, four variants in the same process,
 # size by size:
 #   native            the MPI library's MPI_Allreduce alone
-#   auto              DPML's default (the tuner, whose arms include the
-#                     ring's from 64 KiB on 3+ nodes)
+#   auto              DPML's default (the tuner; its arms include the
+#                     ring's only with DPML_TUNER_RING)
 #   auto:inter=ring   the built-in plan with the ring reduce-scatter +
 #                     allgather among the leaders (forced)
 #   auto:inter=mpi    the same plan with the MPI library's allreduce among
