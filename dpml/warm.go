@@ -2,6 +2,9 @@ package dpml
 
 import (
 	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/dpmlgo/dpml/mpi"
 )
@@ -48,8 +51,17 @@ func (c *Comm) Warm() error {
 		}
 		c.seg.mem.Populate(dataOff, len(b))
 	}
+	// Scratch outside the Go heap: 8 MiB of garbage would start the
+	// collector and the scavenger on the ranks' cores just as the
+	// program's first calls run.
+	mem, err := unix.Mmap(-1, 0, 2*warmMaxBytes, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return fmt.Errorf("dpml: warm: scratch buffers: %w", err)
+	}
+	defer unix.Munmap(mem)
 	n := warmMaxBytes / 4
-	send, recv := make([]float32, n), make([]float32, n)
+	send := unsafe.Slice((*float32)(unsafe.Pointer(&mem[0])), n)
+	recv := unsafe.Slice((*float32)(unsafe.Pointer(&mem[warmMaxBytes])), n)
 	for bytes := 4; bytes <= warmMaxBytes; bytes *= 4 {
 		o := Override{}
 		if c.tuner != nil && c.nodes != c.size {
