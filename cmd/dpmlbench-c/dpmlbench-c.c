@@ -94,6 +94,7 @@ static struct {
 	int calls;              // cold patterns: timed calls per (size, variant), nothing untimed
 	int fresh;              // cold patterns: a new communicator per (size, variant)
 	int comms;              // churn: communicators made, used and freed per variant
+	int reversed;           // churn: MPI_Comm_split with the ranks reversed instead of MPI_Comm_dup
 	int format;             // FMT_*: how rows are printed
 	const char *out;        // "" none; NULL: the default folder (default_out)
 } cfg = {
@@ -1406,6 +1407,8 @@ static void usage(FILE *f) {
 		"                     i: 1 + 37i mod 100 calls, its size from -sizes in turn) and freed; total time per\n"
 		"                     variant; with -check also each result and this process's descriptors, mappings and RSS\n"
 		"  -comms N           churn: communicators per variant (default 1000)\n"
+		"  -churn-comm C      churn: dup (MPI_Comm_dup of MPI_COMM_WORLD) or reversed (MPI_Comm_split of it, one\n"
+		"                     colour, the ranks in reverse order: the same size, another rank order) (default dup)\n"
 		"  -skew US           skew: each rank's busy compute before a call is uniform in 0..US microseconds (default 20)\n"
 		"  -seed N            skew: seed of the delays (default 1)\n"
 		"  -time D            timed duration wanted per (size, variant): 100ms, 0.5s, ... (default 100ms)\n"
@@ -1453,7 +1456,7 @@ static int parse_flags(int argc, char **argv) {
 			continue;
 		}
 		static const char *const known[] = {"sizes", "type", "op", "variants", "pattern", "skew", "seed", "time", "iters",
-			"min-iters", "max-iters", "batches", "run", "warmup", "tune-calls", "calls", "comms", "out", "format", NULL};
+			"min-iters", "max-iters", "batches", "run", "warmup", "tune-calls", "calls", "comms", "churn-comm", "out", "format", NULL};
 		int ok = 0;
 		for (int k = 0; known[k]; k++) ok |= !strcmp(name, known[k]);
 		if (!ok) return usagef("flag provided but not defined: -%s (see -h)", name);
@@ -1510,6 +1513,11 @@ static int parse_flags(int argc, char **argv) {
 		else if (!strcmp(name, "tune-calls")) rc = parse_int(name, val, 0, &cfg.tune_calls);
 		else if (!strcmp(name, "calls")) rc = parse_int(name, val, 1, &cfg.calls);
 		else if (!strcmp(name, "comms")) rc = parse_int(name, val, 1, &cfg.comms);
+		else if (!strcmp(name, "churn-comm")) {
+			if (!strcmp(val, "dup")) cfg.reversed = 0;
+			else if (!strcmp(val, "reversed")) cfg.reversed = 1;
+			else rc = usagef("-churn-comm %s: want dup or reversed", val);
+		}
 		if (rc) return rc;
 	}
 	if (cfg.max_iters < cfg.min_iters) return usagef("-max-iters %d < -min-iters %d", cfg.max_iters, cfg.min_iters);
@@ -1704,8 +1712,8 @@ static int run_churn(int argc, char **argv, const char *mpilib, double start) {
 	alloc_buffers();
 	if (rank == 0) {
 		char *cl = shell_quote(argc, argv);
-		printf("# %s\n# %s  %d node(s) x %d ranks (%d ranks), pattern churn: %d communicators per variant, each duplicated, used 1-100 times and freed\n",
-			cl, date_buf, nodes, ppn_min, nranks, cfg.comms);
+		printf("# %s\n# %s  %d node(s) x %d ranks (%d ranks), pattern churn: %d communicators per variant, each %s, used 1-100 times and freed\n",
+			cl, date_buf, nodes, ppn_min, nranks, cfg.comms, cfg.reversed ? "split with the ranks reversed" : "duplicated");
 		free(cl);
 		printf("# type %s, op %s, check %s, commit %s\n# MPI: %s\n# libdpml: %s\n", cfg.type, op_names[cfg.op], cfg.check ? "true" : "false",
 			DPML_COMMIT[0] ? DPML_COMMIT : "-", mpilib, dpml_library[0] ? dpml_library : "not loaded");
@@ -1720,7 +1728,8 @@ static int run_churn(int argc, char **argv, const char *mpilib, double start) {
 		double t0 = now();
 		for (int i = 0; i < cfg.comms; i++) {
 			MPI_Comm c;
-			MPI_Comm_dup(MPI_COMM_WORLD, &c);
+			if (cfg.reversed) MPI_Comm_split(MPI_COMM_WORLD, 0, nranks - rank, &c);
+			else MPI_Comm_dup(MPI_COMM_WORLD, &c);
 			long count = (cfg.sizes[i % cfg.nsizes] + cfg.es - 1) / cfg.es;
 			if (count < 1) count = 1;
 			int uses = 1 + (int)((37L * i) % 100);

@@ -689,7 +689,9 @@ func TestClientCCold(t *testing.T) {
 // TestClientCChurn: 2,000 communicators duplicated, used 1-100 times with
 // mixed sizes and freed, every one set up by the library
 // (DPML_SETUP_AFTER=0; DPML_SETUP_WORLD=defer, else the duplicates would
-// share MPI_COMM_WORLD's engine): every result right, and no descriptor, mapping or
+// share MPI_COMM_WORLD's engine), and 1,000 split with world's ranks
+// reversed (-churn-comm reversed: never shared, each set up with world's
+// engine alive): every result right, and no descriptor, mapping or
 // memory kept per communicator (growth from the first tenth to the end:
 // no descriptor, at most 64 mappings and 32 MiB for the Go runtime's own
 // growth, where an engine kept per freed communicator would add a mapping
@@ -698,19 +700,34 @@ func TestClientCCold(t *testing.T) {
 // the engine (dpmlGoRelease) -> mappings grow by about 1,800.
 func TestClientCChurn(t *testing.T) {
 	setupClient(t)
-	r := runClient(t, withLib(), []string{"DPML_SETUP_AFTER=0", "DPML_SETUP_WORLD=defer"}, "-pattern", "churn", "-comms", "2000", "-sizes", "4,1K,64K", "-check")
-	if r.code != 0 {
-		t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	res := regexp.MustCompile(`resources auto: .* fds ([+-]\d+), mappings ([+-]\d+), rss ([+-]\d+) KiB`).FindStringSubmatch(r.stdout)
-	if res == nil || !strings.Contains(r.stdout, "auto           2000 comms") || strings.Count(r.stdout, "#wrong 0") != 2 {
-		t.Fatalf("output:\n%s\n%s", r.stdout, r.stderr)
-	}
-	fds, _ := strconv.Atoi(res[1])
-	maps, _ := strconv.Atoi(res[2])
-	rss, _ := strconv.Atoi(res[3])
-	if fds > 0 || maps > 64 || rss > 32<<10 {
-		t.Errorf("per-communicator growth: fds %+d, mappings %+d, rss %+d KiB\n%s", fds, maps, rss, r.stdout)
+	for _, c := range []struct {
+		name  string
+		env   []string
+		comms string
+		args  []string
+	}{
+		{"dup", []string{"DPML_SETUP_AFTER=0", "DPML_SETUP_WORLD=defer"}, "2000", nil},
+		// Communicators of world's ranks in another order never share
+		// world's engine: each is set up and released.
+		{"reversed", []string{"DPML_SETUP_AFTER=0"}, "1000", []string{"-churn-comm", "reversed"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"-pattern", "churn", "-comms", c.comms, "-sizes", "4,1K,64K", "-check"}, c.args...)
+			r := runClient(t, withLib(), c.env, args...)
+			if r.code != 0 {
+				t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			res := regexp.MustCompile(`resources auto: .* fds ([+-]\d+), mappings ([+-]\d+), rss ([+-]\d+) KiB`).FindStringSubmatch(r.stdout)
+			if res == nil || !strings.Contains(r.stdout, "auto           "+c.comms+" comms") || strings.Count(r.stdout, "#wrong 0") != 2 {
+				t.Fatalf("output:\n%s\n%s", r.stdout, r.stderr)
+			}
+			fds, _ := strconv.Atoi(res[1])
+			maps, _ := strconv.Atoi(res[2])
+			rss, _ := strconv.Atoi(res[3])
+			if fds > 0 || maps > 64 || rss > 32<<10 {
+				t.Errorf("per-communicator growth: fds %+d, mappings %+d, rss %+d KiB\n%s", fds, maps, rss, r.stdout)
+			}
+		})
 	}
 }
 

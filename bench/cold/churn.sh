@@ -1,0 +1,37 @@
+#!/bin/bash
+# churn.sh OUT NEW: the churn table of bench/results on one 32-core node
+# (1x32, and 4 emulated nodes x 8): dpmlbench-c -pattern churn, 1,000
+# communicators per variant, each used 1-100 times at 4 B-64 KiB and
+# freed, the MPI library (native) against libdpml.so's defaults (auto) in
+# the same process; communicators duplicated from MPI_COMM_WORLD (dup) or
+# split from it with the ranks reversed (reversed). NEW is a folder of
+# device programs built by bench/devbin.sh. LAUNCHES (default 2) repeats.
+# Results: OUT/churn.tar.xz.
+set -u
+OUT=$1 NEW=$2
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mkdir -p $OUT/r
+for f in $NEW/*.xz; do [ -e "$f" ] && xz -dkf $f; done
+chmod +x $NEW/* 2>/dev/null
+C=$NEW/dpmlbench-c L=$PWD/$NEW/libdpml.so
+{ date -u; nproc; lscpu | head -20; mpirun --version | head -1; echo "$NEW: $(cat $NEW/COMMIT)"; } > $OUT/r/machine.txt 2>&1
+ONE="mpirun --allow-run-as-root -np 32 --bind-to core --map-by core --mca btl self,vader --mca btl_vader_single_copy_mechanism cma"
+R8="$NEW/dpmlrun -nodes 4 -ppn 8 -cores-per-node 8"
+R8A="--mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=host"
+for r in $(seq 1 ${LAUNCHES:-2}); do
+	for c in dup reversed; do
+		A="-pattern churn -comms 1000 -sizes 4:64K:x4 -check -churn-comm $c -variants native,auto"
+		for lay in 1x32 4x8; do
+			name=$lay-churn-$c-$r
+			if [ $lay = 1x32 ]; then
+				cmd="$ONE -x LD_PRELOAD=$L -x DPML_VERBOSE=1 $C $A"
+			else
+				cmd="$R8 -preload $L -- $R8A -x DPML_VERBOSE=1 -- $C $A"
+			fi
+			echo "+ $cmd" >> $OUT/r/commands.txt
+			timeout 60 $cmd > $OUT/r/$name.log 2>&1
+			echo "rc=$? ($name)" >> $OUT/r/commands.txt
+		done
+	done
+done
+tar cJf $OUT/churn.tar.xz -C $OUT r && rm -rf $OUT/r
