@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""summary.py DIR [headline]: the cold tables from bench/cold/device.sh's logs.
+"""summary.py DIR [headline]: the cold and warm tables from bench/cold/device.sh's logs.
 
 Each cell is the median over launches of a same-run ratio: the variant's
 time over the MPI library's (native) in the same launch, for the same size,
@@ -82,6 +82,37 @@ def headline(d, sizes=(4, 65536, 1 << 20, 16 << 20)):
                     print(f"| {names[pat]} | {b} | {statistics.median(r['mpi']):.1f} | {med(r['auto'])} | {med(r['model'])} |")
 
 
+def warm(d):
+    """The warm table: per layout and size, auto's median time per call
+    and its ratio to the MPI library's in the same run, for NEW (auto) and
+    OLD (old), per launch, and NEW's time over OLD's (medians over
+    launches): the ratio to the MPI library moves with the MPI library's
+    own time between runs, the time per call does not."""
+    got = {}  # (layout, build) -> {size label: [(median us, ratio)]}
+    for f in sorted(glob.glob(os.path.join(d, "*-warm-*-*.log"))):
+        m = re.match(r"(\d+x\d+)-warm-(\w+)-(\d+)\.log", os.path.basename(f))
+        if not m:
+            continue
+        lay, build, _ = m.groups()
+        for line in open(f):
+            w = line.split()
+            if len(w) > 11 and w[1] == "auto" and re.match(r"^\d+[KM]?$", w[0]):
+                got.setdefault((lay, build), {}).setdefault(w[0], []).append((float(w[6]), float(w[10])))
+    for lay in ("1x32", "4x8"):
+        new, old = got.get((lay, "auto")), got.get((lay, "old"))
+        if not new:
+            continue
+        print(f"\n{lay}, warm, back to back (2,000 untimed calls first): auto's median us per call and ÷ MPI library, per launch")
+        print("| bytes | new us | new ÷ MPI | old us | old ÷ MPI | new us ÷ old us |")
+        print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+        for s in new:
+            n, o = new[s], (old or {}).get(s, [])
+            cell = lambda v, i, fmt: "/".join(fmt % x[i] for x in v) if v else "-"
+            rel = f"{statistics.median(x[0] for x in n) / statistics.median(x[0] for x in o):.2f}" if o else "-"
+            print(f"| {s} | {cell(n, 0, '%.2f')} | {cell(n, 1, '%.2f')} | {cell(o, 0, '%.2f')} | {cell(o, 1, '%.2f')} | {rel} |")
+
+
 tables(sys.argv[1])
+warm(sys.argv[1])
 if len(sys.argv) > 2 and sys.argv[2] == "headline":
     headline(sys.argv[1])
