@@ -30,6 +30,9 @@ type mixedCase struct {
 	want      []error              // sentinels the error must wrap
 	mentions  []string             // the message must name these
 	wantClean bool                 // New must succeed instead
+	// noCall: after a clean New make no call (a timeout of 1 ms is a
+	// valid setting, but on a loaded machine a call may outwait it).
+	noCall bool
 }
 
 func runMixed(t *testing.T, w *mpi.Comm, cases []mixedCase) {
@@ -59,7 +62,9 @@ func runMixed(t *testing.T, w *mpi.Comm, cases []mixedCase) {
 				t.Fatalf("%s: New: %v", tc.name, err)
 			}
 			buf := []float64{float64(w.Rank())}
-			if err := AllreduceInPlace(c, buf, mpi.OpSum); err != nil || buf[0] != float64(w.Size()*(w.Size()-1)/2) {
+			if tc.noCall {
+				// Close is collective: no rank may skip ahead alone.
+			} else if err := AllreduceInPlace(c, buf, mpi.OpSum); err != nil || buf[0] != float64(w.Size()*(w.Size()-1)/2) {
 				t.Fatalf("%s: allreduce after New: %v, %v", tc.name, buf, err)
 			}
 			if err := c.Close(); err != nil {
