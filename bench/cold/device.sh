@@ -16,7 +16,12 @@
 # machine-profile directory of its own, empty: a new user's first runs.
 # BUDGET (seconds, default 540) bounds the whole; LAUNCHES (default 2)
 # repeats the main loop; LAYOUTS ("1x32 4x8"), PATTERNS ("cold100 bar100
-# cold10"), WARM (1) and PROFILE (1) select parts; AUTOENV (VAR=VALUE
+# cold10"), WARM (1), PROFILE (1) and PROBE (1) select parts; a layout
+# 1xN runs N ranks under mpirun (MPIRUN_ARGS, default "--bind-to core
+# --map-by core"), MxN runs M emulated nodes of N ranks under dpmlrun
+# (DPMLRUN_ARGS, default "-cores-per-node N"), the profile runs use the
+# first layout; SIZES100, SIZES10 and SIZESWARM replace the patterns'
+# -sizes; AUTOENV (VAR=VALUE
 # words) is added to the cold runs of NEW's defaults, e.g. DPML_VERBOSE=1
 # for the tuner's overhead per recorded call.
 set -u
@@ -27,9 +32,12 @@ mkdir -p $OUT/r
 for d in $NEW $OLD; do for f in $d/*.xz; do [ -e "$f" ] && xz -dkf $f; done; chmod +x $d/* 2>/dev/null; done
 C=$NEW/dpmlbench-c
 { date -u; nproc; lscpu | head -20; mpirun --version | head -1; for d in $NEW $OLD; do echo "$d: $(cat $d/COMMIT)"; done; } > $OUT/r/machine.txt 2>&1
-ONE="mpirun --allow-run-as-root -np 32 --bind-to core --map-by core --mca btl self,vader --mca btl_vader_single_copy_mechanism cma"
-R8="$NEW/dpmlrun -nodes 4 -ppn 8 -cores-per-node 8"
-R8A="--mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=host"
+MPIRUN="mpirun --allow-run-as-root ${MPIRUN_ARGS:---bind-to core --map-by core} --mca btl self,vader --mca btl_vader_single_copy_mechanism cma"
+RA="--mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=host"
+LAYOUTS=${LAYOUTS:-1x32 4x8}
+FIRST=${LAYOUTS%% *}
+ONE="$MPIRUN -np ${FIRST#*x}" # the probe's and the profile's layout (1xN)
+abs() { case $1 in /*) echo $1 ;; *) echo $PWD/$1 ;; esac; }
 run() { # run NAME TIMEOUT CMD...
 	local name=$1 to=$2; shift 2
 	[ $(left) -lt $to ] && { echo "skipped $name ($(left) s left)" >> $OUT/r/commands.txt; return; }
@@ -39,23 +47,24 @@ run() { # run NAME TIMEOUT CMD...
 }
 one() { # one NAME LAYOUT BUILDDIR ENV TIMEOUT CLIENTARGS...: ENV is VAR=VALUE words
 	local name=$1 lay=$2 b=$3 env=$4 to=$5; shift 5
-	local L=$PWD/$b/libdpml.so x="" e
+	local L=$(abs $b)/libdpml.so x="" e
 	case " $env " in *" DPML_PROFILE_DIR="*) ;; *) env="$env DPML_PROFILE_DIR=$OUT/r/profile-$name" ;; esac
 	for e in $env; do x="$x -x $e"; done
-	if [ $lay = 1x32 ]; then
-		run $name $to $ONE $x -x LD_PRELOAD=$L $C "$@" -out $OUT/r/$name
+	local nodes=${lay%x*} ppn=${lay#*x}
+	if [ $nodes = 1 ]; then
+		run $name $to $MPIRUN -np $ppn $x -x LD_PRELOAD=$L $C "$@" -out $OUT/r/$name
 	else
-		run $name $to $R8 -preload $L -- $R8A $x -- $C "$@" -out $OUT/r/$name
+		run $name $to $NEW/dpmlrun -nodes $nodes -ppn $ppn ${DPMLRUN_ARGS--cores-per-node $ppn} -preload $L -- $RA $x -- $C "$@" -out $OUT/r/$name
 	fi
 }
-COLD100="-pattern cold -calls 100 -sizes 4:16M:x4 -check -variants native,auto"
-BAR100="-pattern cold-barrier -calls 100 -sizes 4:16M:x4 -check -variants native,auto"
-COLD10="-pattern cold -calls 10 -sizes 4:64M:x4 -check -variants native,auto"
-WARMARGS="-pattern b2b -sizes 4:4M:x4 -time 30ms -max-iters 2000 -tune-calls 2000 -check -quiet -variants native,auto"
+COLD100="-pattern cold -calls 100 -sizes ${SIZES100:-4:16M:x4} -check -variants native,auto"
+BAR100="-pattern cold-barrier -calls 100 -sizes ${SIZES100:-4:16M:x4} -check -variants native,auto"
+COLD10="-pattern cold -calls 10 -sizes ${SIZES10:-4:64M:x4} -check -variants native,auto"
+WARMARGS="-pattern b2b -sizes ${SIZESWARM:-4:4M:x4} -time 30ms -max-iters 2000 -tune-calls 2000 -check -quiet -variants native,auto"
 for r in $(seq 1 ${LAUNCHES:-2}); do
-	for lay in ${LAYOUTS:-1x32 4x8}; do
+	for lay in $LAYOUTS; do
 		for pat in ${PATTERNS:-cold100 bar100 cold10}; do
-			case $pat in cold100) A=$COLD100;; bar100) A=$BAR100;; cold10) A=$COLD10;; esac
+			case $pat in cold100) A=$COLD100;; bar100) A=$BAR100;; cold10) A=$COLD10;; *) continue;; esac
 			one $lay-$pat-auto-$r $lay $NEW "${AUTOENV:-}" 60 $A
 			one $lay-$pat-model-$r $lay $NEW DPML_TUNER=model 60 $A
 			[ -n "$OLD" ] && one $lay-$pat-old-$r $lay $OLD "" 60 $A
@@ -65,19 +74,19 @@ for r in $(seq 1 ${LAUNCHES:-2}); do
 		[ -n "$OLD" ] && one $lay-warm-old-$r $lay $OLD "" 90 $WARMARGS
 	done
 done
-P=$OUT/r/profile-1x32
-[ "${PROFILE:-1}" = 1 ] && one 1x32-tune 1x32 $NEW "DPML_TUNER_BUDGET=-1 DPML_PROFILE_DIR=$P" 90 $WARMARGS
+P=$OUT/r/profile-$FIRST
+[ "${PROFILE:-1}" = 1 ] && one $FIRST-tune $FIRST $NEW "DPML_TUNER_BUDGET=-1 DPML_PROFILE_DIR=$P" 90 $WARMARGS
 for r in $([ "${PROFILE:-1}" = 1 ] && echo 1 2); do
-	one 1x32-cold100-profile-$r 1x32 $NEW "DPML_PROFILE_DIR=$P" 60 $COLD100
-	one 1x32-cold10-profile-$r 1x32 $NEW "DPML_PROFILE_DIR=$P" 60 $COLD10
+	one $FIRST-cold100-profile-$r $FIRST $NEW "DPML_PROFILE_DIR=$P" 60 $COLD100
+	one $FIRST-cold10-profile-$r $FIRST $NEW "DPML_PROFILE_DIR=$P" 60 $COLD10
 done
-ls -la $P >> $OUT/r/commands.txt 2>&1
-if command -v mpicc > /dev/null; then
+[ "${PROFILE:-1}" = 1 ] && ls -la $P >> $OUT/r/commands.txt 2>&1
+if [ "${PROBE:-1}" = 1 ] && command -v mpicc > /dev/null; then
 	mpicc -O2 -o $OUT/r/firstcall bench/cold/firstcall.c
 	for r in 1 2 3; do
 		run probe-mpi-$r 30 $ONE $OUT/r/firstcall
-		run probe-new-$r 30 $ONE -x LD_PRELOAD=$PWD/$NEW/libdpml.so $OUT/r/firstcall
-		[ -n "$OLD" ] && run probe-old-$r 30 $ONE -x LD_PRELOAD=$PWD/$OLD/libdpml.so $OUT/r/firstcall
+		run probe-new-$r 30 $ONE -x LD_PRELOAD=$(abs $NEW)/libdpml.so $OUT/r/firstcall
+		[ -n "$OLD" ] && run probe-old-$r 30 $ONE -x LD_PRELOAD=$(abs $OLD)/libdpml.so $OUT/r/firstcall
 	done
 	rm -f $OUT/r/firstcall
 fi

@@ -27,6 +27,12 @@ def runs(d):
         yield lay, pat, build, {b: v for b, v in rows.items() if "native" in v and "auto" in v}
 
 
+def layouts(d):
+    """The layouts among d's keys (tuples that start with one), by node
+    count, then ranks per node."""
+    return sorted({k[0] for k in d}, key=lambda l: tuple(int(x) for x in l.split("x")))
+
+
 def size(b):
     for u, s in ((1 << 20, "M"), (1 << 10, "K")):
         if b >= u and b % u == 0:
@@ -41,7 +47,7 @@ def tables(d):
             mean.setdefault((lay, pat, build), {}).setdefault(b, []).append(v["auto"][2] / v["native"][2])
             first10.setdefault((lay, pat, build), {}).setdefault(b, []).append(v["auto"][1] / v["native"][1])
     titles = {"cold100": "cold, back to back, N = 100", "bar100": "cold, barrier before each call, N = 100", "cold10": "cold, back to back, N = 10"}
-    for lay in ("1x32", "4x8"):
+    for lay in layouts(mean):
         for pat in PATTERNS:
             builds = [b for b in ("auto", "model", "profile", "old") if (lay, pat, b) in mean]
             if not builds:
@@ -71,7 +77,7 @@ def headline(d, sizes=(4, 65536, 1 << 20, 16 << 20)):
             r["mpi"].append(v["native"][2])
     names = {"cold10": "cold b2b, N=10", "cold100": "cold b2b, N=100", "bar100": "cold barrier, N=100"}
     med = lambda v: f"{statistics.median(v):.2f}" if v else "-"
-    for lay in ("1x32", "4x8"):
+    for lay in layouts(rows):
         print(f"\n**{lay}**\n")
         print("| pattern | bytes | MPI library (us per call) | DPML auto ÷ MPI | DPML model ÷ MPI |")
         print("| --- | ---: | ---: | ---: | ---: |")
@@ -98,7 +104,7 @@ def warm(d):
             w = line.split()
             if len(w) > 11 and w[1] == "auto" and re.match(r"^\d+[KM]?$", w[0]):
                 got.setdefault((lay, build), {}).setdefault(w[0], []).append((float(w[6]), float(w[10])))
-    for lay in ("1x32", "4x8"):
+    for lay in layouts(got):
         new, old = got.get((lay, "auto")), got.get((lay, "old"))
         if not new:
             continue

@@ -326,10 +326,9 @@ func TestReadmeC(t *testing.T) {
 	}
 	bin := buildBin(t)
 	dir := workDir(t, bin, map[string]string{"sum.c": files["sum.c"]})
-	// One small call never pays for setup under the default
-	// DPML_SETUP_AFTER: set up at the first, so that the run exercises
-	// the engine.
-	stdout, stderr := runBlock(t, dir, *cRun, "DPML_VERBOSE=1", "DPML_SETUP_AFTER=0")
+	// sum.c's one call is on MPI_COMM_WORLD, which libdpml.so sets up
+	// inside MPI_Init: the call runs the engine with the defaults.
+	stdout, stderr := runBlock(t, dir, *cRun, "DPML_VERBOSE=1")
 	runsOfSum := strings.Count(cRun.text, "./sum")
 	if runsOfSum < 3 {
 		t.Fatalf("the C run block runs the program %d times, want the preloaded, emulated and linked runs", runsOfSum)
@@ -430,6 +429,76 @@ func TestDocLinks(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(filepath.Dir(doc), target)); err != nil {
 				t.Errorf("%s: link %s: %v", doc, m[1], err)
 			}
+		}
+	}
+}
+
+// TestReproduceTables runs what the README's "Reproduce the tables"
+// section points to, bench/cold/device.sh and bench/cold/summary.py, as a
+// new user would on a small machine: the cold pattern (N = 10) on one
+// node of 4 ranks and on 2 emulated nodes of 2, the defaults against
+// DPML_TUNER=model, then the tables. Every run must end well (results
+// checked by the client, which exits non-zero on a wrong element), and the
+// summary must hold a table per layout with a ratio for every size and
+// build, and the headline rows. Mutations: device.sh's emulated-node
+// branch without -preload, or its library path made relative to the
+// working directory again -> "libdpml.so not loaded".
+func TestReproduceTables(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3 (bench/cold/summary.py)")
+	}
+	bin := buildBin(t)
+	cc := exec.Command("mpicc", "-O2", "-Wall", "-I", filepath.Join(root, "dropin"), "-o", filepath.Join(bin, "dpmlbench-c"),
+		filepath.Join(root, "cmd/dpmlbench-c/dpmlbench-c.c"), "-ldl", "-lm")
+	cc.Env = append(os.Environ(), "PATH="+filepath.Join(built.dir, "shim")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := cc.CombinedOutput(); err != nil {
+		t.Fatalf("mpicc dpmlbench-c.c: %v\n%s", err, out)
+	}
+	out := t.TempDir()
+	run := exec.Command("bash", "bench/cold/device.sh", out, bin)
+	run.Dir = root
+	run.Env = append(cleanEnv(), "PATH="+filepath.Join(built.dir, "shim")+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"LAYOUTS=1x4 2x2", "PATTERNS=cold10", "LAUNCHES=1", "WARM=0", "PROFILE=0", "PROBE=0",
+		"MPIRUN_ARGS=--oversubscribe --bind-to none", "DPMLRUN_ARGS=", "SIZES10=4:64K:x16", "BUDGET=300")
+	if b, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("device.sh: %v\n%s", err, b)
+	}
+	if b, err := exec.Command("tar", "xJf", filepath.Join(out, "cold.tar.xz"), "-C", out).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v\n%s", err, b)
+	}
+	cmds, err := os.ReadFile(filepath.Join(out, "r", "commands.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ends := regexp.MustCompile(`(?m)^rc=0 at `).FindAllIndex(cmds, -1); len(ends) != 4 {
+		t.Fatalf("%d of 4 runs ended with status 0:\n%s", len(ends), cmds)
+	}
+	logs, _ := filepath.Glob(filepath.Join(out, "r", "*.log"))
+	for _, l := range logs {
+		// The client names the library it found: a wrong preload path
+		// would time the MPI library against itself.
+		if b, err := os.ReadFile(l); err != nil || !regexp.MustCompile(`(?m)^# libdpml: \S+ \(DPML-Go `).Match(b) {
+			t.Errorf("%s: libdpml.so not loaded:\n%s", filepath.Base(l), b)
+		}
+	}
+	sum := exec.Command("python3", filepath.Join(root, "bench/cold/summary.py"), filepath.Join(out, "r"), "headline")
+	table, err := sum.CombinedOutput()
+	if err != nil {
+		t.Fatalf("summary.py: %v\n%s", err, table)
+	}
+	for _, lay := range []string{"1x4", "2x2"} {
+		i := strings.Index(string(table), lay+", cold, back to back, N = 10:")
+		if i < 0 {
+			t.Fatalf("no %s table:\n%s", lay, table)
+		}
+		for _, size := range []string{"4", "64", "1K", "16K"} {
+			row := regexp.MustCompile(`(?m)^\| ` + size + ` \| \d+\.\d\d \[\d+\.\d\d\] \| \d+\.\d\d \[\d+\.\d\d\] \|$`)
+			if !row.Match(table[i:]) {
+				t.Errorf("%s table: no row for %s bytes with the ratios of auto and model:\n%s", lay, size, table)
+			}
+		}
+		if !strings.Contains(string(table), "**"+lay+"**") || !strings.Contains(string(table), "| cold b2b, N=10 | 4 | ") {
+			t.Errorf("no headline rows for %s:\n%s", lay, table)
 		}
 	}
 }
