@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/dpml/internal/fused"
+	"github.com/dpmlgo/dpml/internal/dropinhook"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/plan"
 	"github.com/dpmlgo/dpml/shm"
@@ -36,7 +37,7 @@ import (
 // many of the next calls of exactly that (count, type, op) may run in C
 // (the fused tree on one node, or the MPI library's allreduce when that is
 // the plan, which the drop-in then calls itself):
-// on one node or several (FusedState gives the C layer the leader
+// on one node or several (fusedState gives the C layer the leader
 // communicator), all of them for a plan that is fixed (no tuner, or DPML_TUNER=model, or
 // SetOverride), and for a tuned key that has settled, the calls before its
 // next stride sample (costmodel.KeyState.Untimed): the learner needs to see
@@ -70,6 +71,8 @@ func init() {
 			fusedOK[k][o] = fused.Supports(k, o)
 		}
 	}
+	dropinhook.FusedState = func(c any) unsafe.Pointer { return c.(*Comm).fusedState() }
+	dropinhook.FusedFailed = func(c any, rc int) error { return c.(*Comm).fusedFailed(rc) }
 }
 
 // fusedView is a communicator's fused-call state: the C state and this
@@ -88,7 +91,7 @@ type fusedView struct {
 	blockArm   costmodel.Arm
 	blockCalls uint64
 	calls      uint64 // fused calls so far (the drop-in's included at takeBack): tests check the path ran
-	// foreign: libdpml.so's C layer holds f (FusedState) and follows its
+	// foreign: libdpml.so's C layer holds f (fusedState) and follows its
 	// clearance; only then does a call pay for the C clearance's
 	// bookkeeping (takeBack, the entry stamp, grantFused). Go callers
 	// follow their own (clear).
@@ -546,7 +549,7 @@ func (c *Comm) cRunsCall(p *Plan, kind mpi.Kind, op mpi.Op) bool {
 
 // cRuns reports whether libdpml.so's C layer runs calls of tree plan p
 // itself once they are cleared: on one node, or on several once it holds
-// the state, which then carries the leader communicator (FusedState).
+// the state, which then carries the leader communicator (fusedState).
 func (c *Comm) cRuns(p *Plan, kind mpi.Kind, op mpi.Op) bool {
 	return (c.nodes == 1 || c.fz.foreign) && c.fusable(p) && fusedOK[kind][op]
 }
@@ -554,7 +557,7 @@ func (c *Comm) cRuns(p *Plan, kind mpi.Kind, op mpi.Op) bool {
 // maxTransition bounds a plausible cgo transition into the engine.
 const maxTransition = 20_000 // ns
 
-// FusedState is for libdpml.so: the address of the communicator's C state
+// fusedState is for libdpml.so (internal/dropinhook): the address of the communicator's C state
 // of the fused tree call (dpml/internal/fused/fused.h), whose clearance the
 // drop-in's C layer follows, or nil when there is none (DPML_FUSED=false,
 // one rank per node). It stays valid until Close. On several nodes the
@@ -562,7 +565,7 @@ const maxTransition = 20_000 // ns
 // root runs the inter-node step of the calls the C layer runs itself.
 // Every rank of the communicator must call it, or none: the clearance
 // depends on it. Go programs have no use for it.
-func (c *Comm) FusedState() unsafe.Pointer {
+func (c *Comm) fusedState() unsafe.Pointer {
 	if c == nil || c.closed || c.fz.f == nil {
 		return nil
 	}
@@ -573,11 +576,11 @@ func (c *Comm) FusedState() unsafe.Pointer {
 	return c.fz.f.Pointer()
 }
 
-// FusedFailed is for libdpml.so: a call its C layer ran through the fused
+// fusedFailed is for libdpml.so (internal/dropinhook): a call its C layer ran through the fused
 // routine failed with result rc; the communicator takes the error as a
 // failed call of its own would (the abort word raised, every later call
 // refused) and returns it.
-func (c *Comm) FusedFailed(rc int) error {
+func (c *Comm) fusedFailed(rc int) error {
 	err := c.fusedError(rc)
 	c.fz.f.Revoke()
 	if c.abort != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/dpml"
+	"github.com/dpmlgo/dpml/internal/dropinhook"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
@@ -250,13 +251,13 @@ func reduce[T mpi.Number](d *dpml.Comm, send, recv unsafe.Pointer, n int, op mpi
 	return dpml.Allreduce(d, unsafe.Slice((*T)(send), n), r, op)
 }
 
-// dpmlGoFusedState returns engine id's fused-call state (dpml.Comm.FusedState:
+// dpmlGoFusedState returns engine id's fused-call state (internal/dropinhook.FusedState:
 // C memory, valid until the engine is released), or nil.
 //
 //export dpmlGoFusedState
 func dpmlGoFusedState(id C.uintptr_t) unsafe.Pointer {
 	if d := lookup(id); d != nil {
-		return d.FusedState()
+		return dropinhook.FusedState(d)
 	}
 	return nil
 }
@@ -277,7 +278,7 @@ func dpmlGoWarm(id C.uintptr_t) {
 }
 
 // dpmlGoFusedFailed reports a fused call the C layer ran on engine id that
-// failed with result rc (dpml.Comm.FusedFailed), as dpmlGoAllreduce reports
+// failed with result rc (internal/dropinhook.FusedFailed), as dpmlGoAllreduce reports
 // its failures.
 //
 //export dpmlGoFusedFailed
@@ -287,7 +288,7 @@ func dpmlGoFusedFailed(id C.uintptr_t, rc C.int) {
 		warnf("fused allreduce on an unknown engine id %d", id)
 		return
 	}
-	warnf("MPI_Allreduce failed in the DPML engine: %v", d.FusedFailed(int(rc)))
+	warnf("MPI_Allreduce failed in the DPML engine: %v", dropinhook.FusedFailed(d, int(rc)))
 }
 
 // dpmlGoRelease closes engine id: its communicators are freed and its
