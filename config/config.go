@@ -292,7 +292,7 @@ var Vars = []Var{
 	{Name: TuningFile, Kind: KindString, Default: "", Scope: AllRanks, Users: "engine, dpmlbench", Agreed: AtNew,
 		Doc: "JSON tuning table to start from and to save to at Close. Its directory must exist and be writable and the name must not be a symbolic link (checked at dpml.New, on rank 0); an existing file must be a regular file holding exactly one JSON table. The save writes a new file beside it and renames it over the name (a link planted there meanwhile is replaced, never written through), keeps the entries of the table there that the run did not learn (other layouts', another tool's), and keeps the file's permission bits (and its owner where permitted)."},
 	{Name: Verbose, Kind: KindInt, Default: "0", Scope: PerRank, Users: "all", Min: 0, Max: 2,
-		Doc: "1: on rank 0, the settings changed from the defaults, what each step of setup cost, one line per new plan, and at Close one line per size class called (its plan, calls, time per call and the MPI library's, where the learner measured them), then the learner's table; the drop-in's counters on every rank at MPI_Finalize. 2: also every setting with its source, the plans' diagrams and every call's decision."},
+		Doc: "1: on rank 0, the settings changed from the defaults, what each step of setup cost, one line per new plan, and at Close one line per size class called (its plan, calls, time per call and the MPI library's, where the learner measured them), then the learner's overhead per recorded call; the drop-in's counters on every rank at MPI_Finalize. 2: also the learner's table per key, every setting with its source, the plans' diagrams and every call's decision."},
 }
 
 // Lookup returns the declaration of name.

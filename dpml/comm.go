@@ -696,10 +696,7 @@ func (c *Comm) Close() error {
 	}
 	if c.verbose > 0 && c.rank == 0 && c.tuner != nil {
 		writeSizeSummary(os.Stderr, c.tuner.Infos())
-		// The learner's table stays at level 1: level 2 sends every
-		// call of libdpml.so through Go, and the table is what shows
-		// the C layer's timed calls reaching the learner.
-		c.printTuner(os.Stderr)
+		c.printTuner(os.Stderr, c.verbose >= 2)
 	}
 	c.saveProfile()
 	return errors.Join(terr, c.saveTuning(), c.release())

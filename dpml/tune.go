@@ -512,19 +512,25 @@ func (c *Comm) provenance(note string) costmodel.Provenance {
 	}
 }
 
-// printTuner writes what the tuner learned per key (DPML_VERBOSE, rank 0,
-// at Close): the plan, its state, calls, how often the settled plan
+// printTuner writes, at DPML_VERBOSE=1 (rank 0, at Close), the keys
+// called and the tuner's agreed overhead per recorded call
+// (Tuner.Overhead), which sets how sparsely a settled key samples (its
+// stride); with perKey (DPML_VERBOSE=2) also what it learned per key: the plan, its state, calls, how often the settled plan
 // changed (switches) and how many calls ran another plan than the call
 // before (changes, probes included), and the running mean of a call's
 // cost (from the last arrival) and of the arrival skew; in the heading,
 // the tuner's agreed overhead per recorded call (Tuner.Overhead), which
 // sets how sparsely a settled key samples (its stride).
-func (c *Comm) printTuner(w io.Writer) {
+func (c *Comm) printTuner(w io.Writer, perKey bool) {
 	var used []costmodel.Info // keys this run called (a table's other entries are not news)
 	for _, in := range c.tuner.Infos() {
 		if in.Calls > 0 {
 			used = append(used, in)
 		}
+	}
+	if !perKey {
+		fmt.Fprintf(w, "dpml: tuner, %d key(s) called, %.2f us of overhead per recorded call\n", len(used), c.tuner.Overhead()*1e6)
+		return
 	}
 	fmt.Fprintf(w, "dpml: tuner, %d key(s) called, %.2f us of overhead per recorded call: key | plan | state | calls | switches | changes | cost us | skew us | episodes | samples | stride\n",
 		len(used), c.tuner.Overhead()*1e6)

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/internal/launch"
 )
 
@@ -458,47 +459,42 @@ func TestRepeat(t *testing.T) {
 			}
 			// Tuned, with the scheduled confirmation early enough to run:
 			// its blocks run in C, timed (dpml/fused.go, grantFused).
-			var pre result
-			m, pre = compareRun(t, ppn, []string{"DPML_TUNER_CONFIRM=100", "DPML_TUNER_BUDGET=-1"}, cases*repeats, work.progs["allreduce"], "-o", outDir, "repeat=1500")
+			table := filepath.Join(t.TempDir(), "table.json")
+			m, _ = compareRun(t, ppn, []string{"DPML_TUNER_CONFIRM=100", "DPML_TUNER_BUDGET=-1", "DPML_TUNING_FILE=" + table}, cases*repeats, work.progs["allreduce"], "-o", outDir, "repeat=1500")
 			for rank, c := range m {
 				if c.blocks == 0 || c.blocks != m[0].blocks || c.blocks > c.fused {
 					t.Errorf("rank %d ran %d calls of confirmation blocks in the C layer (rank 0: %d; fused calls %d), want > 0, equal on all ranks", rank, c.blocks, m[0].blocks, c.fused)
 				}
 			}
 			// The blocks' times reached the learner: every arm's estimate
-			// in the tuner's table (DPML_VERBOSE=1) is a real duration,
+			// in the tuning table saved at MPI_Finalize is a real duration,
 			// whatever its size, and some key the C folds serve (not the
 			// complex product) has a tree arm with a confirmation's 8
 			// samples, which only the C layer's blocks give it there (a
 			// block timed wrong is no sample: costmodel drops negative
 			// costs).
-			full, key := 0, ""
-			for _, l := range strings.Split(pre.stderr, "\n") {
-				if f := strings.Fields(l); len(f) > 2 && f[0] == "dpml:" && f[2] == "|" {
-					key = f[1]
-				}
-				_, m, ok := strings.Cut(l, "measured: ")
-				if !ok {
-					continue
-				}
-				// "dpml l=1 k=1 tree r=4=14.03/8; native=16.58/8;"
-				for _, item := range strings.Split(m, ";") {
-					i := strings.LastIndex(item, "=")
-					if i < 0 {
-						continue
+			f, err := os.Open(table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tb, err := costmodel.ReadTable(f)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			full := 0
+			for _, e := range tb.Entries {
+				for _, a := range e.Measured {
+					if !(a.Estimate > 0) || math.IsInf(a.Estimate, 0) {
+						t.Errorf("key %s/%s/2^%d: the tuner's estimate of %+v is %g s, want a positive duration", e.Elem, e.Op, e.Log2Bytes, a, a.Estimate)
 					}
-					arm, est := strings.TrimSpace(item[:i]), item[i+1:]
-					v, n, _ := strings.Cut(est, "/")
-					if x, err := strconv.ParseFloat(v, 64); err != nil || !(x > 0) || math.IsInf(x, 0) {
-						t.Errorf("key %s: the tuner's estimate of %s is %s us (%s samples), want a positive duration", key, arm, v, n)
-					}
-					if n == "8" && strings.Contains(arm, "tree") && !strings.HasPrefix(key, "complex/") {
+					if a.Samples == 8 && a.Intra == "tree" && e.Elem != "complex" {
 						full++
 					}
 				}
 			}
 			if full == 0 {
-				t.Errorf("no tree arm the C layer runs has a confirmation's 8 samples in the tuner's tables:\n%s", pre.stderr)
+				t.Errorf("no tree arm the C layer runs has a confirmation's 8 samples in the saved tuning table %+v", tb.Entries)
 			}
 			t.Logf("tuned: rank 0 ran %d of %d routed calls in the C layer, %d of them in confirmation blocks", m[0].fused, m[0].routed, m[0].blocks)
 		})
