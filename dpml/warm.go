@@ -59,6 +59,11 @@ func (c *Comm) Warm() error {
 		return fmt.Errorf("dpml: warm: scratch buffers: %w", err)
 	}
 	defer unix.Munmap(mem)
+	// Warm's plans are not the program's: DPML_VERBOSE reports the
+	// program's calls only.
+	verbose := c.verbose
+	c.verbose = 0
+	defer func() { c.verbose = verbose }()
 	n := warmMaxBytes / 4
 	send := unsafe.Slice((*float32)(unsafe.Pointer(&mem[0])), n)
 	recv := unsafe.Slice((*float32)(unsafe.Pointer(&mem[warmMaxBytes])), n)

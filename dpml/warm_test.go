@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -48,9 +49,11 @@ func mappingRSS(t *testing.T, addr uintptr) int {
 // tables (the mapping's resident size, read from the kernel, covers the
 // whole segment afterwards, where setup maps only the flag lines), runs
 // calls the tuner never sees (no key has a recorded call), and leaves the
-// communicator working: the calls after it are right. Mutations: Warm
-// without the second Populate -> the resident size stays near one share;
-// Warm through Allreduce (the tuner's path) -> keys with calls.
+// communicator working: the calls after it are right; and it prints
+// nothing at DPML_VERBOSE=1. Mutations: Warm without the second Populate
+// -> the resident size stays near one share; Warm through Allreduce (the
+// tuner's path) -> keys with calls; Warm keeping the verbose level -> its
+// plans printed.
 func TestWarm(t *testing.T) {
 	for _, lay := range [][2]int{{1, 4}, {2, 2}} {
 		t.Run(fmt.Sprintf("%dx%d", lay[0], lay[1]), func(t *testing.T) {
@@ -63,8 +66,25 @@ func TestWarm(t *testing.T) {
 				b := c.seg.mem.Bytes()
 				addr := uintptr(unsafe.Pointer(&b[0]))
 				before := mappingRSS(t, addr)
-				if err := c.Warm(); err != nil {
+				// At DPML_VERBOSE=1 a plan's first call prints it: Warm's
+				// calls are not the program's and print nothing.
+				c.verbose = 1
+				r, pw, err := os.Pipe()
+				if err != nil {
 					t.Fatal(err)
+				}
+				stderr := os.Stderr
+				os.Stderr = pw
+				werr := c.Warm()
+				os.Stderr = stderr
+				pw.Close()
+				printed, _ := io.ReadAll(r)
+				c.verbose = 0
+				if werr != nil {
+					t.Fatal(werr)
+				}
+				if len(printed) > 0 {
+					t.Errorf("Warm printed at DPML_VERBOSE=1:\n%s", printed)
 				}
 				after := mappingRSS(t, addr)
 				if total := len(b) >> 10; after < total {
