@@ -336,17 +336,33 @@ func allOps[T mpi.Number](t *testing.T, d world, w *mpi.Comm) {
 	}
 }
 
-func conformance(t *testing.T, w *mpi.Comm) {
-	const seg = 16 << 10
-	c, err := New(w, WithSegmentBytes(seg), WithTimeout(2*time.Minute))
+// conformanceSeg is the segment size of the conformance communicators:
+// small, so that modest counts already take several segments.
+const conformanceSeg = 16 << 10
+
+// conformanceComm opens the communicator the conformance suites run on;
+// the caller defers closeChecked at once (Close is collective, so it runs
+// inside the rank's function, not in a test cleanup).
+func conformanceComm(t *testing.T, w *mpi.Comm) *Comm {
+	t.Helper()
+	c, err := New(w, WithSegmentBytes(conformanceSeg), WithTimeout(2*time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		if err := c.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
+	return c
+}
+
+// closeChecked closes c and reports a failed Close.
+func closeChecked(t *testing.T, c *Comm) {
+	if err := c.Close(); err != nil {
+		t.Error(err)
+	}
+}
+
+func conformance(t *testing.T, w *mpi.Comm) {
+	const seg = conformanceSeg
+	c := conformanceComm(t, w)
+	defer closeChecked(t, c)
 	d := describe(t, c, w)
 
 	// Every type x op.

@@ -141,16 +141,9 @@ func TestInterRing(t *testing.T) {
 }
 
 func ringCases(t *testing.T, w *mpi.Comm) {
-	const seg = 16 << 10
-	c, err := New(w, WithSegmentBytes(seg), WithTimeout(2*time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := c.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
+	const seg = conformanceSeg
+	c := conformanceComm(t, w)
+	defer closeChecked(t, c)
 	d := describe(t, c, w)
 	ring := plan.InterRing
 	maxL := c.MaxLeaders()
