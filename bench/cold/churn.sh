@@ -1,6 +1,7 @@
 #!/bin/bash
-# churn.sh OUT NEW: the churn table of bench/results on one 32-core node
-# (1x32, and 4 emulated nodes x 8): dpmlbench-c -pattern churn, 1,000
+# churn.sh OUT NEW: the churn table of bench/results on one node, each
+# layout of LAYOUTS (default "1x32 4x8": 1xN runs N ranks under mpirun,
+# MxN M emulated nodes of N ranks under dpmlrun): dpmlbench-c -pattern churn, 1,000
 # communicators per variant, each used 1-100 times at 4 B-64 KiB and
 # freed, the MPI library (native) against libdpml.so's defaults (auto) in
 # the same process; communicators duplicated from MPI_COMM_WORLD (dup) or
@@ -15,18 +16,17 @@ for f in $NEW/*.xz; do [ -e "$f" ] && xz -dkf $f; done
 chmod +x $NEW/* 2>/dev/null
 C=$NEW/dpmlbench-c L=$PWD/$NEW/libdpml.so
 { date -u; nproc; lscpu | head -20; mpirun --version | head -1; echo "$NEW: $(cat $NEW/COMMIT)"; } > $OUT/r/machine.txt 2>&1
-ONE="mpirun --allow-run-as-root -np 32 --bind-to core --map-by core --mca btl self,vader --mca btl_vader_single_copy_mechanism cma"
-R8="$NEW/dpmlrun -nodes 4 -ppn 8 -cores-per-node 8"
+ONE="mpirun --allow-run-as-root --bind-to core --map-by core --mca btl self,vader --mca btl_vader_single_copy_mechanism cma"
 R8A="--mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=host"
 for r in $(seq 1 ${LAUNCHES:-2}); do
 	for c in dup reversed; do
 		A="-pattern churn -comms 1000 -sizes 4:64K:x4 -check -churn-comm $c -variants native,auto"
-		for lay in 1x32 4x8; do
-			name=$lay-churn-$c-$r
-			if [ $lay = 1x32 ]; then
-				cmd="$ONE -x LD_PRELOAD=$L -x DPML_VERBOSE=1 $C $A"
+		for lay in ${LAYOUTS:-1x32 4x8}; do
+			name=$lay-churn-$c-$r nodes=${lay%x*} ppn=${lay#*x}
+			if [ $nodes = 1 ]; then
+				cmd="$ONE -np $ppn -x LD_PRELOAD=$L -x DPML_VERBOSE=1 $C $A"
 			else
-				cmd="$R8 -preload $L -- $R8A -x DPML_VERBOSE=1 -- $C $A"
+				cmd="$NEW/dpmlrun -nodes $nodes -ppn $ppn -cores-per-node $ppn -preload $L -- $R8A -x DPML_VERBOSE=1 -- $C $A"
 			fi
 			echo "+ $cmd" >> $OUT/r/commands.txt
 			timeout 60 $cmd > $OUT/r/$name.log 2>&1

@@ -1,6 +1,7 @@
 #!/bin/bash
-# probe.sh OUT NEW [OLD]: firstcall.c on one 32-core node, 1x32 and 4
-# emulated nodes x 8, three launches each: the MPI library alone, NEW's
+# probe.sh OUT NEW [OLD]: firstcall.c on one node, each layout of LAYOUTS
+# (default "1x32 4x8": 1xN runs N ranks under mpirun, MxN M emulated nodes
+# of N ranks under dpmlrun), three launches each: the MPI library alone, NEW's
 # libdpml.so with its defaults, NEW with setup at the first call
 # (DPML_SETUP_AFTER=0) and DPML_VERBOSE=1 (rank 0 prints what each step
 # of setup cost), and OLD's libdpml.so if given.
@@ -10,11 +11,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mkdir -p $OUT
 for d in $NEW $OLD; do for f in $d/*.xz; do [ -e "$f" ] && xz -dkf $f; done; chmod +x $d/* 2>/dev/null; done
 mpicc -O2 -o $OUT/firstcall bench/cold/firstcall.c || exit 1
-ONE="mpirun --allow-run-as-root -np 32 --bind-to core --map-by core --mca btl self,vader --mca btl_vader_single_copy_mechanism cma"
-R8="$NEW/dpmlrun -nodes 4 -ppn 8 -cores-per-node 8"
+ONE="mpirun --allow-run-as-root --bind-to core --map-by core --mca btl self,vader --mca btl_vader_single_copy_mechanism cma"
 R8A="--mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=host"
 for r in 1 2 3; do
-	for lay in 1x32 4x8; do
+	for lay in ${LAYOUTS:-1x32 4x8}; do
+		nodes=${lay%x*} ppn=${lay#*x}
 		for v in mpi new setup0 old; do
 			L=""; X=""
 			case $v in
@@ -24,10 +25,10 @@ for r in 1 2 3; do
 			old) [ -n "$OLD" ] || continue; L=$PWD/$OLD/libdpml.so ;;
 			esac
 			echo "== $lay $v $r"
-			if [ $lay = 1x32 ]; then
-				timeout 60 $ONE $X ${L:+-x LD_PRELOAD=$L} $OUT/firstcall 2>&1 | grep -E "^first|set up in"
+			if [ $nodes = 1 ]; then
+				timeout 60 $ONE -np $ppn $X ${L:+-x LD_PRELOAD=$L} $OUT/firstcall 2>&1 | grep -E "^first|set up in"
 			else
-				timeout 60 $R8 ${L:+-preload $L} -- $R8A $X -- $OUT/firstcall 2>&1 | grep -E "^first|set up in"
+				timeout 60 $NEW/dpmlrun -nodes $nodes -ppn $ppn -cores-per-node $ppn ${L:+-preload $L} -- $R8A $X -- $OUT/firstcall 2>&1 | grep -E "^first|set up in"
 			fi
 		done
 	done
