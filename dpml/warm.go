@@ -2,7 +2,6 @@ package dpml
 
 import (
 	"fmt"
-	"runtime/debug"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -77,10 +76,5 @@ func (c *Comm) Warm() error {
 			return fmt.Errorf("dpml: warm, %d bytes: %w", bytes, err)
 		}
 	}
-	// Setup and Warm allocated what the engine keeps; a collection
-	// they leave due, its sweeping or the scavenger's returns would run
-	// on the rank's own core beside its first calls. Done now, on this
-	// thread, nothing of the collector is left to run.
-	debug.FreeOSMemory()
 	return nil
 }
