@@ -14,6 +14,7 @@ import (
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/internal/dropinhook"
 	"github.com/dpmlgo/dpml/leaders"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/plan"
@@ -462,6 +463,9 @@ func (c *Comm) chooseLeaders() error {
 	c.leaderOrder = leaders.Order(places)
 	c.oversub = oversubscribed(places)
 	c.wait.NoSleep = !c.oversub
+	if !c.oversub && dropinhook.OwnCoreSpin > 0 && !config.IsSet(config.Spin) {
+		c.wait.Spin = dropinhook.OwnCoreSpin
+	}
 
 	c.pos = -1
 	for p, r := range c.leaderOrder {

@@ -11,3 +11,11 @@ var (
 	// with a failed call of its own, and the error is returned.
 	FusedFailed func(comm any, rc int) error
 )
+
+// OwnCoreSpin, set by libdpml.so once it has moved the Go runtime's
+// threads to SCHED_IDLE (internal/idlethreads), is the polls of a flag
+// before a waiting rank yields its core on a node whose ranks own their
+// cores, where DPML_SPIN is not set (0: the setting's default). Yielding
+// is what lets those threads run: a rank that yields within a few
+// microseconds gives them its core in the middle of collectives.
+var OwnCoreSpin int
