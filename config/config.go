@@ -261,7 +261,7 @@ var Vars = []Var{
 	{Name: ShmDir, Kind: KindString, Default: "/dev/shm", Scope: PerNode, Users: "engine",
 		Doc: "Directory (a tmpfs) where node segments are created."},
 	{Name: Spin, Kind: KindInt, Default: "4000", Scope: PerRank, Users: "engine", Min: 0, Max: 1 << 30,
-		Doc: "Polls of a shared-memory flag before a waiting rank starts yielding its core. Unset, libdpml.so uses 100000 where each rank of a node owns its CPUs and it has moved the Go runtime's own threads to SCHED_IDLE (DPML_GOSCHED `auto` or `pace`): a rank that yields sooner gives those threads its core in the middle of a collective."},
+		Doc: "Polls of a shared-memory flag before a waiting rank starts yielding its core. Unset, libdpml.so uses 100000 on a communicator of one node whose ranks own their CPUs, once it has moved the Go runtime's own threads to SCHED_IDLE (DPML_GOSCHED `auto` or `pace`): a rank that yields sooner gives those threads its core in the middle of a collective."},
 	{Name: StreamBytes, Kind: KindBytes, Default: "auto", Scope: AllRanks, Users: "engine", Values: []string{"auto", "off"}, Min: 1, Max: math.MaxInt64, Agreed: AtNew,
 		Doc: "Copy-out writes the receive buffer with non-temporal (streaming) stores once a call's bytes times the node's ranks reach this many bytes: results that cannot stay in the last-level cache are not first read in from memory. `auto`: the last-level cache size (32M when unknown); `off`: never."},
 	{Name: Timeout, Kind: KindDuration, Default: "60s", Scope: PerRank, Users: "engine",

@@ -463,9 +463,7 @@ func (c *Comm) chooseLeaders() error {
 	c.leaderOrder = leaders.Order(places)
 	c.oversub = oversubscribed(places)
 	c.wait.NoSleep = !c.oversub
-	if !c.oversub && dropinhook.OwnCoreSpin > 0 && !config.IsSet(config.Spin) {
-		c.wait.Spin = dropinhook.OwnCoreSpin
-	}
+	c.wait.Spin = waitSpin(c.wait.Spin, config.IsSet(config.Spin), c.oversub, c.nodes, dropinhook.OwnCoreSpin)
 
 	c.pos = -1
 	for p, r := range c.leaderOrder {
@@ -487,6 +485,18 @@ func (c *Comm) chooseLeaders() error {
 		return errors.New("leader order misses this rank")
 	}
 	return nil
+}
+
+// waitSpin is the polls of a flag a wait makes before it yields: DPML_SPIN's
+// value spin, or own (dropinhook.OwnCoreSpin, when the drop-in set it)
+// where the setting is unset, the node's ranks own their cores and the
+// communicator has one node: there a wait has no MPI request to progress,
+// while on several nodes a leader's spin phase calls no Poll.
+func waitSpin(spin int, set, oversub bool, nodes, own int) int {
+	if own > 0 && !set && !oversub && nodes == 1 {
+		return own
+	}
+	return spin
 }
 
 // oversubscribed reports whether the ranks of a node share CPUs: more

@@ -729,6 +729,48 @@ func TestSettings(t *testing.T) {
 	})
 }
 
+// TestRuntimeThreadsIdle: with DPML_GOSCHED pacing (auto, the default),
+// libdpml.so moves the Go runtime's own threads to SCHED_IDLE and leaves
+// the program's threads alone: the main thread and a thread the program
+// started before MPI_Init (blocked in read) keep SCHED_OTHER; with
+// DPML_GOSCHED=off, or without the library, no thread is idle. The
+// oracle is the kernel's sched_getscheduler, read by the program.
+// Mutations: Demote taking every thread but the caller and the main one
+// (no program-counter test) -> the program's thread turns idle; no
+// quietRuntime call in dpmlGoInit and dpmlGoWarm -> no idle thread.
+func TestRuntimeThreadsIdle(t *testing.T) {
+	setup(t)
+	prog := work.progs["allreduce"]
+	re := regexp.MustCompile(`policies rank (\d+) main (-?\d+) prog (-?\d+) idle (\d+) of (\d+)`)
+	for _, c := range []struct {
+		name    string
+		preload bool
+		env     []string
+		idle    bool
+	}{
+		{"default", true, nil, true},
+		{"gosched-off", true, []string{"DPML_GOSCHED=off"}, false},
+		{"no-library", false, nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := dpmlrun(t, c.preload, c.env, prog, "-pthread", "policies")
+			ms := re.FindAllStringSubmatch(r.stdout, -1)
+			if r.code != 0 || len(ms) != 4 {
+				t.Fatalf("exit %d, %d policy lines, want 4:\n%s\n%s", r.code, len(ms), r.stdout, r.stderr)
+			}
+			for _, m := range ms {
+				idle, _ := strconv.Atoi(m[4])
+				if m[2] != "0" || m[3] != "0" {
+					t.Errorf("rank %s: main thread policy %s, program's thread %s; want 0 (SCHED_OTHER) for both", m[1], m[2], m[3])
+				}
+				if (idle > 0) != c.idle {
+					t.Errorf("rank %s: %d of %s threads at SCHED_IDLE; want some: %v", m[1], idle, m[5], c.idle)
+				}
+			}
+		})
+	}
+}
+
 // TestUnevenLayout: 3 ranks on one fake node, so leaders fold 3 sources
 // at once (the 3-source kernels, SIMD included, which 2 ranks per node
 // never reach), on every type and op, plain and in place.

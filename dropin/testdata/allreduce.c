@@ -4,10 +4,11 @@
 // identical (sorted: ranks interleave), and every rank checks its results
 // against values it computes itself ("FAIL" lines, exit code 1).
 //
-//	allreduce [-mt] [-o DIR] PART...
+//	allreduce [-mt] [-pthread] [-o DIR] PART...
 //
-// -mt initializes with MPI_THREAD_MULTIPLE; -o writes each rank's lines to
-// DIR/rank-N.txt instead of stdout. Parts: types (every predefined
+// -mt initializes with MPI_THREAD_MULTIPLE; -pthread starts a thread of the
+// program's own before MPI_Init, blocked in read(2) until exit; -o writes
+// each rank's lines to DIR/rank-N.txt instead of stdout. Parts: types (every predefined
 // type and op, plain and in place, several counts), large (multi-segment
 // messages), special (count 0, MPI_COMM_SELF, MAXLOC, MINLOC, user op,
 // derived type, intercommunicator), loop=N (N split and duplicated
@@ -17,12 +18,15 @@
 // dpml-<job> entries in /dev/shm: must be 0), abort (rank 0 calls MPI_Abort
 // after routed calls; the others wait in a barrier), extremes=N (every
 // type and op with extreme values, N calls each, checked against the
-// type's arithmetic).
+// type's arithmetic), policies (the scheduling policy of the main thread
+// and of -pthread's thread, and how many of the process's threads are
+// SCHED_IDLE).
 //
 // Data are small integers in every type, so floating-point results are
 // exact whatever the reduction order, and runs with and without the
 // library must agree bit for bit.
 
+#define _GNU_SOURCE
 #include <complex.h>
 #include <dirent.h>
 #include <float.h>
@@ -32,6 +36,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 enum { SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, NOPS };
 static MPI_Op mpi_ops[NOPS];
@@ -739,12 +746,51 @@ static void part_abort(void) {
 	FAIL("survived MPI_Abort");
 }
 
+// The program's own thread (-pthread): blocked in the C library's read
+// until the process exits, as a program's helper thread would be.
+static volatile pid_t prog_tid;
+static int prog_pipe[2];
+
+static void *prog_thread(void *arg) {
+	(void)arg;
+	prog_tid = (pid_t)syscall(SYS_gettid);
+	char c;
+	while (read(prog_pipe[0], &c, 1) < 0) {
+	}
+	return NULL;
+}
+
+// part_policies prints the scheduling policy (sched_getscheduler) of the
+// main thread and of -pthread's (-1 without it), and how many threads of
+// the process are SCHED_IDLE.
+static void part_policies(void) {
+	int idle = 0, n = 0;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.') continue;
+		n++;
+		if (sched_getscheduler(atoi(e->d_name)) == SCHED_IDLE) idle++;
+	}
+	if (d != NULL) closedir(d);
+	int prog = prog_tid > 0 ? sched_getscheduler(prog_tid) : -1;
+	fprintf(out, "policies rank %d main %d prog %d idle %d of %d\n", world_rank, sched_getscheduler(0), prog, idle, n);
+}
+
 int main(int argc, char **argv) {
 	int a = 1, provided = 0;
 	int required = MPI_THREAD_SINGLE;
 	const char *dir = NULL;
 	for (; a < argc; a++) {
 		if (strcmp(argv[a], "-mt") == 0) required = MPI_THREAD_MULTIPLE;
+		else if (strcmp(argv[a], "-pthread") == 0) {
+			pthread_t th;
+			if (pipe(prog_pipe) != 0 || pthread_create(&th, NULL, prog_thread, NULL) != 0) {
+				perror("-pthread");
+				return 2;
+			}
+			while (prog_tid == 0) sched_yield();
+		}
 		else if (strcmp(argv[a], "-o") == 0 && a + 1 < argc) dir = argv[++a];
 		else break;
 	}
@@ -781,6 +827,7 @@ int main(int argc, char **argv) {
 		else if (strcmp(argv[a], "shm") == 0) fprintf(out, "shm rank %d entries %d\n", world_rank, shm_entries());
 		else if (strcmp(argv[a], "abort") == 0) part_abort();
 		else if (strcmp(argv[a], "overlap") == 0) part_overlap();
+		else if (strcmp(argv[a], "policies") == 0) part_policies();
 		else {
 			FAIL("unknown part %s", argv[a]);
 			continue;
