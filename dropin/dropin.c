@@ -43,13 +43,16 @@ void dpml_note_released(void) { __atomic_fetch_add(&dpml_comms_released, 1, __AT
 static inline void count_reason(int r) { __atomic_fetch_add(&dpml_counts[r], 1, __ATOMIC_RELAXED); }
 
 // ---------------------------------------------------------------------------
-// Recursion guard. The engine reaches MPI through package mpi, whose cgo code
-// calls MPI_Allreduce by name; in this process that name is ours (LD_PRELOAD
-// or -ldpml come before libmpi). Every entry into Go from here raises the
-// calling thread's depth, and a call made while it is raised goes straight to
-// PMPI_Allreduce. The engine makes its MPI calls on the calling thread (a Go
-// function exported to C runs on the C thread that called it, and the engine
-// starts no goroutines that call MPI), so a thread-local flag is exact: other
+// Recursion guard. The engine reaches MPI through package mpi, which this
+// library tells to call PMPI_Allreduce (mpi.SetInterposed in dpmlGoInit), so
+// its calls never arrive here. An MPI_Allreduce by name made while the
+// library is in Go (another library's code it calls, an MPI library that
+// implements something with MPI_Allreduce) would still arrive: every entry
+// into Go from here raises the calling thread's depth, and a call made while
+// it is raised goes straight to PMPI_Allreduce ("nested" in the counters).
+// The engine makes its MPI calls on the calling thread (a Go function
+// exported to C runs on the C thread that called it, and the engine starts
+// no goroutines that call MPI), so a thread-local flag is exact: other
 // application threads are unaffected.
 static __thread int dpml_depth;
 

@@ -55,6 +55,9 @@ func reasonName(i int) string { return C.GoString(C.dpml_reason_words[i]) }
 
 //export dpmlGoInit
 func dpmlGoInit(s *C.dpml_settings) C.int {
+	// The engine's own MPI_Allreduce calls go to PMPI_Allreduce: this
+	// library is the program's MPI_Allreduce.
+	mpi.SetInterposed()
 	// Adopt the MPI the application initialized (mpi.InitThread leaves its
 	// error handlers alone and never finalizes it).
 	if _, err := mpi.InitThread(mpi.ThreadFunneled); err != nil {

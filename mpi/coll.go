@@ -6,6 +6,8 @@ package mpi
 // #include "dpml_mpi.h"
 // #cgo noescape dpml_allreduce
 // #cgo nocallback dpml_allreduce
+// #cgo noescape dpml_pallreduce
+// #cgo nocallback dpml_pallreduce
 // #cgo noescape dpml_allreduce_inplace
 // #cgo nocallback dpml_allreduce_inplace
 // #cgo nocallback dpml_iallreduce
@@ -23,6 +25,7 @@ import "C"
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -84,7 +87,13 @@ func Allreduce[T Number](c *Comm, send, recv []T, op Op) error {
 		return overlapError(fn)
 	}
 	pace()
-	if rc := C.dpml_allreduce(cbuf(send), cbuf(recv), C.int(n), hx.dt[k], hx.op[op], c.x); rc != C.MPI_SUCCESS {
+	var rc C.int
+	if interposed.Load() {
+		rc = C.dpml_pallreduce(cbuf(send), cbuf(recv), C.int(n), hx.dt[k], hx.op[op], c.x)
+	} else {
+		rc = C.dpml_allreduce(cbuf(send), cbuf(recv), C.int(n), hx.dt[k], hx.op[op], c.x)
+	}
+	if rc != C.MPI_SUCCESS {
 		return mpiError("MPI_Allreduce", rc)
 	}
 	return nil
@@ -99,11 +108,28 @@ func AllreduceInPlace[T Number](c *Comm, buf []T, op Op) error {
 		return err
 	}
 	pace()
-	if rc := C.dpml_allreduce_inplace(cbuf(buf), C.int(len(buf)), hx.dt[k], hx.op[op], c.x); rc != C.MPI_SUCCESS {
+	var rc C.int
+	if interposed.Load() {
+		rc = C.dpml_pallreduce_inplace(cbuf(buf), C.int(len(buf)), hx.dt[k], hx.op[op], c.x)
+	} else {
+		rc = C.dpml_allreduce_inplace(cbuf(buf), C.int(len(buf)), hx.dt[k], hx.op[op], c.x)
+	}
+	if rc != C.MPI_SUCCESS {
 		return mpiError("MPI_Allreduce", rc)
 	}
 	return nil
 }
+
+// interposed: SetInterposed was called.
+var interposed atomic.Bool
+
+// SetInterposed tells the package that the process's MPI_Allreduce is
+// interposed by the code that calls it (a profiling-interface library
+// such as libdpml.so, whose MPI_Allreduce runs DPML): Allreduce and
+// AllreduceInPlace then call the MPI library's PMPI_Allreduce, so that
+// the interposer's own calls through this package do not enter it again.
+// Call it before any such call; it cannot be undone.
+func SetInterposed() { interposed.Store(true) }
 
 // Iallreduce starts a non-blocking Allreduce. Neither slice may be touched
 // until the Request completes.

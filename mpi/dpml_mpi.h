@@ -91,6 +91,15 @@ static inline int dpml_allreduce(const char *s, char *r, int n, uintptr_t dt, ui
 static inline int dpml_allreduce_inplace(char *b, int n, uintptr_t dt, uintptr_t op, uintptr_t c) {
 	return MPI_Allreduce(MPI_IN_PLACE, DPML_R(b), n, DPML_DT(dt), DPML_OP(op), DPML_COMM(c));
 }
+// The same through the profiling entry point (SetInterposed): inside a
+// library that interposes MPI_Allreduce, the package's calls must not
+// enter it again.
+static inline int dpml_pallreduce(const char *s, char *r, int n, uintptr_t dt, uintptr_t op, uintptr_t c) {
+	return PMPI_Allreduce(DPML_S(s), DPML_R(r), n, DPML_DT(dt), DPML_OP(op), DPML_COMM(c));
+}
+static inline int dpml_pallreduce_inplace(char *b, int n, uintptr_t dt, uintptr_t op, uintptr_t c) {
+	return PMPI_Allreduce(MPI_IN_PLACE, DPML_R(b), n, DPML_DT(dt), DPML_OP(op), DPML_COMM(c));
+}
 // The non-blocking calls the same way (their buffers are pinned on the Go
 // side for as long as MPI holds them); req is the Go Request's
 // MPI_Request, passed as a char pointer for the same reason.
