@@ -1043,6 +1043,10 @@ const pendingWidth = 4
 // pendingLen is the length of Pending's buffer for n samples.
 func pendingLen(n int) int { return pendingWidth*n + 1 }
 
+// ExchangeValues bounds the length of Pending's and Exits' buffers, for
+// a caller that exchanges them through memory of its own rather than MPI.
+const ExchangeValues = pendingWidth*maxSlots + 1
+
 // NoteOverhead tells the tuner what it has cost this rank since the last
 // commit step, in seconds: that commit's collectives and any extra work
 // the calls timed since made. The next Pending carries it per pending

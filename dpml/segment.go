@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/plan"
 	"github.com/dpmlgo/dpml/shm"
 )
@@ -57,6 +58,10 @@ func (l *ctlLine) data() unsafe.Pointer {
 //	padded to a page      data area:
 //	  buffer set 0        slot[0..ppn) | result   (segBudget bytes each)
 //	  buffer set 1        slot[0..ppn) | result
+//	  exchange            xchg[0..3)[0..ppn)      the learner's commit step on
+//	                                              one node (tune.go): area a
+//	                                              of local rank i, written by
+//	                                              i only, read by all
 //
 // Segment s of a call uses buffer set g mod 2 (g its generation), so segment
 // s+1 fills one set while segment s drains the other. Every field is set
@@ -73,6 +78,7 @@ type nodeSegment struct {
 	// reduction trees; treeSeq[0] is inSeq.
 	treeSeq    [plan.MaxTrees][]*atomic.Uint64
 	data       unsafe.Pointer
+	xchg       unsafe.Pointer // the exchange areas (xchgArea)
 	ppn        int
 	slotStride int // bytes between input slots (= segBudget)
 	bufStride  int // bytes between the two buffer sets
@@ -83,8 +89,16 @@ type nodeSegment struct {
 func segmentLayout(ppn, slot int) (size, dataOff int) {
 	hdr := alignBytes * (1 + (1+plan.MaxTrees)*ppn)
 	dataOff = shm.PadTo(hdr, pageBytes)
-	return dataOff + 2*slot*(ppn+1), dataOff
+	return dataOff + 2*slot*(ppn+1) + xchgAreas*ppn*xchgStride, dataOff
 }
+
+// xchgStride is the bytes of one rank's exchange area: the learner's
+// buffers (costmodel.ExchangeValues 8-byte values), padded to a line.
+var xchgStride = shm.PadTo(8*costmodel.ExchangeValues, alignBytes)
+
+// xchgAreas is the exchange areas per rank: the samples of even and of odd
+// commit steps, and the exits (tune.go, exchangeState).
+const xchgAreas = 3
 
 // viewSegment lays the typed view over a mapped segment.
 func viewSegment(mem *shm.Segment, ppn, slot int) (*nodeSegment, error) {
@@ -114,7 +128,14 @@ func viewSegment(mem *shm.Segment, ppn, slot int) (*nodeSegment, error) {
 		}
 	}
 	s.data = unsafe.Pointer(&b[dataOff])
+	s.xchg = unsafe.Pointer(&b[dataOff+2*slot*(ppn+1)])
 	return s, nil
+}
+
+// xchgArea returns local rank i's exchange area a (< xchgAreas):
+// costmodel.ExchangeValues 8-byte values.
+func (s *nodeSegment) xchgArea(a, i int) unsafe.Pointer {
+	return unsafe.Add(s.xchg, (a*s.ppn+i)*xchgStride)
 }
 
 // slot returns local rank i's input slot in buffer set b.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/costmodel"
@@ -381,6 +382,19 @@ const exchangeLag = 8
 // every rank, where Commit then runs. The tuner is held meanwhile
 // (costmodel.Tuner.Hold). lag 0 (DPML_TUNER_LAG=0): both run blocking at
 // the call that starts them, as a blocking collective would.
+//
+// On one node (and lag at least 2) the step needs no MPI at all: each rank
+// writes its buffer into its own exchange area of the node segment
+// (nodeSegment.xchgArea) and, at the lag-th call, reads every rank's and
+// reduces them itself, in local-rank order, so every rank gets the same
+// values. The calls in between are what makes that safe: a rank writes
+// after its call's collective (or at a call's entry), and a call with data
+// completes on no rank before every local rank has entered it, so at the
+// entry of the second call after the write every area is written. The
+// samples alternate between two areas (a step may start at the entry of
+// the call where the one before committed, while a slower rank reads);
+// the exits' area is written again only lag calls after its last reader.
+// Calls without data do not count there.
 type exchangeState struct {
 	phase int // 0: none in flight
 	calls int // calls through the engine since the phase started
@@ -388,6 +402,72 @@ type exchangeState struct {
 	req   *mpi.Request
 	buf   []float64
 	sum   []int64
+	shm   bool // this step goes through the node segment
+	gen   int  // commit steps started through the node segment
+	shms  int  // and completed (tests)
+}
+
+// shmExchange reports whether the commit step can go through the node
+// segment (exchangeState).
+func (c *Comm) shmExchange() bool {
+	return c.xchg.lag >= 2 && c.nodes == 1 && c.seg != nil
+}
+
+// The exchange areas (nodeSegment.xchgArea) of the samples of the commit
+// step in flight, and of the exits.
+func (x *exchangeState) samplesArea() int { return x.gen % 2 }
+
+const exitsArea = 2
+
+// xchgPublish writes v (n 8-byte values) to this rank's exchange area a.
+func (c *Comm) xchgPublish(a int, v unsafe.Pointer, n int) {
+	memmove(c.seg.xchgArea(a, c.local), v, 8*n)
+}
+
+// xchgMax sets buf to the element-wise maximum of every local rank's
+// exchange area a, in local-rank order.
+func (c *Comm) xchgMax(a int, buf []float64) {
+	for i := range c.ppn {
+		src := unsafe.Slice((*float64)(c.seg.xchgArea(a, i)), len(buf))
+		if i == 0 {
+			copy(buf, src)
+			continue
+		}
+		for j, v := range src {
+			if v > buf[j] {
+				buf[j] = v
+			}
+		}
+	}
+}
+
+// xchgInts sets buf to the element-wise sum (or maximum) of every local
+// rank's exchange area a, in local-rank order.
+func (c *Comm) xchgInts(a int, buf []int64, sum bool) {
+	for i := range c.ppn {
+		src := unsafe.Slice((*int64)(c.seg.xchgArea(a, i)), len(buf))
+		if i == 0 {
+			copy(buf, src)
+			continue
+		}
+		for j, v := range src {
+			switch {
+			case sum:
+				buf[j] += v
+			case v > buf[j]:
+				buf[j] = v
+			}
+		}
+	}
+}
+
+// xchgBarrier waits for every local rank (Close, where no later call
+// separates the writes from the reads).
+func (c *Comm) xchgBarrier() error {
+	c.watch.enter(stepTuner)
+	err := c.node.Barrier()
+	c.watch.leave()
+	return err
 }
 
 // exchange starts the tuner's commit step (collective over c.world: every
@@ -424,7 +504,13 @@ func (c *Comm) exchange() error {
 		}
 		return nil
 	}
-	x.req, err = mpi.IallreduceInPlace(c.world, x.buf, mpi.OpMax)
+	x.shm = c.shmExchange()
+	if x.shm {
+		x.gen++
+		c.xchgPublish(x.samplesArea(), unsafe.Pointer(unsafe.SliceData(x.buf)), len(x.buf))
+	} else {
+		x.req, err = mpi.IallreduceInPlace(c.world, x.buf, mpi.OpMax)
+	}
 	c.tunOvh += nanotime() - t0
 	if err != nil {
 		return fmt.Errorf("dpml: tuner exchange: %w", err)
@@ -454,19 +540,38 @@ func (c *Comm) advanceExchange(all bool) error {
 		t0 := nanotime()
 		x.calls++
 		if x.calls < x.lag && !all {
-			_, err := x.req.Test()
+			var err error
+			if !x.shm {
+				_, err = x.req.Test()
+			}
 			c.tunOvh += nanotime() - t0
 			if err != nil {
 				return fmt.Errorf("dpml: tuner exchange: %w", err)
 			}
 			return nil
 		}
-		c.watch.enter(stepTuner)
-		err := x.req.Wait()
-		c.watch.leave()
+		var err error
+		switch {
+		case x.shm && all:
+			err = c.xchgBarrier()
+		case !x.shm:
+			c.watch.enter(stepTuner)
+			err = x.req.Wait()
+			c.watch.leave()
+		}
+		if err == nil && x.shm && x.phase == 1 {
+			c.xchgMax(x.samplesArea(), x.buf)
+		}
+		if err == nil && x.shm && x.phase == 2 {
+			c.xchgInts(exitsArea, x.sum, c.secondOp() == mpi.OpSum)
+		}
 		if err == nil && x.phase == 1 && c.tuner.Second() != costmodel.SecondNone {
 			x.sum = c.tuner.Exits(x.buf)
-			x.req, err = mpi.IallreduceInPlace(c.world, x.sum, c.secondOp())
+			if x.shm {
+				c.xchgPublish(exitsArea, unsafe.Pointer(unsafe.SliceData(x.sum)), len(x.sum))
+			} else {
+				x.req, err = mpi.IallreduceInPlace(c.world, x.sum, c.secondOp())
+			}
 			x.phase, x.calls = 2, 0
 			c.tunOvh += nanotime() - t0
 			if err != nil {
@@ -480,6 +585,9 @@ func (c *Comm) advanceExchange(all bool) error {
 		x.phase, x.req = 0, nil
 		if err == nil {
 			err = c.tuner.Commit(x.buf, x.sum)
+			if x.shm {
+				x.shms++
+			}
 		}
 		c.tunOvh += nanotime() - t0
 		if err != nil {

@@ -5,8 +5,10 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/internal/mpitest"
@@ -245,6 +247,11 @@ func TestExchangeDeferred(t *testing.T) {
 					if (lag != "0") != (inFlight > 0) {
 						t.Errorf("DPML_TUNER_LAG=%s: %d calls returned with the exchange in flight", lag, inFlight)
 					}
+					// On one node the commit step goes through the
+					// node segment, elsewhere through MPI.
+					if shm := lay[0] == 1 && lag != "0"; shm != (c.xchg.shms > 0) {
+						t.Errorf("%d commit steps through the node segment, want some: %v", c.xchg.shms, shm)
+					}
 					var samples uint64
 					for _, in := range c.tuner.Infos() {
 						samples += in.Samples
@@ -256,4 +263,68 @@ func TestExchangeDeferred(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestXchgReduce: the node-segment exchange's reductions give what the
+// MPI library's allreduce gives on the same values (the oracle): the
+// element-wise maximum of float64s (negative, zero, large) and the sum
+// and maximum of int64s, on every rank alike. Mutation: xchgMax or
+// xchgInts skipping the last local rank fails it.
+func TestXchgReduce(t *testing.T) {
+	mpitest.Run(t, 1, 4, func(t *testing.T, w *mpi.Comm) {
+		c, err := New(w, WithSegmentBytes(64<<10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		r := w.Rank()
+		const n = 257
+		f := make([]float64, n)
+		k := make([]int64, n)
+		for j := range n {
+			f[j] = float64((r*7919+j*104729)%1000-500) * 1e-6
+			k[j] = int64((r*31+j*17)%97 - 40)
+		}
+		if f[0] == 0 {
+			f[0] = -0.5 // a negative first value on some rank
+		}
+		for _, a := range []int{0, 1, exitsArea} {
+			c.xchgPublish(a, unsafe.Pointer(&f[0]), n)
+			if a == exitsArea {
+				c.xchgPublish(a, unsafe.Pointer(&k[0]), n)
+			}
+		}
+		if err := c.node.Barrier(); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []int{0, 1} {
+			got := make([]float64, n)
+			c.xchgMax(a, got)
+			want := slices.Clone(f)
+			if err := mpi.AllreduceInPlace(w, want, mpi.OpMax); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("area %d: max through the segment differs from MPI's", a)
+			}
+		}
+		for _, sum := range []bool{true, false} {
+			got := make([]int64, n)
+			c.xchgInts(exitsArea, got, sum)
+			want := slices.Clone(k)
+			op := mpi.OpMax
+			if sum {
+				op = mpi.OpSum
+			}
+			if err := mpi.AllreduceInPlace(w, want, op); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("sum %v: the segment's reduction differs from MPI's", sum)
+			}
+		}
+		if err := c.node.Barrier(); err != nil { // nobody reads while another closes
+			t.Fatal(err)
+		}
+	})
 }
