@@ -15,6 +15,7 @@ import (
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/internal/dropinhook"
+	"github.com/dpmlgo/dpml/internal/gosched"
 	"github.com/dpmlgo/dpml/leaders"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/plan"
@@ -270,6 +271,9 @@ func (c *Comm) readSettings(opts []Option) (options, []Setting, error) {
 	}
 	settings, err := SettingsOf(config.AtNew)
 	keep(err)
+	// DPML_GOSCHED, once per process, before the engine's first MPI call
+	// (package internal/gosched).
+	keep(gosched.Apply())
 
 	var o options
 	b, segErr := config.Bytes(config.SegmentBytes)
@@ -297,7 +301,7 @@ func (c *Comm) readSettings(opts []Option) (options, []Setting, error) {
 	c.segBudget, c.timing = o.segBudget, o.timing
 	c.transports = [numIntra]transport{IntraShm: shmCopies{}, IntraCMA: cmaAttach{}, IntraTree: treeReduce{}}
 	c.inters = newInterAlgos()
-	c.wait = shm.Waiter{Timeout: o.timeout, Pace: mpi.Pace}
+	c.wait = shm.Waiter{Timeout: o.timeout, Pace: gosched.Pace}
 	c.wait.Spin, err = config.Int(config.Spin)
 	keep(err)
 	c.env.Leaders, err = config.IntOrAuto(config.Leaders)

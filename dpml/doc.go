@@ -73,9 +73,9 @@
 // grow, so calls need no reset barrier. Waits spin, then yield, and fail
 // after DPML_TIMEOUT; a failing rank raises the node's abort word so its
 // peers fail fast instead of timing out. While backing off they also let
-// the goroutine yield to the Go scheduler every few ms (mpi.Pace), as MPI
-// calls do, so a long wait does not draw the runtime's monitor thread onto
-// the rank's core (package mpi, "The Go scheduler").
+// the goroutine yield to the Go scheduler every few ms, as MPI calls do, so
+// a long wait does not draw the runtime's monitor thread onto the rank's
+// core (package internal/gosched, which New applies: DPML_GOSCHED).
 //
 // # Determinism
 //

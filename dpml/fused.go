@@ -8,6 +8,7 @@ import (
 	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/dpml/internal/fused"
 	"github.com/dpmlgo/dpml/internal/dropinhook"
+	"github.com/dpmlgo/dpml/internal/gosched"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/plan"
 	"github.com/dpmlgo/dpml/shm"
@@ -311,7 +312,7 @@ func runFused[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op) error {
 	rp := unsafe.Pointer(unsafe.SliceData(recv))
 	kind, n, bytes := int(mpi.KindOf[T]()), len(recv), len(recv)*p.ElemSize
 	f := c.fz.f
-	mpi.Pace() // a wait in C is a long cgo call: see mpi's package doc
+	gosched.Pace() // a wait in C is a long cgo call: see package internal/gosched
 	if rc := f.Up(t, sp, rp, n, kind, int(op), g); rc != fused.OK {
 		return c.fusedError(rc)
 	}
@@ -323,7 +324,7 @@ func runFused[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op) error {
 		if err != nil {
 			return fmt.Errorf("dpml: leader 0 inter-node allreduce of the tree's result: %w", err)
 		}
-		mpi.Pace()
+		gosched.Pace()
 	}
 	if rc := f.Down(t, rp, bytes, g); rc != fused.OK {
 		return c.fusedError(rc)
@@ -341,7 +342,7 @@ func callFused[T mpi.Number](c *Comm, t *fused.Tree, send, recv []T, op mpi.Op) 
 		sp = unsafe.Pointer(unsafe.SliceData(send))
 	}
 	g := c.gen + 1
-	mpi.Pace() // a wait in C is a long cgo call: see mpi's package doc
+	gosched.Pace() // a wait in C is a long cgo call: see package internal/gosched
 	if rc := c.fz.f.Call(t, sp, unsafe.Pointer(unsafe.SliceData(recv)), len(recv), int(mpi.KindOf[T]()), int(op), g); rc != fused.OK {
 		return c.fusedError(rc)
 	}

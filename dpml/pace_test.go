@@ -6,12 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpmlgo/dpml/config"
+	"github.com/dpmlgo/dpml/internal/gosched"
 	"github.com/dpmlgo/dpml/internal/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
 // A rank waiting on shared memory for a late peer paces its goroutine like
-// an MPI call does (shm.Waiter.Pace = mpi.Pace): on one node the engine
+// an MPI call does (shm.Waiter.Pace = gosched.Pace): on one node the engine
 // makes no MPI call inside the call, so the yields of its wait come from
 // the waits themselves.
 //
@@ -21,20 +23,25 @@ import (
 // yielded, and rank 1 calls only then, or after 30 s (then rank 0 fails
 // below).
 //
-// Mutation check: with backoff.round not calling w.Pace (shm/wait.go),
+// Mutation checks: with backoff.round not calling w.Pace (shm/wait.go),
 // rank 0 never yields, rank 1 calls after 30 s and rank 0 fails ("waited
-// for rank 1 without a yield").
+// for rank 1 without a yield"); without New's gosched.Apply, "New left
+// pacing off".
 func TestEngineWaitsPace(t *testing.T) {
 	dir := sharedTempDir(t)
 	mpitest.Run(t, 1, 2, func(t *testing.T, w *mpi.Comm) {
-		if !mpi.Sched().Pace {
-			t.Skipf("pacing is off (%s)", mpi.Sched())
-		}
 		c, err := New(w)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
+		// New applies DPML_GOSCHED (auto unless set).
+		if !gosched.Sched().Pace {
+			if config.IsSet(config.GoSched) {
+				t.Skipf("pacing is off (%s)", gosched.Sched())
+			}
+			t.Fatalf("New left pacing off with DPML_GOSCHED unset: %s", gosched.Sched())
+		}
 		if c.wait.Pace == nil {
 			t.Fatal("the engine's Waiter has no Pace")
 		}
@@ -47,13 +54,13 @@ func TestEngineWaitsPace(t *testing.T) {
 			t.Fatal(err)
 		}
 		yielded := filepath.Join(dir, "rank0-yielded")
-		y := mpi.Sched().Yields
+		y := gosched.Sched().Yields
 		stop := make(chan struct{})
 		if w.Rank() == 0 {
 			// Rank 0 makes no MPI call until its allreduce returns: a
 			// yield of this process is one of the allreduce's waits.
 			go func() {
-				for mpi.Sched().Yields == y {
+				for gosched.Sched().Yields == y {
 					select {
 					case <-stop:
 						return
@@ -74,7 +81,7 @@ func TestEngineWaitsPace(t *testing.T) {
 		if buf[0] != 1 {
 			t.Errorf("sum %v, want 1", buf[0])
 		}
-		if y := mpi.Sched().Yields - y; w.Rank() == 0 && y == 0 {
+		if y := gosched.Sched().Yields - y; w.Rank() == 0 && y == 0 {
 			t.Error("rank 0 waited for rank 1 without a yield")
 		}
 	})

@@ -689,7 +689,7 @@ func TestSettings(t *testing.T) {
 	})
 	t.Run("gosched", func(t *testing.T) {
 		// DPML_GOSCHED is applied in the drop-in (auto unless set:
-		// see mpi.ApplyGoschedForeign); rank 0's banner says which.
+		// see gosched.Apply); rank 0's banner says which.
 		// Mutation: dpmlGoInit not calling ApplyGoschedForeign makes
 		// every case fail.
 		for _, c := range []struct {

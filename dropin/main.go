@@ -21,6 +21,7 @@ import (
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/dpml"
 	"github.com/dpmlgo/dpml/internal/dropinhook"
+	"github.com/dpmlgo/dpml/internal/gosched"
 	"github.com/dpmlgo/dpml/internal/idlethreads"
 	"github.com/dpmlgo/dpml/mpi"
 )
@@ -67,9 +68,9 @@ func dpmlGoInit(s *C.dpml_settings) C.int {
 	// DPML_GOSCHED (auto by default): the drop-in's Go code runs in
 	// callbacks from the application's thread, and between them the
 	// runtime sees that thread in a long system call: the same sysmon
-	// storms as a Go caller's (mpi package doc, "The Go scheduler").
+	// storms as a Go caller's (package internal/gosched).
 	var bad []error
-	bad = appendErr(bad, mpi.ApplyGoschedForeign())
+	bad = appendErr(bad, gosched.Apply())
 	quietRuntime()
 	s.world_rank = -1
 	if w := mpi.World(); w != nil {
@@ -116,7 +117,7 @@ func dpmlGoInit(s *C.dpml_settings) C.int {
 	}
 	if verbose >= 1 && rank0 {
 		fmt.Fprintf(os.Stderr, "libdpml: DPML-Go commit %s on %s\nlibdpml: %v, GOMAXPROCS %d, %d runtime thread(s) at SCHED_IDLE\nlibdpml: settings changed from the defaults: %s\n",
-			gitCommit, mpi.LibraryVersion(), mpi.Sched(), runtime.GOMAXPROCS(0), demoted, config.Changed())
+			gitCommit, mpi.LibraryVersion(), gosched.Sched(), runtime.GOMAXPROCS(0), demoted, config.Changed())
 		if verbose >= 2 {
 			fmt.Fprintf(os.Stderr, "libdpml: settings:\n%s", indent(config.Effective()))
 		}
@@ -301,7 +302,7 @@ var demoted int
 // yielding (dropinhook.OwnCoreSpin). A failure to tell the runtime's
 // threads changes nothing; it is said at DPML_VERBOSE=1.
 func quietRuntime() {
-	if !mpi.Sched().Pace {
+	if !gosched.Sched().Pace {
 		return
 	}
 	n, err := idlethreads.Demote()

@@ -150,10 +150,6 @@ func InitThread(required ThreadLevel) (ThreadLevel, error) {
 		state = stForeign
 		return provided, nil
 	}
-	mode, pace, procs, err := goschedMode()
-	if err != nil {
-		return 0, err
-	}
 	var p C.int
 	if rc := C.dpml_init_thread(required.c(), &p); rc != C.MPI_SUCCESS {
 		return 0, mpiError("MPI_Init_thread", rc)
@@ -163,7 +159,6 @@ func InitThread(required ThreadLevel) (ThreadLevel, error) {
 		return 0, err
 	}
 	state = stOurs
-	applyGosched(mode, pace, procs)
 	return provided, nil
 }
 

@@ -75,11 +75,11 @@ type Waiter struct {
 	// error from Poll ends the wait and is returned unchanged.
 	Poll func() error
 	// Pace, if non-nil, is called once per back-off round, after Poll and
-	// before the core is given away; the engine sets mpi.Pace, which lets
-	// the goroutine yield to the Go scheduler every few ms, so a long
-	// wait whose rounds sit mostly in sched_yield or nanosleep does not
-	// draw the runtime's monitor thread onto the rank's core (package mpi,
-	// "The Go scheduler").
+	// before the core is given away; the engine sets the pacing of
+	// package internal/gosched, which lets the goroutine yield to the Go
+	// scheduler every few ms, so a long wait whose rounds sit mostly in
+	// sched_yield or nanosleep does not draw the runtime's monitor thread
+	// onto the rank's core (that package's doc).
 	Pace func()
 	// Abort, if non-nil, ends the wait with ErrAborted as soon as it is
 	// seen non-zero (checked every round and every abortEvery spins).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dpmlgo/dpml/dpml"
 	"github.com/dpmlgo/dpml/internal/bench"
+	"github.com/dpmlgo/dpml/internal/gosched"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/plan"
 )
@@ -470,7 +471,7 @@ func baseMeta(cfg *runConfig, lay layout, start time.Time) bench.Meta {
 		WorldSize:   len(lay.rankHosts),
 		NumCPU:      runtime.NumCPU(),
 		GOMAXPROCS:  runtime.GOMAXPROCS(0),
-		GoSched:     mpi.Sched().String(),
+		GoSched:     gosched.Sched().String(),
 		HostCPUs:    bench.HostCPUs(),
 		Machine:     bench.Machine(),
 		LLCBytes:    llc,

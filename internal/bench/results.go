@@ -157,7 +157,7 @@ type Meta struct {
 	WorldSize   int               `json:"world_size"`
 	NumCPU      int               `json:"num_cpu"`              // runtime.NumCPU on rank 0: CPUs it may run on
 	GOMAXPROCS  int               `json:"gomaxprocs,omitempty"` // rank 0's, after mpi.Init
-	GoSched     string            `json:"gosched,omitempty"`    // mpi.Sched() on rank 0: how MPI calls cooperate with the Go scheduler
+	GoSched     string            `json:"gosched,omitempty"`    // gosched.Sched() on rank 0: how MPI calls cooperate with the Go scheduler
 	HostCPUs    int               `json:"host_cpus,omitempty"`  // CPUs online on rank 0's host
 	Machine     string            `json:"machine,omitempty"`    // rank 0's CPU model and CPUs online (bench.Machine)
 	LLCBytes    int               `json:"llc_bytes,omitempty"`

@@ -15,8 +15,8 @@
 // the library's C fast path) the first 300-1,000 calls after any pause of
 // more than 10 ms, sleeping or busy, ran at 10-20 us instead of 1.6 us; a
 // pause of 5 ms, or none, showed nothing. GOMAXPROCS 1 shortens that storm
-// but starts another at every callback that returns to a long C call (mpi
-// package doc, "The Go scheduler").
+// but starts another at every callback that returns to a long C call
+// (package internal/gosched).
 //
 // A SCHED_IDLE thread never preempts a thread of a normal policy when it
 // wakes: it runs when the rank gives its core away (a yield, a sleep) or

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dpmlgo/dpml/apps/internal/report"
 	"github.com/dpmlgo/dpml/dpml"
+	"github.com/dpmlgo/dpml/internal/gosched"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
@@ -169,7 +170,7 @@ func meta(lay Layout) report.Meta {
 		Date:       time.Now().UTC().Format(time.RFC3339),
 		Hosts:      lay.Hosts,
 		GoVersion:  runtime.Version(),
-		GoSched:    mpi.Sched().String(),
+		GoSched:    gosched.Sched().String(),
 		MPILibrary: firstLine(mpi.LibraryVersion()),
 		Command:    os.Args,
 		ElapsedSec: time.Since(start).Seconds(),

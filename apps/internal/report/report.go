@@ -76,7 +76,7 @@ type Meta struct {
 	Date       string            `json:"date"`
 	Hosts      []string          `json:"hosts"`
 	GoVersion  string            `json:"go_version"`
-	GoSched    string            `json:"gosched,omitempty"` // mpi.Sched(): how MPI calls cooperate with the Go scheduler
+	GoSched    string            `json:"gosched,omitempty"` // gosched.Sched(): how MPI calls cooperate with the Go scheduler
 	MPILibrary string            `json:"mpi_library"`
 	GitCommit  string            `json:"git_commit,omitempty"`
 	Command    []string          `json:"command"`

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dpmlgo/dpml/internal/gosched"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
@@ -14,7 +15,7 @@ import (
 // each MPI call cost on this machine, every rank measuring at once. Rank
 // 0 prints, in ns per call (max over ranks): CLOCK_MONOTONIC and
 // MPI_Wtime read in C, Go's time.Now and time.Since, an empty cgo call,
-// mpi.Pace (a clock read when no yield is due), and an allreduce of one
+// gosched.Pace (a clock read when no yield is due), and an allreduce of one
 // float32 on MPI_COMM_SELF from C and through mpi.Allreduce (no peer to
 // wait for: the difference is what the binding adds to every call). A Go
 // caller pays the cgo call and Pace on every MPI call it makes; a timed
@@ -24,6 +25,9 @@ func clockProbe(iters int) error {
 		return err
 	}
 	defer mpi.Finalize()
+	if err := gosched.Apply(); err != nil {
+		return err
+	}
 	w := mpi.World()
 	epoch := time.Now()
 	var sink time.Duration
@@ -46,7 +50,7 @@ func clockProbe(iters int) error {
 		v[2] = goLoop(func() { sink += time.Duration(time.Now().Nanosecond()) })
 		v[3] = goLoop(func() { sink += time.Since(epoch) })
 		v[4] = goLoop(func() { C.probe_noop() })
-		v[5] = goLoop(mpi.Pace)
+		v[5] = goLoop(gosched.Pace)
 		v[6] = float64(C.probe_self_loop(C.long(iters)))
 		var serr error
 		v[7] = goLoop(func() {

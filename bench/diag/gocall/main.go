@@ -7,7 +7,7 @@
 //	mpirun -np 2 --bind-to core --map-by core bin/gocall
 //	bin/gocall summary [-min] results/*.csv   # medians (fastest) over repetitions, Go/C ratios (no MPI)
 //	bin/gocall version                       # the commit it was built from
-//	mpirun -np 2 --bind-to core bin/gocall clock  # ns per clock read, cgo call and mpi.Pace (clock.go)
+//	mpirun -np 2 --bind-to core bin/gocall clock  # ns per clock read, cgo call and gosched.Pace (clock.go)
 //
 // bench/diag/gocall.sh runs both on the 32-core device (1x32 and 4x8).
 //
@@ -58,6 +58,7 @@ import (
 	"unsafe"
 
 	"github.com/dpmlgo/dpml/dpml"
+	"github.com/dpmlgo/dpml/internal/gosched"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
@@ -115,13 +116,17 @@ func main() {
 		fail("%v", err)
 	}
 	defer mpi.Finalize()
+	// DPML_GOSCHED, as dpml.New applies it.
+	if err := gosched.Apply(); err != nil {
+		fail("%v", err)
+	}
 	defer func() {
 		if dc != nil {
 			dc.Close()
 		}
 	}()
 	w := mpi.World()
-	gosched := mpi.Sched().Mode
+	goschedMode := gosched.Sched().Mode
 	if *traceOut != "" && w.Rank() == 0 {
 		f, err := os.Create(*traceOut)
 		must(err)
@@ -153,7 +158,7 @@ func main() {
 				if w.Rank() == 0 {
 					n := float64(w.Size())
 					fmt.Printf("go,%s,%d,%d,%s,%s,%d,%d,%.3f,%.3f,%.4f,%.4f,%.4f,%.4f,%.3f,%.3f,%.0f\n",
-						*label, w.Size(), rep, v, gosched, b, r.iters, mx[0], sum[0]/n, mx[1], sum[1]/n, mx[2], mx[3], mx[4], mx[5], mx[6])
+						*label, w.Size(), rep, v, goschedMode, b, r.iters, mx[0], sum[0]/n, mx[1], sum[1]/n, mx[2], mx[3], mx[4], mx[5], mx[6])
 				}
 			}
 		}
@@ -279,10 +284,10 @@ var spinNs int
 
 // loopSpin makes one cgo call per iteration to a C function that
 // busy-waits spinNs: an MPI call without the other ranks. It calls
-// mpi.Pace before each, as the package's MPI calls do.
+// gosched.Pace before each, as the package's MPI calls do.
 func loopSpin(w *mpi.Comm, b *bufs, bytes, iters int) error {
 	for i := 0; i < iters; i++ {
-		mpi.Pace()
+		gosched.Pace()
 		C.probe_spin(C.long(spinNs))
 	}
 	return nil

@@ -1,4 +1,4 @@
-package mpi
+package gosched
 
 import (
 	"errors"
@@ -27,8 +27,8 @@ func TestGoschedMode(t *testing.T) {
 		t.Setenv(config.GoSched, tc.env)
 		_, pace, procs, err := goschedMode()
 		if tc.bad {
-			if !errors.Is(err, ErrArg) {
-				t.Errorf("%s=%q: err %v, want ErrArg", config.GoSched, tc.env, err)
+			if !errors.Is(err, ErrMode) {
+				t.Errorf("%s=%q: err %v, want ErrMode", config.GoSched, tc.env, err)
 			}
 			continue
 		}

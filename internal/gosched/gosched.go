@@ -1,25 +1,28 @@
-package mpi
+package gosched
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/internal/tsc"
+	"github.com/dpmlgo/dpml/mpi"
 )
 
 // How the package keeps the Go scheduler off a core-bound rank's core
 // The mechanism, the evidence and the numbers are in the
-// package doc, "The Go scheduler"; in short: a goroutine that is never
+// package doc; in short: a goroutine that is never
 // rescheduled and spends its time in cgo calls makes the runtime's monitor
 // thread (sysmon) take its P away at every tick once its scheduling tick
 // is 10 ms old, wake another thread to run the P, and keep waking itself
 // every 20 us, all on the rank's only core.
 //
-// pace: every MPI call that can wait first calls pace, which lets the
+// pace: every MPI call that can wait first calls pace (mpi.SetWaitHook), which lets the
 // calling goroutine yield (runtime.Gosched) when PaceEvery has passed
 // since the last yield. The yield reschedules the goroutine, so its P's
 // scheduling tick never gets old enough for sysmon's forced preemption,
@@ -28,7 +31,7 @@ import (
 // else the clock every few calls: paceGap), and for a goroutine locked to
 // its thread (the normal MPI caller) two thread switches every PaceEvery.
 //
-// procs: when Init finds GOMAXPROCS 1 (a rank bound to one core), it sets
+// procs: when Apply finds GOMAXPROCS 1 (a rank bound to one core), it sets
 // 2. With an idle P, sysmon leaves the P of a cgo call alone until the call
 // has lasted 10 ms (runtime.retake skips it while another P is idle);
 // with one P it takes it from any call that spans two of its ticks (20 us
@@ -43,13 +46,13 @@ const PaceEvery = 5 * time.Millisecond
 
 var (
 	paceEvery  atomic.Int64 // PaceEvery in ns; tests change it
-	paceOn     atomic.Bool  // set by InitThread (DPML_GOSCHED)
+	paceOn     atomic.Bool  // set by Apply (DPML_GOSCHED)
 	paceSlot   atomic.Int64 // the slot (paceNow / paceEvery) of the last yield
 	paceEpoch  = time.Now() // monotonic: time.Since reads only the monotonic clock
 	paceWall0  = paceEpoch.UnixNano()
 	paceYields atomic.Int64 // yields so far
-	procsSet   atomic.Bool  // InitThread raised GOMAXPROCS from 1 to 2
-	schedMode  atomic.Value // the DPML_GOSCHED mode InitThread applied (string)
+	procsSet   atomic.Bool  // Apply raised GOMAXPROCS from 1 to 2
+	schedMode  atomic.Value // the DPML_GOSCHED mode Apply applied (string)
 )
 
 // paceNow is the time pace goes by, in ns: the wall clock at the process's
@@ -81,11 +84,11 @@ var (
 )
 
 // Pace lets the calling goroutine yield (runtime.Gosched) if it is due:
-// when the package paces (DPML_GOSCHED auto or pace, after Init) and the
+// when the process paces (DPML_GOSCHED auto or pace, after Apply) and the
 // clock has entered a new slot of PaceEvery since the last yield by any
 // goroutine. The slots are a grid on the wall clock, the same in every
 // process, so the ranks of a job yield in the same call or the next
-// (below). Every MPI call of the package that may wait calls it first;
+// (below). Every MPI call of package mpi that may wait calls it first;
 // call it yourself in a loop of your own cgo calls that poll or wait
 // (another C library's progress function, say) made by a goroutine that is
 // otherwise never rescheduled. When not due it costs a read of the time
@@ -216,12 +219,10 @@ func goschedMode() (mode string, pace, procs bool, err error) {
 	case "off":
 		return mode, false, false, nil
 	}
-	return "", false, false, fmt.Errorf("%w: %s=%q: want auto, pace, procs or off", ErrArg, config.GoSched, mode)
+	return "", false, false, fmt.Errorf("%w: %s=%q: want auto, pace, procs or off", ErrMode, config.GoSched, mode)
 }
 
-// applyGosched applies the parsed mode; InitThread calls it once it has
-// initialized MPI itself, ApplyGoschedForeign when MPI was initialized by
-// a C program (the drop-in library).
+// applyGosched applies the parsed mode (Apply).
 func applyGosched(mode string, pace, procs bool) {
 	if procs && os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) == 1 {
 		runtime.GOMAXPROCS(2)
@@ -233,41 +234,56 @@ func applyGosched(mode string, pace, procs bool) {
 	paceTSCOn.Store(pace && tsc.Usable())
 	paceOn.Store(pace)
 	schedMode.Store(mode)
-}
-
-// ApplyGoschedForeign applies DPML_GOSCHED in a process whose MPI was
-// initialized by other code (a C program with libdpml.so), where InitThread
-// adopts MPI and does not touch the Go scheduler itself. The drop-in calls
-// it at its initialization: a C thread that calls into Go looks to the
-// runtime, between calls, like a goroutine in a long system call that is
-// never rescheduled, which is what draws sysmon's storms (package doc, "The
-// Go scheduler"; the device measurement is there). It returns the parse
-// error of a bad value and applies nothing then.
-func ApplyGoschedForeign() error {
-	mode, pace, procs, err := goschedMode()
-	if err != nil {
-		return err
+	if pace {
+		mpi.SetWaitHook(Pace)
 	}
-	applyGosched(mode, pace, procs)
-	return nil
 }
 
-// SchedInfo says how the package cooperates with the Go scheduler in this
-// process (DPML_GOSCHED; see the package doc, "The Go scheduler").
-type SchedInfo struct {
-	Mode        string // the DPML_GOSCHED mode applied at Init ("" before Init or when MPI was initialized elsewhere)
+// ErrMode wraps a DPML_GOSCHED value that is none of its modes.
+var ErrMode = errors.New("gosched: invalid mode")
+
+var (
+	applyOnce sync.Once
+	applyErr  error
+)
+
+// Apply applies DPML_GOSCHED to the process, once (later calls return the
+// first one's result): with pace, every MPI call of package mpi that may
+// wait calls Pace first (mpi.SetWaitHook); with procs, GOMAXPROCS 1 (a rank
+// bound to one core) becomes 2 unless GOMAXPROCS is set in the
+// environment. dpml.New and libdpml.so call it: a goroutine that makes MPI
+// calls and is never rescheduled, or a C thread that calls into Go (which
+// looks to the runtime, between calls, like a goroutine in a long system
+// call), draws the runtime monitor's storms (package doc). A bad value is
+// returned and nothing is applied.
+func Apply() error {
+	applyOnce.Do(func() {
+		mode, pace, procs, err := goschedMode()
+		if err != nil {
+			applyErr = err
+			return
+		}
+		applyGosched(mode, pace, procs)
+	})
+	return applyErr
+}
+
+// Info says how the process cooperates with the Go scheduler
+// (DPML_GOSCHED; see the package doc).
+type Info struct {
+	Mode        string // the DPML_GOSCHED mode applied ("" before Apply)
 	Pace        bool   // MPI calls yield the calling goroutine every few ms
-	RaisedProcs bool   // Init raised GOMAXPROCS from 1 to 2
+	RaisedProcs bool   // Apply raised GOMAXPROCS from 1 to 2
 	Yields      int64  // yields so far
 }
 
-// Sched returns the package's scheduler settings and its yield count.
-func Sched() SchedInfo {
+// Sched returns the settings Apply applied and the yield count.
+func Sched() Info {
 	m, _ := schedMode.Load().(string)
-	return SchedInfo{Mode: m, Pace: paceOn.Load(), RaisedProcs: procsSet.Load(), Yields: paceYields.Load()}
+	return Info{Mode: m, Pace: paceOn.Load(), RaisedProcs: procsSet.Load(), Yields: paceYields.Load()}
 }
 
-func (s SchedInfo) String() string {
+func (s Info) String() string {
 	if s.Mode == "" {
 		return "gosched: not applied"
 	}

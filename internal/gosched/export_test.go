@@ -1,4 +1,4 @@
-package mpi
+package gosched
 
 import "time"
 

@@ -1,4 +1,4 @@
-package mpi_test
+package gosched_test
 
 import (
 	"fmt"
@@ -10,20 +10,23 @@ import (
 	"time"
 
 	"github.com/dpmlgo/dpml/config"
+	"github.com/dpmlgo/dpml/internal/gosched"
+	"github.com/dpmlgo/dpml/internal/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
-// Init applies DPML_GOSCHED: in a process bound to one CPU it raises
+func TestMain(m *testing.M) { mpitest.Main(m) }
+
+// Apply applies DPML_GOSCHED: in a process bound to one CPU it raises
 // GOMAXPROCS from 1 to 2 (auto, procs) unless GOMAXPROCS is set in the
-// environment, and turns pacing on (auto, pace); a bad value fails Init
-// before MPI is initialized. The test re-runs its own binary as an MPI
-// singleton under taskset(1) (util-linux, installed by make deps) and reads
-// what the child prints.
-func TestInitGosched(t *testing.T) {
+// environment, and turns pacing on (auto, pace); a bad value is an error
+// and applies nothing. The test re-runs its own binary under taskset(1)
+// (util-linux, installed by make deps) and reads what the child prints.
+func TestApply(t *testing.T) {
 	if os.Getenv("DPML_TEST_GOSCHED_CHILD") != "" {
 		before := runtime.GOMAXPROCS(0)
-		_, err := mpi.InitThread(mpi.ThreadSerialized)
-		s := mpi.Sched()
+		err := gosched.Apply()
+		s := gosched.Sched()
 		fmt.Printf("gomaxprocs=%d->%d pace=%v raised=%v mode=%q err=%v\n",
 			before, runtime.GOMAXPROCS(0), s.Pace, s.RaisedProcs, s.Mode, err != nil)
 		return
@@ -42,7 +45,7 @@ func TestInitGosched(t *testing.T) {
 		{"GOMAXPROCS=3", `gomaxprocs=3->3 pace=true raised=false mode="auto" err=false`},
 		{config.GoSched + "=fast", `gomaxprocs=1->1 pace=false raised=false mode="" err=true`},
 	} {
-		cmd := exec.Command(taskset, "-c", "0", os.Args[0], "-test.run", "^TestInitGosched$", "-test.count=1")
+		cmd := exec.Command(taskset, "-c", "0", os.Args[0], "-test.run", "^TestApply$", "-test.count=1")
 		var env []string
 		for _, e := range os.Environ() {
 			if !strings.HasPrefix(e, "GOMAXPROCS=") && !strings.HasPrefix(e, config.GoSched+"=") {
@@ -73,18 +76,21 @@ func TestInitGosched(t *testing.T) {
 // blocking call long enough for the runtime to take their P away.
 func TestMultiRankPace(t *testing.T) {
 	forLayouts(t, func(t *testing.T, w *mpi.Comm, nodes, ppn int) {
-		if !mpi.Sched().Pace {
-			t.Skipf("pacing is off (%s): nothing to test", mpi.Sched())
+		if err := gosched.Apply(); err != nil {
+			t.Fatal(err)
+		}
+		if !gosched.Sched().Pace {
+			t.Skipf("pacing is off (%s): nothing to test", gosched.Sched())
 		}
 		rank, size := w.Rank(), w.Size()
-		restore := mpi.SetPaceEvery(0)
+		restore := gosched.SetPaceEvery(0)
 		yields := func(what string, want int64, f func() error) {
 			t.Helper()
-			y := mpi.Sched().Yields
+			y := gosched.Sched().Yields
 			if err := f(); err != nil {
 				t.Fatalf("%s: %v", what, err)
 			}
-			if got := mpi.Sched().Yields - y; got != want {
+			if got := gosched.Sched().Yields - y; got != want {
 				t.Errorf("%s: %d yields, want %d", what, got, want)
 			}
 		}
@@ -164,7 +170,7 @@ func TestMultiRankPace(t *testing.T) {
 				time.Sleep(100 * time.Microsecond)
 			}
 		}()
-		y0 := mpi.Sched().Yields
+		y0 := gosched.Sched().Yields
 		t0 := time.Now()
 		buf := make([]float64, 64)
 		for i := range 1000 {
@@ -194,9 +200,9 @@ func TestMultiRankPace(t *testing.T) {
 		if n == 0 {
 			t.Error("no garbage collection completed during the MPI loop")
 		}
-		y := mpi.Sched().Yields - y0
+		y := gosched.Sched().Yields - y0
 		// The loop's last calls come more than PaceEvery after its first.
-		if el > 2*mpi.PaceEvery && y == 0 {
+		if el > 2*gosched.PaceEvery && y == 0 {
 			t.Errorf("no yield in %v of MPI calls", el)
 		}
 		t.Logf("%v: %d yields, %d collections", el, y, n)
@@ -204,3 +210,15 @@ func TestMultiRankPace(t *testing.T) {
 }
 
 var sink []byte
+
+// forLayouts runs body on 2 ranks on two fake nodes and on 2 x 2.
+func forLayouts(t *testing.T, body func(t *testing.T, w *mpi.Comm, nodes, ppn int)) {
+	for _, l := range [][2]int{{2, 1}, {2, 2}} {
+		nodes, ppn := l[0], l[1]
+		t.Run(fmt.Sprintf("%dx%d", nodes, ppn), func(t *testing.T) {
+			mpitest.Run(t, nodes, ppn, func(t *testing.T, w *mpi.Comm) {
+				body(t, w, nodes, ppn)
+			})
+		})
+	}
+}
