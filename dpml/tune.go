@@ -424,28 +424,12 @@ func (c *Comm) xchgPublish(a int, v unsafe.Pointer, n int) {
 	memmove(c.seg.xchgArea(a, c.local), v, 8*n)
 }
 
-// xchgMax sets buf to the element-wise maximum of every local rank's
-// exchange area a, in local-rank order.
-func (c *Comm) xchgMax(a int, buf []float64) {
+// xchgFold sets buf to the element-wise sum (or maximum) of every local
+// rank's exchange area a, in local-rank order: the same values on every
+// rank (a maximum is exact, and so is a sum of integers).
+func xchgFold[T float64 | int64](c *Comm, a int, buf []T, sum bool) {
 	for i := range c.ppn {
-		src := unsafe.Slice((*float64)(c.seg.xchgArea(a, i)), len(buf))
-		if i == 0 {
-			copy(buf, src)
-			continue
-		}
-		for j, v := range src {
-			if v > buf[j] {
-				buf[j] = v
-			}
-		}
-	}
-}
-
-// xchgInts sets buf to the element-wise sum (or maximum) of every local
-// rank's exchange area a, in local-rank order.
-func (c *Comm) xchgInts(a int, buf []int64, sum bool) {
-	for i := range c.ppn {
-		src := unsafe.Slice((*int64)(c.seg.xchgArea(a, i)), len(buf))
+		src := unsafe.Slice((*T)(c.seg.xchgArea(a, i)), len(buf))
 		if i == 0 {
 			copy(buf, src)
 			continue
@@ -560,10 +544,10 @@ func (c *Comm) advanceExchange(all bool) error {
 			c.watch.leave()
 		}
 		if err == nil && x.shm && x.phase == 1 {
-			c.xchgMax(x.samplesArea(), x.buf)
+			xchgFold(c, x.samplesArea(), x.buf, false)
 		}
 		if err == nil && x.shm && x.phase == 2 {
-			c.xchgInts(exitsArea, x.sum, c.secondOp() == mpi.OpSum)
+			xchgFold(c, exitsArea, x.sum, c.secondOp() == mpi.OpSum)
 		}
 		if err == nil && x.phase == 1 && c.tuner.Second() != costmodel.SecondNone {
 			x.sum = c.tuner.Exits(x.buf)

@@ -268,8 +268,8 @@ func TestExchangeDeferred(t *testing.T) {
 // TestXchgReduce: the node-segment exchange's reductions give what the
 // MPI library's allreduce gives on the same values (the oracle): the
 // element-wise maximum of float64s (negative, zero, large) and the sum
-// and maximum of int64s, on every rank alike. Mutation: xchgMax or
-// xchgInts skipping the last local rank fails it.
+// and maximum of int64s, on every rank alike. Mutation: xchgFold
+// skipping the last local rank fails it.
 func TestXchgReduce(t *testing.T) {
 	mpitest.Run(t, 1, 4, func(t *testing.T, w *mpi.Comm) {
 		c, err := New(w, WithSegmentBytes(64<<10))
@@ -299,7 +299,7 @@ func TestXchgReduce(t *testing.T) {
 		}
 		for _, a := range []int{0, 1} {
 			got := make([]float64, n)
-			c.xchgMax(a, got)
+			xchgFold(c, a, got, false)
 			want := slices.Clone(f)
 			if err := mpi.AllreduceInPlace(w, want, mpi.OpMax); err != nil {
 				t.Fatal(err)
@@ -310,7 +310,7 @@ func TestXchgReduce(t *testing.T) {
 		}
 		for _, sum := range []bool{true, false} {
 			got := make([]int64, n)
-			c.xchgInts(exitsArea, got, sum)
+			xchgFold(c, exitsArea, got, sum)
 			want := slices.Clone(k)
 			op := mpi.OpMax
 			if sum {
