@@ -408,7 +408,7 @@ func (c *Comm) takeBack() error {
 // chose it, arm.
 //
 // A confirmation block (costmodel.KeyState.Block) of the arm that just
-// ran is cleared too, timed: the drop-in stamps each call's entry and
+// ran is cleared too, timed: dpml_fused_run stamps each call's entry and
 // exit, and the block is then priced as the C program will run the arm
 // once settled. Through Go every call of the block paid the trip in and
 // out, which the engine estimated and subtracted; on the device the

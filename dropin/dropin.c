@@ -399,28 +399,34 @@ static int setup_comm(comm_state *s, MPI_Comm comm) {
 // ---------------------------------------------------------------------------
 // MPI_Allreduce.
 
-// fused_nodes runs a cleared call on several nodes as the engine's runFused
-// does in Go: the tree's first half, the root's allreduce of the node's
-// result on the leader communicator (in place, with the kind's canonical
-// datatype and the predefined op, as the Go path's mpi.AllreduceInPlace
-// calls it), the second half.
-// A failed inter-node step is reported as DPML_FUSED_INTER with its MPI
-// code; the engine then raises the node's abort word, which ends the other
-// local ranks' wait for the result.
-static int fused_nodes(dpml_fused *F, const void *send, void *recv, int count, int kind, int o, uint64_t g) {
-	const dpml_ftree *T = F->tree;
-	int bytes = count * kind_size[kind];
-	int rc = dpml_fused_up(F, T, send, recv, count, kind, o, g);
-	if (rc != DPML_FUSED_OK) return rc;
-	if (T->root) {
-		int mrc = PMPI_Allreduce(MPI_IN_PLACE, dpml_fused_result(F, bytes, g), count, kind_dt[kind], ops[o],
-					 dpml_comm_from_handle(F->inter));
-		if (mrc != MPI_SUCCESS) {
-			F->fail_step = 3, F->fail_index = mrc;
-			return DPML_FUSED_INTER;
-		}
-	}
-	return dpml_fused_down(F, T, recv, bytes, g);
+// A cleared call's MPI steps, for dpml_fused_run (fused.h): the native
+// plan's allreduce on the call's own communicator (every rank calls it on
+// the same call, with the kind's datatype, as the Go path's native plan
+// does), and the root's inter-node allreduce of the node's result on the
+// leader communicator (in place, as the Go path's mpi.AllreduceInPlace).
+typedef struct cleared_call {
+	const void *send;
+	void *recv;
+	int count, kind, op;
+	MPI_Comm comm;
+	comm_state *s;
+	int unlocked;
+} cleared_call;
+
+static int cleared_native(void *ctx) {
+	cleared_call *c = ctx;
+	return PMPI_Allreduce(c->send != NULL ? c->send : MPI_IN_PLACE, c->recv, c->count, kind_dt[c->kind], ops[c->op], c->comm);
+}
+
+static int cleared_inter(void *ctx, void *buf, uintptr_t inter) {
+	cleared_call *c = ctx;
+	return PMPI_Allreduce(MPI_IN_PLACE, buf, c->count, kind_dt[c->kind], ops[c->op], dpml_comm_from_handle(inter));
+}
+
+static void cleared_unlock(void *ctx) {
+	cleared_call *c = ctx;
+	pthread_mutex_unlock(&c->s->mu);
+	c->unlocked = 1;
 }
 
 // trace prints one call's decision (DPML_VERBOSE=2).
@@ -569,45 +575,21 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 	last_comm = comm, last_reason = DPML_ROUTED;
 	if (settings.verbose >= 2) trace(DPML_ROUTED, count, dt, op, comm);
 	dpml_fused *F = s->fused;
-	if (F != NULL && F->budget > 0 && F->count == count && F->kind == d->kind && F->op == o) {
+	if (F != NULL && dpml_fused_cleared(F, count, d->kind, o)) {
 		// A call the engine cleared (dpml/fused.go: the plan is fixed, or
 		// the learner needs this call neither timed nor seen): the tree's
 		// protocol in C, no Go. Every rank takes this branch on the same
 		// calls: the clearance is computed alike on all.
 		__atomic_fetch_add(&dpml_fused_calls, 1, __ATOMIC_RELAXED);
-		// A timed clearance is a block of the learner's confirmation
-		// (fused.h): each call's entry and exit.
-		int timed = F->timed && F->ran < DPML_FUSED_MAX_BLOCK;
-		uint64_t b = F->ran;
-		if (timed) {
-			__atomic_fetch_add(&dpml_block_calls, 1, __ATOMIC_RELAXED);
-			F->blk_entry_ns[b] = dpml_mono_ns();
-		}
-		if (F->native) {
-			// The plan is the MPI library's own allreduce: on comm, as
-			// every rank calls it on the same call (the engine's private
-			// duplicate would serve no purpose here), with the kind's
-			// datatype, as the Go path's native plan. A block's call
-			// keeps the lock until its exit is stamped.
-			F->ran++, F->budget--;
-			if (!timed) pthread_mutex_unlock(&s->mu);
-			int nrc = PMPI_Allreduce(send != NULL ? send : MPI_IN_PLACE, recvbuf, count, kind_dt[d->kind], ops[o], comm);
-			if (timed) {
-				F->blk_exit_ns[b] = dpml_mono_ns();
-				pthread_mutex_unlock(&s->mu);
-			}
-			free(tmp);
-			return nrc;
-		}
-		uint64_t g = F->gen + 1;
-		int frc = F->nodes > 1 ? fused_nodes(F, send, recvbuf, count, d->kind, o, g)
-				       : dpml_fused_call(F, F->tree, send, recvbuf, count, d->kind, o, g);
+		cleared_call cc = {send, recvbuf, count, d->kind, o, comm, s, 0};
+		dpml_fused_mpi m = {cleared_native, cleared_inter, cleared_unlock, &cc};
+		int mrc = MPI_SUCCESS, timed = 0;
+		int frc = dpml_fused_run(F, send, recvbuf, count, d->kind, o, &m, &mrc, &timed);
+		if (timed) __atomic_fetch_add(&dpml_block_calls, 1, __ATOMIC_RELAXED);
 		if (frc == DPML_FUSED_OK) {
-			F->gen = g, F->ran++, F->budget--;
-			if (timed) F->blk_exit_ns[b] = dpml_mono_ns();
-			pthread_mutex_unlock(&s->mu);
+			if (!cc.unlocked) pthread_mutex_unlock(&s->mu);
 			free(tmp);
-			return MPI_SUCCESS;
+			return mrc;
 		}
 		dpml_depth++;
 		dpmlGoFusedFailed(s->id, frc);
@@ -617,12 +599,10 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 		PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
 		return MPI_ERR_OTHER;
 	}
-	if (F != NULL) {
-		// For the learner: the call's cost through Go includes the two
-		// cgo transitions, which a call run here does not pay (dpml's
-		// transition and trip).
-		F->c_entry_ns = dpml_mono_ns();
-	}
+	// For the learner: the call's cost through Go includes the two cgo
+	// transitions, which a call run here does not pay (dpml's transition
+	// and trip).
+	if (F != NULL) dpml_fused_enter_go(F);
 	dpml_depth++;
 	TC_SET(0, tc0);
 	TC_SET(1, TC_NOW());

@@ -221,3 +221,57 @@ int dpml_fused_call(dpml_fused *F, const dpml_ftree *T, const void *send, void *
 	if (rc != DPML_FUSED_OK) return rc;
 	return dpml_fused_down(F, T, recv, count * elem_size(kind), g);
 }
+
+int dpml_fused_cleared(const dpml_fused *F, int count, int kind, int op) {
+	return F->budget > 0 && F->count == count && F->kind == kind && F->op == op;
+}
+
+void dpml_fused_enter_go(dpml_fused *F) { F->c_entry_ns = dpml_mono_ns(); }
+
+// nodes_call runs a cleared call on several nodes as the engine's runFused
+// does in Go: the tree's first half, the root's inter-node step on the
+// node's result (m->inter), the second half. A failed inter-node step is
+// DPML_FUSED_INTER with its MPI code in fail_index; the engine then raises
+// the node's abort word, which ends the other local ranks' wait.
+static int nodes_call(dpml_fused *F, const void *send, void *recv, int count, int kind, int op, uint64_t g,
+		      const dpml_fused_mpi *m) {
+	const dpml_ftree *T = F->tree;
+	int bytes = count * elem_size(kind);
+	int rc = dpml_fused_up(F, T, send, recv, count, kind, op, g);
+	if (rc != DPML_FUSED_OK) return rc;
+	if (T->root) {
+		int mrc = m->inter(m->ctx, dpml_fused_result(F, bytes, g), F->inter);
+		if (mrc != 0) {
+			F->fail_step = 3, F->fail_index = mrc;
+			return DPML_FUSED_INTER;
+		}
+	}
+	return dpml_fused_down(F, T, recv, bytes, g);
+}
+
+int dpml_fused_run(dpml_fused *F, const void *send, void *recv, int count, int kind, int op,
+		   const dpml_fused_mpi *m, int *mpi_rc, int *timed) {
+	// A timed clearance is a block of the learner's confirmation: each
+	// call's entry and exit (fused.h).
+	int t = F->timed && F->ran < DPML_FUSED_MAX_BLOCK;
+	uint64_t b = F->ran;
+	*timed = t, *mpi_rc = 0;
+	if (t) F->blk_entry_ns[b] = dpml_mono_ns();
+	if (F->native) {
+		// The MPI library's own allreduce; a block's call keeps the
+		// lock until its exit is stamped.
+		F->ran++, F->budget--;
+		if (!t && m->unlock != NULL) m->unlock(m->ctx);
+		*mpi_rc = m->native(m->ctx);
+		if (t) F->blk_exit_ns[b] = dpml_mono_ns();
+		return DPML_FUSED_OK;
+	}
+	uint64_t g = F->gen + 1;
+	int rc = F->nodes > 1 ? nodes_call(F, send, recv, count, kind, op, g, m)
+			      : dpml_fused_call(F, F->tree, send, recv, count, kind, op, g);
+	if (rc != DPML_FUSED_OK) return rc;
+	F->gen = g, F->ran++, F->budget--;
+	if (t) F->blk_exit_ns[b] = dpml_mono_ns();
+	return DPML_FUSED_OK;
+}
+

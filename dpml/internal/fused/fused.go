@@ -181,8 +181,8 @@ func (s *State) Failure() Failure {
 // Grant is the drop-in's clearance (fused.h): the next n calls of exactly
 // (count, kind, op) may run tree t at generations gen+1, gen+2, ..., or,
 // with t nil, the MPI library's allreduce. timed: the calls are one block
-// of the learner's confirmation, whose calls' entries and exits the
-// drop-in stamps (TakeBlock).
+// of the learner's confirmation, whose calls' entries and exits
+// dpml_fused_run stamps as the drop-in runs them (TakeBlock).
 func (s *State) Grant(n int64, t *Tree, count, kind, op int, gen uint64, timed bool) {
 	f := s.f
 	f.tree, f.native = nil, 1

@@ -131,4 +131,41 @@ void *dpml_fused_result(dpml_fused *F, int bytes, uint64_t g);
 // rank waits for it and copies it to recv.
 int dpml_fused_down(dpml_fused *F, const dpml_ftree *T, void *recv, int bytes, uint64_t g);
 
+// The drop-in's contract: the C layer of libdpml.so asks whether the engine
+// cleared a call (dpml_fused_cleared) and runs it with dpml_fused_run, which
+// keeps the clearance's books (budget, generation, and the learner's stamps
+// when the clearance is a timed block); before a call it routes through Go
+// it calls dpml_fused_enter_go. The MPI library's calls stay the caller's:
+// dpml_fused_mpi carries them.
+typedef struct dpml_fused_mpi {
+	// native runs the call as the MPI library's own allreduce (a native
+	// clearance) and returns its MPI result.
+	int (*native)(void *ctx);
+	// inter runs the root's inter-node step on several nodes: the
+	// allreduce, in place, of count elements at buf on the communicator
+	// whose handle is F->inter; it returns its MPI result.
+	int (*inter)(void *ctx, void *buf, uintptr_t comm);
+	// unlock releases the caller's lock on F: called once, as soon as F
+	// needs no more protection for the call (before a native call that is
+	// not timed, which may take long), or never (the caller releases it).
+	void (*unlock)(void *ctx);
+	void *ctx;
+} dpml_fused_mpi;
+
+// dpml_fused_cleared reports whether the engine cleared a call of
+// (count, kind, op) for the C layer: the clearance's budget is not spent.
+int dpml_fused_cleared(const dpml_fused *F, int count, int kind, int op);
+
+// dpml_fused_run runs a cleared call: send (NULL for in place) and recv,
+// count elements of kind, op. It returns DPML_FUSED_OK, with *mpi_rc the
+// native call's MPI result (MPI's success, 0, otherwise), or a tree call's
+// error (then fail_* say which wait), and sets *timed when the call was one
+// of a timed block.
+int dpml_fused_run(dpml_fused *F, const void *send, void *recv, int count, int kind, int op,
+	const dpml_fused_mpi *m, int *mpi_rc, int *timed);
+
+// dpml_fused_enter_go notes, for the learner, when the C layer entered a
+// call it now routes through Go (c_entry_ns: dpml's trip and transition).
+void dpml_fused_enter_go(dpml_fused *F);
+
 #endif
