@@ -222,10 +222,6 @@ int dpml_fused_call(dpml_fused *F, const dpml_ftree *T, const void *send, void *
 	return dpml_fused_down(F, T, recv, count * elem_size(kind), g);
 }
 
-int dpml_fused_cleared(const dpml_fused *F, int count, int kind, int op) {
-	return F->budget > 0 && F->count == count && F->kind == kind && F->op == op;
-}
-
 void dpml_fused_enter_go(dpml_fused *F) { F->c_entry_ns = dpml_mono_ns(); }
 
 // nodes_call runs a cleared call on several nodes as the engine's runFused

@@ -154,7 +154,10 @@ typedef struct dpml_fused_mpi {
 
 // dpml_fused_cleared reports whether the engine cleared a call of
 // (count, kind, op) for the C layer: the clearance's budget is not spent.
-int dpml_fused_cleared(const dpml_fused *F, int count, int kind, int op);
+// Inline: every call the drop-in routes asks.
+static inline int dpml_fused_cleared(const dpml_fused *F, int count, int kind, int op) {
+	return F->budget > 0 && F->count == count && F->kind == kind && F->op == op;
+}
 
 // dpml_fused_run runs a cleared call: send (NULL for in place) and recv,
 // count elements of kind, op. It returns DPML_FUSED_OK, with *mpi_rc the
