@@ -3,5 +3,4 @@
 package main
 
 // #cgo pkg-config: mpich
-// #cgo CFLAGS: -I${SRCDIR}/../dpml/internal/fused
 import "C"

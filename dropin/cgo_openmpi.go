@@ -7,5 +7,10 @@ package main
 // Fortran entry points differ.
 
 // #cgo pkg-config: ompi-c
-// #cgo CFLAGS: -I${SRCDIR}/../dpml/internal/fused
 import "C"
+
+// fused.h is dpml/internal/fused's header, copied here so that the build
+// cache, which hashes a package's own files, rebuilds this package's C
+// when it changes (TestFusedHeaderCopy fails while the copy is stale).
+//
+//go:generate cp ../dpml/internal/fused/fused.h fused.h

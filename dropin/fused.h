@@ -1,0 +1,174 @@
+// The fused small-message tree call: one C routine runs a whole call of a
+// plan "one reduction tree, one segment" on one node (and the two halves
+// of it around the root's inter-node step on several), over the node
+// segment's control lines and slots. The Go engine calls it for its callers
+// (fused.go), and the drop-in library's C layer calls it directly for calls
+// of a plan the engine has cleared in advance, without entering Go at all
+// (dropin.c). The protocol is the tree transport's (tree.go): the same
+// lines, the same generations, the same fold order, so its results are the
+// same bits as the Go transport's.
+#ifndef DPML_FUSED_H
+#define DPML_FUSED_H
+
+#include <stdint.h>
+#include <time.h>
+
+// The largest radix a tree of the engine has (dpml's maxRadix).
+#define DPML_FUSED_MAXKIDS 64
+
+// The longest confirmation block the drop-in times (costmodel's maxBlock,
+// the bound of Config.ConfirmBlock).
+#define DPML_FUSED_MAX_BLOCK 64
+
+// dpml_mono_ns is CLOCK_MONOTONIC in ns: the clock the engine's nanotime
+// reads, for the waits' deadlines here and the drop-in's stamps.
+static inline int64_t dpml_mono_ns(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+// Results of the calls below.
+enum {
+	DPML_FUSED_OK = 0,
+	DPML_FUSED_TIMEOUT = 1, // a wait ran past the timeout: see dpml_fused.fail_*
+	DPML_FUSED_ABORTED = 2, // the node's abort word was raised
+	DPML_FUSED_INTER = 3,   // the root's inter-node step failed: fail_index is its MPI error code
+};
+
+// dpml_ftree is one rank's view of tree 0 of one radix: its own control line,
+// its children's lines in fold order, and whether it is the root.
+typedef struct dpml_ftree {
+	uint64_t *my;                        // in[me]: seq, then the inline payload
+	uint64_t *kids[DPML_FUSED_MAXKIDS];  // in[child] of each child, in fold order
+	int kid_rank[DPML_FUSED_MAXKIDS];    // their local ranks (slot index)
+	int nkids;
+	int me;   // local rank
+	int root; // 1 at the tree's root
+} dpml_ftree;
+
+// dpml_fused is a communicator's fused-call state, in C memory: set up and
+// freed by the Go engine, read by the drop-in's C layer.
+typedef struct dpml_fused {
+	// Layout of the node segment (dpml's nodeSegment).
+	volatile uint64_t *abort;
+	uint64_t *out0;      // out[0]: the root's result line
+	char *data;          // the slots' area
+	int64_t slot_stride; // bytes between slots
+	int64_t buf_stride;  // bytes between the two buffer sets
+	int ppn;
+	int inline_bytes;    // messages up to this travel in the lines
+
+	// The waits (shm.Waiter's settings).
+	int64_t timeout_ns; // < 0: forever
+	int spin;           // loads before yielding (< 0: none)
+	int nosleep;        // yield for the whole wait, never sleep
+
+	// The drop-in's clearance, written by the engine after each of its
+	// calls: the next `budget` calls of exactly (count, kind, op) run
+	// plan `tree` and need nothing of the engine but a generation. The
+	// drop-in counts them in `ran` and keeps `gen`, the communicator's
+	// generation, which the engine takes back at its next call.
+	// With native set the plan is the MPI library's own allreduce, which
+	// the drop-in calls directly (tree is NULL; the generation stays).
+	int64_t budget;
+	int count, kind, op;
+	int native;
+	const dpml_ftree *tree;
+	uint64_t gen;
+	uint64_t ran;
+	// On several nodes, the C caller that runs the root's inter-node step
+	// itself (the drop-in: dpml_fused_up, its own allreduce on inter,
+	// dpml_fused_down) needs the communicator of the node roots: inter is
+	// its MPI handle as an integer (dpml's leader communicator; opaque
+	// here, and meaningful at the tree's root only), and nodes > 1 says
+	// the clearance covers such calls. nodes is 0 where the engine left
+	// it unset: single-node calls only.
+	int nodes;
+	uintptr_t inter;
+	// The drop-in's CLOCK_MONOTONIC (ns) when it entered the call it now
+	// routes through Go; the engine takes it (0: none). See dpml's
+	// trip and transition.
+	int64_t c_entry_ns;
+
+	// timed: the clearance is one block of the learner's confirmation
+	// (costmodel.KeyState.Block): the drop-in stamps CLOCK_MONOTONIC (ns)
+	// before each of its calls runs (blk_entry_ns[ran]) and after it has
+	// run (blk_exit_ns[ran]), and the engine reports the block at its
+	// next call. A block is timed as the C layer runs its calls once the
+	// key settles: no trip into Go. The learner prices a block call by
+	// call, leaving out the program's time between them.
+	int timed;
+	int64_t blk_entry_ns[DPML_FUSED_MAX_BLOCK], blk_exit_ns[DPML_FUSED_MAX_BLOCK];
+
+	// The failed wait of the last call that returned an error.
+	int fail_step; // 1: children, 2: the result, 3: the inter-node step
+	int fail_index; // the child's local rank, the MPI error code (step 3), or 0
+	uint64_t fail_want, fail_seen, fail_abort;
+} dpml_fused;
+
+// dpml_fused_ok reports whether the C folds serve (kind, op).
+int dpml_fused_ok(int kind, int op);
+
+// dpml_fused_call runs a whole single-node call of generation g: send (NULL
+// for in place: recv holds the input) of count elements of kind, op, the
+// result in recv.
+int dpml_fused_call(dpml_fused *F, const dpml_ftree *T, const void *send, void *recv,
+	int count, int kind, int op, uint64_t g);
+
+// dpml_fused_up is the call's first half on several nodes: a non-root rank
+// waits for its children, folds and publishes its partial; the root folds
+// the node's result into *res (the place dpml_fused_result names) and
+// returns, to run the inter-node step on it.
+int dpml_fused_up(dpml_fused *F, const dpml_ftree *T, const void *send, const void *recv,
+	int count, int kind, int op, uint64_t g);
+
+// dpml_fused_result is where the root folds the node's result of
+// generation g (bytes long).
+void *dpml_fused_result(dpml_fused *F, int bytes, uint64_t g);
+
+// dpml_fused_down is the second half: the root publishes the result; every
+// rank waits for it and copies it to recv.
+int dpml_fused_down(dpml_fused *F, const dpml_ftree *T, void *recv, int bytes, uint64_t g);
+
+// The drop-in's contract: the C layer of libdpml.so asks whether the engine
+// cleared a call (dpml_fused_cleared) and runs it with dpml_fused_run, which
+// keeps the clearance's books (budget, generation, and the learner's stamps
+// when the clearance is a timed block); before a call it routes through Go
+// it calls dpml_fused_enter_go. The MPI library's calls stay the caller's:
+// dpml_fused_mpi carries them.
+typedef struct dpml_fused_mpi {
+	// native runs the call as the MPI library's own allreduce (a native
+	// clearance) and returns its MPI result.
+	int (*native)(void *ctx);
+	// inter runs the root's inter-node step on several nodes: the
+	// allreduce, in place, of count elements at buf on the communicator
+	// whose handle is F->inter; it returns its MPI result.
+	int (*inter)(void *ctx, void *buf, uintptr_t comm);
+	// unlock releases the caller's lock on F: called once, as soon as F
+	// needs no more protection for the call (before a native call that is
+	// not timed, which may take long), or never (the caller releases it).
+	void (*unlock)(void *ctx);
+	void *ctx;
+} dpml_fused_mpi;
+
+// dpml_fused_cleared reports whether the engine cleared a call of
+// (count, kind, op) for the C layer: the clearance's budget is not spent.
+// Inline: every call the drop-in routes asks.
+static inline int dpml_fused_cleared(const dpml_fused *F, int count, int kind, int op) {
+	return F->budget > 0 && F->count == count && F->kind == kind && F->op == op;
+}
+
+// dpml_fused_run runs a cleared call: send (NULL for in place) and recv,
+// count elements of kind, op. It returns DPML_FUSED_OK, with *mpi_rc the
+// native call's MPI result (MPI's success, 0, otherwise), or a tree call's
+// error (then fail_* say which wait), and sets *timed when the call was one
+// of a timed block.
+int dpml_fused_run(dpml_fused *F, const void *send, void *recv, int count, int kind, int op,
+	const dpml_fused_mpi *m, int *mpi_rc, int *timed);
+
+// dpml_fused_enter_go notes, for the learner, when the C layer entered a
+// call it now routes through Go (c_entry_ns: dpml's trip and transition).
+void dpml_fused_enter_go(dpml_fused *F);
+
+#endif
