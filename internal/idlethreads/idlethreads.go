@@ -134,32 +134,3 @@ func Demote() (int, error) {
 	}
 	return n, nil
 }
-
-// Policy returns thread tid's scheduling policy (unix.SCHED_*).
-func Policy(tid int) (uint32, error) {
-	a, err := unix.SchedGetAttr(tid, 0)
-	if err != nil {
-		return 0, err
-	}
-	return a.Policy, nil
-}
-
-// Threads lists the process's thread ids.
-func Threads() ([]int, error) {
-	f, err := os.Open("/proc/self/task")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil, err
-	}
-	var out []int
-	for _, s := range names {
-		if t, err := strconv.Atoi(s); err == nil {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}

@@ -1,7 +1,9 @@
 package idlethreads
 
 import (
+	"os"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -79,13 +81,13 @@ func TestDemote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tids, err := Threads()
+	tids, err := threads()
 	if err != nil {
 		t.Fatal(err)
 	}
 	idle := 0
 	for _, tid := range tids {
-		p, err := Policy(tid)
+		p, err := policy(tid)
 		if err != nil {
 			continue
 		}
@@ -99,4 +101,33 @@ func TestDemote(t *testing.T) {
 	if n < 1 || idle < n {
 		t.Errorf("Demote moved %d thread(s), %d idle of %d; want at least 1 and every moved one idle", n, idle, len(tids))
 	}
+}
+
+// policy returns thread tid's scheduling policy (unix.SCHED_*).
+func policy(tid int) (uint32, error) {
+	a, err := unix.SchedGetAttr(tid, 0)
+	if err != nil {
+		return 0, err
+	}
+	return a.Policy, nil
+}
+
+// threads lists the process's thread ids.
+func threads() ([]int, error) {
+	f, err := os.Open("/proc/self/task")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, s := range names {
+		if t, err := strconv.Atoi(s); err == nil {
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }
