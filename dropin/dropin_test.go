@@ -749,16 +749,23 @@ func TestRuntimeThreadsIdle(t *testing.T) {
 		preload bool
 		env     []string
 		idle    bool
+		pace    string // the pacing DPML_VERBOSE=1 reports ("": no report)
 	}{
-		{"default", true, nil, true},
-		{"gosched-off", true, []string{"DPML_GOSCHED=off"}, false},
-		{"no-library", false, nil, false},
+		// With its threads idle the runtime needs no pacing (auto);
+		// DPML_GOSCHED=pace keeps it.
+		{"default", true, nil, true, "pace stopped"},
+		{"gosched-pace", true, []string{"DPML_GOSCHED=pace"}, true, "pace true"},
+		{"gosched-off", true, []string{"DPML_GOSCHED=off"}, false, "pace false"},
+		{"no-library", false, nil, false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := dpmlrun(t, c.preload, c.env, prog, "-pthread", "policies")
+			r := dpmlrun(t, c.preload, append([]string{"DPML_VERBOSE=1"}, c.env...), prog, "-pthread", "policies")
 			ms := re.FindAllStringSubmatch(r.stdout, -1)
 			if r.code != 0 || len(ms) != 4 {
 				t.Fatalf("exit %d, %d policy lines, want 4:\n%s\n%s", r.code, len(ms), r.stdout, r.stderr)
+			}
+			if c.pace != "" && !strings.Contains(r.stderr, ": "+c.pace) {
+				t.Errorf("stderr does not report %q:\n%s", c.pace, r.stderr)
 			}
 			for _, m := range ms {
 				idle, _ := strconv.Atoi(m[4])

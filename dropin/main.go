@@ -299,16 +299,24 @@ var demoted int
 // quietRuntime moves the Go runtime's own threads to SCHED_IDLE (package
 // idlethreads says why) when DPML_GOSCHED paces (auto, the default, or
 // pace), and then lets ranks that own their cores poll longer before
-// yielding (dropinhook.OwnCoreSpin). A failure to tell the runtime's
-// threads changes nothing; it is said at DPML_VERBOSE=1.
+// yielding (dropinhook.OwnCoreSpin). With auto it then stops pacing
+// (gosched.Unpace): the storms pacing prevents now wake idle-class
+// threads only, and each yield of a callback costs two thread switches,
+// the whole of the first call after a pause. DPML_GOSCHED=pace keeps
+// both. A failure to tell the runtime's threads changes nothing; it is
+// said at DPML_VERBOSE=1.
 func quietRuntime() {
-	if !gosched.Sched().Pace {
+	si := gosched.Sched()
+	if !si.Pace && !si.Unpaced {
 		return
 	}
 	n, err := idlethreads.Demote()
 	demoted += n
 	if demoted > 0 {
 		dropinhook.OwnCoreSpin = ownCoreSpin
+		if si.Mode == "auto" {
+			gosched.Unpace()
+		}
 	}
 	if err != nil && verbose >= 1 {
 		warnf("the Go runtime's threads keep their scheduling policy: %v", err)

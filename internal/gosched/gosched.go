@@ -52,6 +52,7 @@ var (
 	paceWall0  = paceEpoch.UnixNano()
 	paceYields atomic.Int64 // yields so far
 	procsSet   atomic.Bool  // Apply raised GOMAXPROCS from 1 to 2
+	unpaced    atomic.Bool  // Unpace stopped the pacing Apply started
 	schedMode  atomic.Value // the DPML_GOSCHED mode Apply applied (string)
 )
 
@@ -268,11 +269,27 @@ func Apply() error {
 	return applyErr
 }
 
+// Unpace stops the pacing Apply started (a no-op without it). libdpml.so
+// calls it once the runtime's own threads run at SCHED_IDLE
+// (internal/idlethreads): the storms pacing prevents then wake only
+// threads that get a core when the rank leaves it idle, while a yield of a
+// goroutine locked to its thread (every callback from C) still costs two
+// thread switches through one of those threads. The first callback after
+// a pause of more than PaceEvery always yields: on the 2-core development
+// machine (1x2, a 4-byte MPI_Allreduce after a 50 ms sleep, 3 launches
+// each) that call took 69-105 us in libdpml.so with pacing, 35-42 without.
+func Unpace() {
+	if paceOn.Swap(false) {
+		unpaced.Store(true)
+	}
+}
+
 // Info says how the process cooperates with the Go scheduler
 // (DPML_GOSCHED; see the package doc).
 type Info struct {
 	Mode        string // the DPML_GOSCHED mode applied ("" before Apply)
 	Pace        bool   // MPI calls yield the calling goroutine every few ms
+	Unpaced     bool   // Unpace stopped the pacing the mode asked for
 	RaisedProcs bool   // Apply raised GOMAXPROCS from 1 to 2
 	Yields      int64  // yields so far
 }
@@ -280,12 +297,16 @@ type Info struct {
 // Sched returns the settings Apply applied and the yield count.
 func Sched() Info {
 	m, _ := schedMode.Load().(string)
-	return Info{Mode: m, Pace: paceOn.Load(), RaisedProcs: procsSet.Load(), Yields: paceYields.Load()}
+	return Info{Mode: m, Pace: paceOn.Load(), Unpaced: unpaced.Load(), RaisedProcs: procsSet.Load(), Yields: paceYields.Load()}
 }
 
 func (s Info) String() string {
 	if s.Mode == "" {
 		return "gosched: not applied"
 	}
-	return fmt.Sprintf("gosched %s: pace %v, GOMAXPROCS raised %v, %d yields", s.Mode, s.Pace, s.RaisedProcs, s.Yields)
+	pace := fmt.Sprint(s.Pace)
+	if s.Unpaced {
+		pace = "stopped (runtime threads idle)"
+	}
+	return fmt.Sprintf("gosched %s: pace %s, GOMAXPROCS raised %v, %d yields", s.Mode, pace, s.RaisedProcs, s.Yields)
 }

@@ -3,6 +3,7 @@ package gosched
 import (
 	"errors"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -287,5 +288,32 @@ func TestPaceDoesNotAllocate(t *testing.T) {
 	withPace(t, true, 0)
 	if a := testing.AllocsPerRun(100, pace); a != 0 {
 		t.Errorf("pace allocates %v", a)
+	}
+}
+
+// TestUnpace: once stopped, a due pace no longer yields and Sched says it
+// was stopped; without pacing Unpace changes nothing. Mutation check:
+// Unpace leaving paceOn set makes the due pace yield.
+func TestUnpace(t *testing.T) {
+	defer unpaced.Store(false)
+	if m, _ := schedMode.Load().(string); m == "" {
+		schedMode.Store("auto")
+		defer schedMode.Store("")
+	}
+	withPace(t, true, 0) // always due
+	Unpace()
+	y := paceYields.Load()
+	pace()
+	if paceYields.Load() != y {
+		t.Error("pace yielded after Unpace")
+	}
+	if si := Sched(); si.Pace || !si.Unpaced || !strings.Contains(si.String(), "pace stopped") {
+		t.Errorf("after Unpace: %+v (%s), want Pace false and Unpaced", si, si)
+	}
+	unpaced.Store(false)
+	withPace(t, false, 0)
+	Unpace()
+	if si := Sched(); si.Pace || si.Unpaced {
+		t.Errorf("Unpace without pacing: %+v, want neither Pace nor Unpaced", si)
 	}
 }
