@@ -17,7 +17,7 @@ export CGO_ENABLED := 1
 GOEXPERIMENT ?= simd
 export GOEXPERIMENT
 COMMIT   := $(shell git rev-parse HEAD 2>/dev/null)
-LDFLAGS  := -X main.gitCommit=$(COMMIT) -X github.com/dpmlgo/dpml/internal/version.Commit=$(COMMIT)
+LDFLAGS  := -X main.gitCommit=$(COMMIT) -X github.com/dpmlgo/dpml/internal/runtime/version.Commit=$(COMMIT)
 # The main job: a short sweep on an emulated 2-node x 2-rank cluster, calls
 # back to back as applications make them, from Go (dpmlbench)
 # and from C (dpmlbench-c with libdpml.so preloaded).
@@ -57,7 +57,7 @@ APT_PKGS_MPICH := mpich libmpich-dev gfortran gcc pkg-config util-linux
 MPICH_QUICK_CONFORMANCE ?= ^TestConformance$$/^(2x2|2\+3)$$
 MPICH_QUICK_RUN         ?= ^(TestC|TestFortran|TestAbort|TestRepeat|TestClientC|TestEmulatedLayouts)$$
 MPICH_QUICK_PKGS        := ./dropin ./cmd/dpmlbench ./cmd/dpmlrun
-MPICH_FULL_PKGS         := ./mpi ./internal/launch ./internal/mpitest ./cmd/dpmlrun ./dropin
+MPICH_FULL_PKGS         := ./mpi ./internal/tools/launch ./internal/testkit/mpitest ./cmd/dpmlrun ./dropin
 
 # The long soak (dpml/soak_test.go): randomized calls on several layouts,
 # several goroutines per rank, every result checked; then again under the
@@ -69,8 +69,8 @@ SOAK_RACE_LAYOUTS  ?= 3,2;2,2
 # Fuzz targets: package and name; make fuzz runs each for FUZZTIME.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./config:FuzzParseBytes ./config:FuzzParseDuration ./config:FuzzVarParse \
-	./internal/launch:FuzzParsePPN ./internal/launch:FuzzParseCPUList \
-	./internal/bench:FuzzParseSizes ./dpml:FuzzTuningTable
+	./internal/tools/launch:FuzzParsePPN ./internal/tools/launch:FuzzParseCPUList \
+	./internal/tools/bench:FuzzParseSizes ./dpml:FuzzTuningTable
 
 .PHONY: all deps deps-openmpi deps-mpich build commands lib nccl-plugin install install-files uninstall test test-mpich lint bench clean soak fuzz fakesharp
 
@@ -221,13 +221,13 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/lib/libdpml.so $(DESTDIR)$(PREFIX)/include/dpmlx.h \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/dpml.pc
 
-# The EMULATED SHArP switch the tests use (internal/fakesharp), for trying
+# The EMULATED SHArP switch the tests use (internal/testkit/fakesharp), for trying
 # the offload path by hand: DPML_OFFLOAD=libsharp
 # DPML_SHARP_LIB=$(CURDIR)/bin/fakesharp/libsharp_coll.so. Results on it
 # say nothing about SHArP (docs/guide.md, "In-network reduction offload").
 fakesharp:
 	@mkdir -p bin/fakesharp
-	$(CC) -shared -fPIC -O2 -Wall -o bin/fakesharp/libsharp_coll.so internal/fakesharp/csrc/fake_sharp_coll.c
+	$(CC) -shared -fPIC -O2 -Wall -o bin/fakesharp/libsharp_coll.so internal/testkit/fakesharp/csrc/fake_sharp_coll.c
 
 # Open MPI in full, then the MPICH subset (see MPICH_QUICK_*); make
 # test-mpich runs MPICH's suites in full.

@@ -8,19 +8,25 @@ import (
 
 // TestRuntimeLinksNoFitting: the engine's side of the cost model (this
 // package, through dpml into libdpml.so) must not pull in the offline
-// tools or their numerics (gonum's BLAS/LAPACK).
+// tools or their numerics (gonum's BLAS/LAPACK), nor the tools' plotting
+// and progress bars, nor a test kit or tool library of internal/ (only
+// internal/runtime/ is linked into programs).
 func TestRuntimeLinksNoFitting(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command")
 	}
-	for _, pkg := range []string{"github.com/dpmlgo/dpml/costmodel", "github.com/dpmlgo/dpml/dpml", "github.com/dpmlgo/dpml/dropin"} {
+	const mod = "github.com/dpmlgo/dpml/"
+	for _, pkg := range []string{mod + "costmodel", mod + "dpml", mod + "dropin", mod + "internal/runtime/..."} {
 		out, err := exec.Command(gobin, "list", "-deps", pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
 		}
 		for _, dep := range strings.Fields(string(out)) {
-			if strings.HasPrefix(dep, "gonum.org/") || dep == "github.com/dpmlgo/dpml/costmodel/offline" {
+			switch {
+			case strings.HasPrefix(dep, "gonum.org/"), strings.HasPrefix(dep, "github.com/schollz/progressbar"),
+				dep == mod+"costmodel/offline", strings.HasPrefix(dep, mod+"internal/testkit/"),
+				strings.HasPrefix(dep, mod+"internal/tools/"), strings.HasPrefix(dep, mod+"cmd/"):
 				t.Errorf("%s depends on %s", pkg, dep)
 			}
 		}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/costmodel"
-	"github.com/dpmlgo/dpml/internal/dropinhook"
-	"github.com/dpmlgo/dpml/internal/gosched"
+	"github.com/dpmlgo/dpml/internal/runtime/dropinhook"
+	"github.com/dpmlgo/dpml/internal/runtime/gosched"
 	"github.com/dpmlgo/dpml/leaders"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/plan"
@@ -272,7 +272,7 @@ func (c *Comm) readSettings(opts []Option) (options, []Setting, error) {
 	settings, err := SettingsOf(config.AtNew)
 	keep(err)
 	// DPML_GOSCHED, once per process, before the engine's first MPI call
-	// (package internal/gosched).
+	// (package internal/runtime/gosched).
 	keep(gosched.Apply())
 
 	var o options

@@ -75,7 +75,7 @@
 // peers fail fast instead of timing out. While backing off they also let
 // the goroutine yield to the Go scheduler every few ms, as MPI calls do, so
 // a long wait does not draw the runtime's monitor thread onto the rank's
-// core (package internal/gosched, which New applies: DPML_GOSCHED).
+// core (package internal/runtime/gosched, which New applies: DPML_GOSCHED).
 //
 // # Determinism
 //

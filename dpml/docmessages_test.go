@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/dpmlgo/dpml/config"
-	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 )
 
 // sourceChunks returns every string literal in the repository's Go files

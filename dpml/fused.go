@@ -7,8 +7,8 @@ import (
 
 	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/dpml/internal/fused"
-	"github.com/dpmlgo/dpml/internal/dropinhook"
-	"github.com/dpmlgo/dpml/internal/gosched"
+	"github.com/dpmlgo/dpml/internal/runtime/dropinhook"
+	"github.com/dpmlgo/dpml/internal/runtime/gosched"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/plan"
 	"github.com/dpmlgo/dpml/shm"
@@ -312,7 +312,7 @@ func runFused[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op) error {
 	rp := unsafe.Pointer(unsafe.SliceData(recv))
 	kind, n, bytes := int(mpi.KindOf[T]()), len(recv), len(recv)*p.ElemSize
 	f := c.fz.f
-	gosched.Pace() // a wait in C is a long cgo call: see package internal/gosched
+	gosched.Pace() // a wait in C is a long cgo call: see package internal/runtime/gosched
 	if rc := f.Up(t, sp, rp, n, kind, int(op), g); rc != fused.OK {
 		return c.fusedError(rc)
 	}
@@ -342,7 +342,7 @@ func callFused[T mpi.Number](c *Comm, t *fused.Tree, send, recv []T, op mpi.Op) 
 		sp = unsafe.Pointer(unsafe.SliceData(send))
 	}
 	g := c.gen + 1
-	gosched.Pace() // a wait in C is a long cgo call: see package internal/gosched
+	gosched.Pace() // a wait in C is a long cgo call: see package internal/runtime/gosched
 	if rc := c.fz.f.Call(t, sp, unsafe.Pointer(unsafe.SliceData(recv)), len(recv), int(mpi.KindOf[T]()), int(op), g); rc != fused.OK {
 		return c.fusedError(rc)
 	}
@@ -558,7 +558,7 @@ func (c *Comm) cRuns(p *Plan, kind mpi.Kind, op mpi.Op) bool {
 // maxTransition bounds a plausible cgo transition into the engine.
 const maxTransition = 20_000 // ns
 
-// fusedState is for libdpml.so (internal/dropinhook): the address of the communicator's C state
+// fusedState is for libdpml.so (internal/runtime/dropinhook): the address of the communicator's C state
 // of the fused tree call (dpml/internal/fused/fused.h), whose clearance the
 // drop-in's C layer follows, or nil when there is none (DPML_FUSED=false,
 // one rank per node). It stays valid until Close. On several nodes the
@@ -577,7 +577,7 @@ func (c *Comm) fusedState() unsafe.Pointer {
 	return c.fz.f.Pointer()
 }
 
-// fusedFailed is for libdpml.so (internal/dropinhook): a call its C layer ran through the fused
+// fusedFailed is for libdpml.so (internal/runtime/dropinhook): a call its C layer ran through the fused
 // routine failed with result rc; the communicator takes the error as a
 // failed call of its own would (the abort word raised, every later call
 // refused) and returns it.

@@ -50,7 +50,7 @@ type offload struct {
 type OffloadInfo struct {
 	Mode     string     // DPML_OFFLOAD
 	Backend  string     // "libsharp" or "mpi"; "" when none is attached
-	Emulated bool       // the switch is the tests' emulation (internal/fakesharp)
+	Emulated bool       // the switch is the tests' emulation (internal/testkit/fakesharp)
 	Leaders  int        // leader positions holding a group (1: node level only)
 	Sockets  int        // fewest sockets of a node
 	Socket   bool       // the engine's choice is socket level (else node level)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/costmodel"
-	"github.com/dpmlgo/dpml/internal/fakesharp"
-	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/internal/testkit/fakesharp"
+	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/plan"
 	"github.com/dpmlgo/dpml/sharp"
@@ -21,7 +21,7 @@ import (
 )
 
 // Offload tests. The multi-rank ones run on the EMULATED switch (the fake
-// libsharp_coll.so of internal/fakesharp): they check that the offloaded
+// libsharp_coll.so of internal/testkit/fakesharp): they check that the offloaded
 // inter-node step gives the host path's results and fails cleanly, not
 // anything about SHArP's speed.
 

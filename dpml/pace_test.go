@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/dpmlgo/dpml/config"
-	"github.com/dpmlgo/dpml/internal/gosched"
-	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/internal/runtime/gosched"
+	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/dpmlgo/dpml/costmodel"
-	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 )
 

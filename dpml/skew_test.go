@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/dpmlgo/dpml/costmodel"
-	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/plan"
 )

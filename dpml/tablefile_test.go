@@ -11,7 +11,7 @@ import (
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/costmodel"
-	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/dpmlgo/dpml/config"
-	"github.com/dpmlgo/dpml/internal/tsc"
+	"github.com/dpmlgo/dpml/internal/runtime/tsc"
 )
 
 // traceBuild: see trace_off.go.
@@ -32,7 +32,7 @@ type tracer struct {
 	configured bool
 }
 
-// rdtsc is the time stamp counter (internal/tsc).
+// rdtsc is the time stamp counter (internal/runtime/tsc).
 func rdtsc() int64 { return int64(tsc.Read()) }
 
 func (c *Comm) mark(p tracePoint) {

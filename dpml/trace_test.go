@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 )
 

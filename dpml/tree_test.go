@@ -5,7 +5,7 @@ import (
 
 	"github.com/dpmlgo/dpml/config"
 
-	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 	"github.com/dpmlgo/dpml/leaders"
 	"github.com/dpmlgo/dpml/mpi"
 )

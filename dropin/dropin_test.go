@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/dpmlgo/dpml/costmodel"
-	"github.com/dpmlgo/dpml/internal/launch"
+	"github.com/dpmlgo/dpml/internal/tools/launch"
 )
 
 // The test binary doubles as dpmlrun (and its launch agent), as in

@@ -20,9 +20,9 @@ import (
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/dpml"
-	"github.com/dpmlgo/dpml/internal/dropinhook"
-	"github.com/dpmlgo/dpml/internal/gosched"
-	"github.com/dpmlgo/dpml/internal/idlethreads"
+	"github.com/dpmlgo/dpml/internal/runtime/dropinhook"
+	"github.com/dpmlgo/dpml/internal/runtime/gosched"
+	"github.com/dpmlgo/dpml/internal/runtime/idlethreads"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
@@ -68,7 +68,7 @@ func dpmlGoInit(s *C.dpml_settings) C.int {
 	// DPML_GOSCHED (auto by default): the drop-in's Go code runs in
 	// callbacks from the application's thread, and between them the
 	// runtime sees that thread in a long system call: the same sysmon
-	// storms as a Go caller's (package internal/gosched).
+	// storms as a Go caller's (package internal/runtime/gosched).
 	var bad []error
 	bad = appendErr(bad, gosched.Apply())
 	quietRuntime()
@@ -257,7 +257,7 @@ func reduce[T mpi.Number](d *dpml.Comm, send, recv unsafe.Pointer, n int, op mpi
 	return dpml.Allreduce(d, unsafe.Slice((*T)(send), n), r, op)
 }
 
-// dpmlGoFusedState returns engine id's fused-call state (internal/dropinhook.FusedState:
+// dpmlGoFusedState returns engine id's fused-call state (internal/runtime/dropinhook.FusedState:
 // C memory, valid until the engine is released), or nil.
 //
 //export dpmlGoFusedState
@@ -324,7 +324,7 @@ func quietRuntime() {
 }
 
 // dpmlGoFusedFailed reports a fused call the C layer ran on engine id that
-// failed with result rc (internal/dropinhook.FusedFailed), as dpmlGoAllreduce reports
+// failed with result rc (internal/runtime/dropinhook.FusedFailed), as dpmlGoAllreduce reports
 // its failures.
 //
 //export dpmlGoFusedFailed

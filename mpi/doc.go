@@ -73,7 +73,7 @@
 // with libdpml.so keeps whatever level it initialized.
 //
 // Every call that may wait first calls the hook SetWaitHook installs:
-// dpml and libdpml.so install internal/gosched's pacing there, which keeps
+// dpml and libdpml.so install internal/runtime/gosched's pacing there, which keeps
 // the Go scheduler off a core-bound rank's core while it waits in MPI
 // (that package's doc says why and what it measured).
 //
@@ -102,7 +102,7 @@
 // on MPI_COMM_SELF, no peer to wait for) on the 2-core
 // development machine (2 ranks, 3 launches of each build): C 11-12 ns a
 // call, mpi.Allreduce 86-97 ns before and 65-70 ns after; an empty cgo
-// call costs 29 ns there and the wait hook (internal/gosched's Pace) 20 ns. On a 16-core node (16 ranks, max
+// call costs 29 ns there and the wait hook (internal/runtime/gosched's Pace) 20 ns. On a 16-core node (16 ranks, max
 // over ranks, medians of 3 launches): C 40 ns, mpi.Allreduce
 // 291 ns before and 178 after (a cgo call 68, Pace 40); the bare 1x16
 // loops' Go/C fell from 1.02-1.16 to 1.04-1.08 at 4 B-4 KiB, and
@@ -110,7 +110,7 @@
 // most 1.30 to at most 1.15. What remains is that cgo call and Pace, and
 // the scheduler's steady rate above. Pace's 40 ns was a clock read every
 // fourth call, and in a collective nearly every call has some rank on its
-// fourth: hence the counter gate (internal/gosched), a time stamp counter read
+// fourth: hence the counter gate (internal/runtime/gosched), a time stamp counter read
 // per call and the clock only past a slot boundary.
 //
 // # Types and ops

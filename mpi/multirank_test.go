@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
 // Multi-rank tests: each runs its body on nodes x ppn ranks over fake nodes
-// (internal/mpitest); in the ranks only the launched test runs.
+// (internal/testkit/mpitest); in the ranks only the launched test runs.
 
 var layouts = [][2]int{{2, 1}, {2, 2}}
 

@@ -43,7 +43,7 @@
 //
 // # Emulation
 //
-// The tests build internal/fakesharp: a fake libsharp_coll.so with the same
+// The tests build internal/testkit/fakesharp: a fake libsharp_coll.so with the same
 // entry points, whose switch is a process per group reducing through
 // shared memory. It enforces the payload and outstanding-operation limits
 // it reports, refuses what SHArP lacks, and stops completing operations

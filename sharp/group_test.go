@@ -10,8 +10,8 @@ import (
 	"unsafe"
 
 	"github.com/dpmlgo/dpml/config"
-	"github.com/dpmlgo/dpml/internal/fakesharp"
-	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/internal/testkit/fakesharp"
+	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/shm"
 )

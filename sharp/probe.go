@@ -15,7 +15,7 @@ type Probe struct {
 	Library string
 	Loaded  bool
 	LoadErr error
-	// Emulated: the library is the tests' fake (internal/fakesharp), an
+	// Emulated: the library is the tests' fake (internal/testkit/fakesharp), an
 	// emulated switch on shared memory, not SHArP.
 	Emulated bool
 	// Devices are the RDMA devices of sysfs class infiniband.

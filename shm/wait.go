@@ -76,7 +76,7 @@ type Waiter struct {
 	Poll func() error
 	// Pace, if non-nil, is called once per back-off round, after Poll and
 	// before the core is given away; the engine sets the pacing of
-	// package internal/gosched, which lets the goroutine yield to the Go
+	// package internal/runtime/gosched, which lets the goroutine yield to the Go
 	// scheduler every few ms, so a long wait whose rounds sit mostly in
 	// sched_yield or nanosleep does not draw the runtime's monitor thread
 	// onto the rank's core (that package's doc).

@@ -10,7 +10,7 @@ import (
 
 	"github.com/dpmlgo/dpml/apps/internal/apptest"
 	"github.com/dpmlgo/dpml/apps/internal/backend"
-	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 )
 

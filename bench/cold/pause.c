@@ -10,7 +10,7 @@
 // MPI_Init), SPIN_MS (busy-wait instead), NATIVE=1 (call PMPI_Allreduce:
 // the MPI library itself). A pause of more than 10 ms lets the Go
 // runtime's monitor thread take the program thread's P, which changes
-// what the next calls cost (package internal/idlethreads).
+// what the next calls cost (package internal/runtime/idlethreads).
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/dpmlgo/dpml/config"
-	"github.com/dpmlgo/dpml/internal/version"
+	"github.com/dpmlgo/dpml/internal/runtime/version"
 )
 
 func main() {

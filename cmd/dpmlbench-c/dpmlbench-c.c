@@ -26,7 +26,7 @@
 // Results: rank 0 prints rows as sizes finish in the -format chosen (table,
 // nccl or osu: the same rows as dpmlbench's for the same results) and writes
 // results.json and results.csv in dpmlbench's Report schema
-// (internal/bench) into -out DIR (default bench/results/local-<UTC
+// (internal/tools/bench) into -out DIR (default bench/results/local-<UTC
 // time>/c-<pattern>, dpmlbench's layout), so `dpmlbench table` and
 // `dpmlbench plot` read them.
 // The measurement loops allocate nothing and print nothing; the client's
@@ -65,7 +65,7 @@ enum { PAT_B2B, PAT_BARRIER, PAT_SKEW, PAT_COLD, PAT_COLD_BARRIER, PAT_CHURN };
 static const char *const pattern_names[] = {"b2b", "barrier", "skew", "cold", "cold-barrier", "churn"};
 #define NPATTERNS 6
 
-// Output formats (-format), as dpmlbench's (internal/bench/format.go): the
+// Output formats (-format), as dpmlbench's (internal/tools/bench/format.go): the
 // same bytes for the same results, so both clients' rows compare.
 enum { FMT_TABLE, FMT_NCCL, FMT_OSU };
 static const char *const format_names[] = {"table", "nccl", "osu"};
@@ -485,7 +485,7 @@ static void busy(void) {
 }
 
 // ---------------------------------------------------------------------------
-// Statistics, as internal/bench.Summarize: sorted samples, percentiles by
+// Statistics, as internal/tools/bench.Summarize: sorted samples, percentiles by
 // linear interpolation between closest ranks, sample stddev.
 
 typedef struct {
@@ -1310,7 +1310,7 @@ static int write_json(const char *path, int argc, char **argv, double elapsed, c
 	return fclose(f);
 }
 
-// CSV, with internal/bench.WriteCSV's columns and number format (%.6g is
+// CSV, with internal/tools/bench.WriteCSV's columns and number format (%.6g is
 // strconv's 'g' with precision 6).
 static void csv_num(FILE *f, double x) {
 	if (isfinite(x)) fprintf(f, "%.6g", x);

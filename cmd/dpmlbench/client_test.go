@@ -2,9 +2,9 @@ package main
 
 // Tests of the C benchmark client, cmd/dpmlbench-c: built here with mpicc,
 // run on 2 fake nodes x 2 ranks through dpmlrun (this test binary is its
-// own launcher: internal/mpitest's init dispatches it) with libdpml.so
+// own launcher: internal/testkit/mpitest's init dispatches it) with libdpml.so
 // preloaded, in every pattern; its results.json must be what
-// internal/bench reads and what `dpmlbench table` and `plot` render.
+// internal/tools/bench reads and what `dpmlbench table` and `plot` render.
 
 import (
 	"bytes"
@@ -24,9 +24,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpmlgo/dpml/internal/bench"
-	"github.com/dpmlgo/dpml/internal/fakesharp"
-	"github.com/dpmlgo/dpml/internal/launch"
+	"github.com/dpmlgo/dpml/internal/testkit/fakesharp"
+	"github.com/dpmlgo/dpml/internal/tools/bench"
+	"github.com/dpmlgo/dpml/internal/tools/launch"
 )
 
 // flavor is the MPI under test: the one this test binary links (go test
@@ -203,8 +203,8 @@ var clientVariants = []struct {
 
 // TestClientC: the C client in every pattern with libdpml.so preloaded,
 // every result checked by the client's oracle (-check), and its output read
-// back: results.json by internal/bench, rendered by `dpmlbench table` and
-// `plot`, results.csv equal to internal/bench's CSV of the same report.
+// back: results.json by internal/tools/bench, rendered by `dpmlbench table` and
+// `plot`, results.csv equal to internal/tools/bench's CSV of the same report.
 func TestClientC(t *testing.T) {
 	setupClient(t)
 	// One element type and op per pattern, so each type's oracle runs.
@@ -312,7 +312,7 @@ func checkClientReport(t *testing.T, rep *bench.Report, pattern, typ, op string)
 }
 
 // checkClientCSV compares the client's results.csv with what
-// internal/bench writes for the report the client wrote as JSON.
+// internal/tools/bench writes for the report the client wrote as JSON.
 func checkClientCSV(t *testing.T, rep *bench.Report, path string) {
 	t.Helper()
 	f, err := os.Open(path)
@@ -333,7 +333,7 @@ func checkClientCSV(t *testing.T, rep *bench.Report, path string) {
 		t.Fatal(err)
 	}
 	if len(got) != len(want) {
-		t.Fatalf("results.csv: %d rows, internal/bench writes %d", len(got), len(want))
+		t.Fatalf("results.csv: %d rows, internal/tools/bench writes %d", len(got), len(want))
 	}
 	for i := range want {
 		if strings.Join(got[i], ",") != strings.Join(want[i], ",") {

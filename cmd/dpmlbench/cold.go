@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/dpmlgo/dpml/dpml"
-	"github.com/dpmlgo/dpml/internal/bench"
+	"github.com/dpmlgo/dpml/internal/tools/bench"
 	"github.com/dpmlgo/dpml/mpi"
 )
 

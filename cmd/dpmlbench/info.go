@@ -121,7 +121,7 @@ func describeNode(places []leaders.Place, placeErr error, sysfs string) string {
 	p := sharp.Detect(lib, sysfs)
 	switch {
 	case p.Loaded && p.Emulated:
-		fmt.Fprintf(&b, "  libsharp_coll: %s loads: the EMULATED switch of the tests (internal/fakesharp), not SHArP\n", p.Library)
+		fmt.Fprintf(&b, "  libsharp_coll: %s loads: the EMULATED switch of the tests (internal/testkit/fakesharp), not SHArP\n", p.Library)
 	case p.Loaded:
 		fmt.Fprintf(&b, "  libsharp_coll: %s loads (entry points found)\n", p.Library)
 	default:

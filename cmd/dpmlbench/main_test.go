@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/dpmlgo/dpml/costmodel"
-	"github.com/dpmlgo/dpml/internal/bench"
-	"github.com/dpmlgo/dpml/internal/launch"
-	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
+	"github.com/dpmlgo/dpml/internal/tools/bench"
+	"github.com/dpmlgo/dpml/internal/tools/launch"
 	"github.com/dpmlgo/dpml/mpi"
 )
 

@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/dpmlgo/dpml/internal/bench"
+	"github.com/dpmlgo/dpml/internal/tools/bench"
 	"github.com/dpmlgo/dpml/mpi"
 )
 

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dpmlgo/dpml/internal/bench"
+	"github.com/dpmlgo/dpml/internal/tools/bench"
 )
 
 // cmdPlot redraws the plots of a results.json (e.g. fetched from the device

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/dpmlgo/dpml/dpml"
-	"github.com/dpmlgo/dpml/internal/bench"
-	"github.com/dpmlgo/dpml/internal/gosched"
+	"github.com/dpmlgo/dpml/internal/runtime/gosched"
+	"github.com/dpmlgo/dpml/internal/tools/bench"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/plan"
 )

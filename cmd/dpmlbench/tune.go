@@ -15,7 +15,7 @@ import (
 	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/costmodel/offline"
 	"github.com/dpmlgo/dpml/dpml"
-	"github.com/dpmlgo/dpml/internal/bench"
+	"github.com/dpmlgo/dpml/internal/tools/bench"
 	"github.com/dpmlgo/dpml/mpi"
 )
 

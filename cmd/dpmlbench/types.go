@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/dpmlgo/dpml/internal/bench"
+	"github.com/dpmlgo/dpml/internal/tools/bench"
 	"github.com/dpmlgo/dpml/mpi"
 )
 

@@ -40,7 +40,7 @@ package main
 import (
 	"os"
 
-	"github.com/dpmlgo/dpml/internal/launch"
+	"github.com/dpmlgo/dpml/internal/tools/launch"
 )
 
 func main() {

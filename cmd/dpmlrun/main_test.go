@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpmlgo/dpml/internal/launch"
+	"github.com/dpmlgo/dpml/internal/tools/launch"
 )
 
 // The test binary doubles as dpmlrun (and as its launch agent): run it
@@ -233,7 +233,7 @@ func TestExitCodeAndExtraArgs(t *testing.T) {
 // close to what dpmlrun itself may take: KillGrace and the clean-up).
 //
 // Mutation check: with dpmlrun neither forwarding the signal nor killing
-// mpirun after KillGrace (internal/launch/run.go), the job runs on and
+// mpirun after KillGrace (internal/tools/launch/run.go), the job runs on and
 // the test fails at the 2-minute bound.
 func TestSignalForwarded(t *testing.T) {
 	probe(t)

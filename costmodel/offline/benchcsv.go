@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/dpmlgo/dpml/costmodel"
-	"github.com/dpmlgo/dpml/internal/bench"
+	"github.com/dpmlgo/dpml/internal/tools/bench"
 	"github.com/dpmlgo/dpml/plan"
 )
 
@@ -27,7 +27,7 @@ type BenchRow struct {
 	copyOut       float64
 }
 
-// benchColumns are the columns of dpmlbench's results.csv (internal/bench
+// benchColumns are the columns of dpmlbench's results.csv (internal/tools/bench
 // CSVHeader) that ReadBenchCSV reads on every row: a CSV without one of
 // them is an error, so that a renamed column cannot read as zeros.
 var benchColumns = []string{"bytes", "type", "op", "nodes", "ppn", "variant", "median_us",

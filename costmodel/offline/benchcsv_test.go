@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dpmlgo/dpml/internal/bench"
+	"github.com/dpmlgo/dpml/internal/tools/bench"
 	"github.com/dpmlgo/dpml/plan"
 )
 
@@ -52,7 +52,7 @@ func TestReadBenchCSVRejects(t *testing.T) {
 }
 
 // The columns the reader needs are the ones dpmlbench writes
-// (internal/bench.CSVHeader), phase columns included.
+// (internal/tools/bench.CSVHeader), phase columns included.
 func TestBenchColumnsAreWritten(t *testing.T) {
 	rep := &bench.Report{Results: []bench.Result{{Phases: []bench.Phase{{Name: "copy-in"}, {Name: "reduce"}, {Name: "copy-out"}}}}}
 	head := "," + strings.Join(bench.CSVHeader(rep), ",") + ","

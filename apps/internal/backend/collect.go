@@ -13,7 +13,7 @@ import (
 
 	"github.com/dpmlgo/dpml/apps/internal/report"
 	"github.com/dpmlgo/dpml/dpml"
-	"github.com/dpmlgo/dpml/internal/gosched"
+	"github.com/dpmlgo/dpml/internal/runtime/gosched"
 	"github.com/dpmlgo/dpml/mpi"
 )
 

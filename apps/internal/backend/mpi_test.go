@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/dpmlgo/dpml/apps/internal/report"
-	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 )
 

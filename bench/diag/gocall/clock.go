@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dpmlgo/dpml/internal/gosched"
+	"github.com/dpmlgo/dpml/internal/runtime/gosched"
 	"github.com/dpmlgo/dpml/mpi"
 )
 

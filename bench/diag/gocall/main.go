@@ -58,7 +58,7 @@ import (
 	"unsafe"
 
 	"github.com/dpmlgo/dpml/dpml"
-	"github.com/dpmlgo/dpml/internal/gosched"
+	"github.com/dpmlgo/dpml/internal/runtime/gosched"
 	"github.com/dpmlgo/dpml/mpi"
 )
 

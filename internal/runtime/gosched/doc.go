@@ -64,7 +64,7 @@
 //     The measurement on a real node (bench/diag/gocall.sh: 1x32 and 4x8,
 //     4 B to 4 KiB, before and after in the same run) is the decisive one.
 //
-// In libdpml.so, auto stops pacing (Unpace) once internal/idlethreads has
+// In libdpml.so, auto stops pacing (Unpace) once internal/runtime/idlethreads has
 // moved the runtime's own threads to SCHED_IDLE: the storms then wake
 // only threads that run when the rank leaves its core idle, and the
 // yield itself, two thread switches for a callback's locked goroutine,

@@ -16,7 +16,7 @@
 // more than 10 ms, sleeping or busy, ran at 10-20 us instead of 1.6 us; a
 // pause of 5 ms, or none, showed nothing. GOMAXPROCS 1 shortens that storm
 // but starts another at every callback that returns to a long C call
-// (package internal/gosched).
+// (package internal/runtime/gosched).
 //
 // A SCHED_IDLE thread never preempts a thread of a normal policy when it
 // wakes: it runs when the rank gives its core away (a yield, a sleep) or
@@ -25,7 +25,7 @@
 // threads its core in the middle of a collective, which delays its next
 // arrival, which makes its peers yield in turn. libdpml.so therefore also
 // has ranks that own their cores poll longer before yielding
-// (internal/dropinhook.OwnCoreSpin). On the device above, 4-byte calls
+// (internal/runtime/dropinhook.OwnCoreSpin). On the device above, 4-byte calls
 // after a 50 ms pause ran at 2.4-4 us with both, 9-13 us with either one
 // alone or neither. The program's own threads, the MPI library's and the
 // thread that calls in are left alone.

@@ -35,7 +35,7 @@
 // # The launcher
 //
 // The launcher is the test binary itself: this package's init hands the
-// process to internal/launch when the binary is started with launch's
+// process to internal/tools/launch when the binary is started with launch's
 // hidden arguments, so no separate dpmlrun binary has to be built. It
 // launches with the MPI the test binary links: Open MPI's mpirun, or with
 // the build tag mpich (go test -tags mpich) MPICH's Hydra mpiexec. When
@@ -65,7 +65,7 @@ import (
 	"time"
 
 	"github.com/dpmlgo/dpml/config"
-	"github.com/dpmlgo/dpml/internal/launch"
+	"github.com/dpmlgo/dpml/internal/tools/launch"
 	"github.com/dpmlgo/dpml/mpi"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpmlgo/dpml/internal/launch"
+	"github.com/dpmlgo/dpml/internal/tools/launch"
 )
 
 // The test binary doubles as dpmlrun (bin/dpmlrun runs it with
@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 }
 
 // root is the repository's root, from this package's directory.
-const root = "../.."
+const root = "../../.."
 
 // block is a fenced block of a markdown file that a readme-test comment
 // marks.

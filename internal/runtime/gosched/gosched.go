@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/dpmlgo/dpml/config"
-	"github.com/dpmlgo/dpml/internal/tsc"
+	"github.com/dpmlgo/dpml/internal/runtime/tsc"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
@@ -62,7 +62,7 @@ var (
 // as their clocks agree), and never stepping back. Tests replace it.
 var paceNow = func() int64 { return paceWall0 + int64(time.Since(paceEpoch)) }
 
-// Without the counter gate (paceTSCOn false: internal/tsc is no clock
+// Without the counter gate (paceTSCOn false: internal/runtime/tsc is no clock
 // here), the clock read itself is most of what a pace that is not due
 // costs (60 ns of a 1.3-1.5 us call on a 16-core node, where a cgo call
 // costs 56 ns: gocall clock).
@@ -156,7 +156,7 @@ func paceSlotDue(now, every int64) {
 	runtime.Gosched()
 }
 
-// The counter gate (paceTSCOn, where internal/tsc is a clock): the gap's
+// The counter gate (paceTSCOn, where internal/runtime/tsc is a clock): the gap's
 // clock read every few calls costs every call 40 ns on a 16-core node
 // (gocall clock), and in a collective more than that: each
 // rank reads the clock on other calls, so nearly every call has some rank
@@ -271,7 +271,7 @@ func Apply() error {
 
 // Unpace stops the pacing Apply started (a no-op without it). libdpml.so
 // calls it once the runtime's own threads run at SCHED_IDLE
-// (internal/idlethreads): the storms pacing prevents then wake only
+// (internal/runtime/idlethreads): the storms pacing prevents then wake only
 // threads that get a core when the rank leaves it idle, while a yield of a
 // goroutine locked to its thread (every callback from C) still costs two
 // thread switches through one of those threads. The first callback after

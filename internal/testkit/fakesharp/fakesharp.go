@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/dpmlgo/dpml/config"
-	"github.com/dpmlgo/dpml/internal/mpitest"
+	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 )
 
 // Source is the C source of the fake library.

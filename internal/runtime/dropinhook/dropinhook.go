@@ -13,7 +13,7 @@ var (
 )
 
 // OwnCoreSpin, set by libdpml.so once it has moved the Go runtime's
-// threads to SCHED_IDLE (internal/idlethreads), is the polls of a flag
+// threads to SCHED_IDLE (internal/runtime/idlethreads), is the polls of a flag
 // before a waiting rank yields its core, on a communicator of one node
 // whose ranks own their cores, where DPML_SPIN is not set (0: the
 // setting's default). Yielding is what lets those threads run: a rank

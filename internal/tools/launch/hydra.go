@@ -293,7 +293,7 @@ func appendHydraEnv(a []string, o Options, nodes int, ppn string, over bool) []s
 // the shim yields when a pass found nothing to do, as mpi_yield_when_idle
 // does: the same call then took about 22 us. With other netmods (ch4:ofi,
 // ch3) the shim is never called and changes nothing.
-const yieldSource = `// dpmlrun's yield shim for oversubscribed MPICH jobs (see internal/launch/hydra.go).
+const yieldSource = `// dpmlrun's yield shim for oversubscribed MPICH jobs (see internal/tools/launch/hydra.go).
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <sched.h>

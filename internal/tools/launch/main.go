@@ -6,11 +6,11 @@ import (
 	"io"
 	"os"
 
-	"github.com/dpmlgo/dpml/internal/version"
+	"github.com/dpmlgo/dpml/internal/runtime/version"
 )
 
 // MainArg is the hidden first argument that makes a binary embedding this
-// package (a test binary importing internal/mpitest) act as dpmlrun.
+// package (a test binary importing internal/testkit/mpitest) act as dpmlrun.
 const MainArg = "__dpmlrun_main__"
 
 // Dispatch runs the hidden modes: if args[1] is AgentArg or MainArg it
