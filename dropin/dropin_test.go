@@ -689,14 +689,16 @@ func TestSettings(t *testing.T) {
 	})
 	t.Run("gosched", func(t *testing.T) {
 		// DPML_GOSCHED is applied in the drop-in (auto unless set:
-		// see gosched.Apply); rank 0's banner says which.
-		// Mutation: dpmlGoInit not calling ApplyGoschedForeign makes
-		// every case fail.
+		// see gosched.Apply); rank 0's banner says which. auto stops
+		// pacing once the runtime's threads are idle (quietRuntime;
+		// TestRuntimeThreadsIdle requires them idle here).
+		// Mutation: dpmlGoInit not calling gosched.Apply makes every
+		// case fail.
 		for _, c := range []struct {
 			env  []string
 			want string
 		}{
-			{nil, "gosched auto: pace true"},
+			{nil, "gosched auto: pace stopped (runtime threads idle)"},
 			{[]string{"DPML_GOSCHED=procs"}, "gosched procs: pace false"},
 			{[]string{"DPML_GOSCHED=off"}, "gosched off: pace false, GOMAXPROCS raised false"},
 		} {
