@@ -60,6 +60,11 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if c.err != nil {
 		return fmt.Errorf("dpml: communicator unusable after an earlier failure: %w", c.err)
 	}
+	if c.later != nil {
+		if done, err := runDeferred(c, send, recv, op); done {
+			return err
+		}
+	}
 	if ok, err := runCleared(c, send, recv, op, o); ok {
 		if err != nil {
 			c.failed(err)
@@ -208,6 +213,9 @@ func (c *Comm) failed(err error) {
 func (c *Comm) Plan(count, elemSize int, o Override) (Plan, error) {
 	if c == nil || c.closed {
 		return Plan{}, ErrClosed
+	}
+	if c.later != nil {
+		return Plan{}, ErrNotSetUp
 	}
 	return c.plan(count, elemSize, o)
 }

@@ -39,6 +39,9 @@ type Comm struct {
 	// parent is the program's communicator New duplicated: the
 	// watchdog's abort target during setup, before world exists.
 	parent *mpi.Comm
+	// later is the setup still to come of a communicator New made with
+	// Deferred (nil once set up, or for an ordinary New).
+	later *deferredSetup
 	topology
 	nodeView
 	policy
@@ -158,6 +161,7 @@ type options struct {
 	timeout   time.Duration
 	timing    bool
 	shmDir    string
+	deferred  bool
 }
 
 // WithSegmentBytes sets the per-rank shared-memory slot size (the largest
@@ -195,7 +199,23 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	if c == nil {
 		return nil, nilCommError("New")
 	}
+	var probe options
+	for _, f := range opts {
+		f(&probe)
+	}
+	if probe.deferred {
+		return newDeferred(c, opts)
+	}
 	d := &Comm{parent: c}
+	if err := d.build(c, opts); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// build is New's setup of d over c (collective over c); on failure d is
+// released and the error is the same on every rank.
+func (d *Comm) build(c *mpi.Comm, opts []Option) error {
 	d.laps.start()
 	o, settings, cfgErr := d.readSettings(opts)
 	d.startWatch() // every collective below is bounded by DPML_TIMEOUT
@@ -204,7 +224,7 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	var err error
 	if d.world, err = c.Dup(); err != nil {
 		d.stopWatch()
-		return nil, errors.Join(fmt.Errorf("%w: duplicate communicator: %w", ErrSetup, err), cfgErr)
+		return errors.Join(fmt.Errorf("%w: duplicate communicator: %w", ErrSetup, err), cfgErr)
 	}
 	d.rank, d.size = d.world.Rank(), d.world.Size()
 	// From here on every rank takes every collective step even after a
@@ -213,12 +233,12 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	d.laps.lap("dup")
 	if err := Agree(d.world, cfgErr, settings); err != nil {
 		d.release()
-		return nil, err
+		return err
 	}
 	d.laps.lap("settings agreed")
 	if err := d.agree(d.setup(o)); err != nil {
 		d.release()
-		return nil, err
+		return err
 	}
 	if d.env.Leaders > d.minPPN {
 		d.warnf("%s=%d is more than the %d ranks of the smallest node: using %d leaders",
@@ -227,14 +247,14 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 	}
 	if err := d.agree(d.setupOffload()); err != nil {
 		d.release()
-		return nil, err
+		return err
 	}
 	d.laps.lap("offload")
 	// setupTuner takes the same collectives on every rank (its inputs are
 	// agreed above), failed or not.
 	if err := d.agree(d.setupTuner()); err != nil {
 		d.release()
-		return nil, err
+		return err
 	}
 	d.watch.leave()
 	d.laps.lap("tuner")
@@ -254,7 +274,7 @@ func New(c *mpi.Comm, opts ...Option) (*Comm, error) {
 		}
 		fmt.Fprintf(os.Stderr, "dpml: set up in %s\n", d.laps.String())
 	}
-	return d, nil
+	return nil
 }
 
 // readSettings parses every setting New uses, collecting all errors
@@ -678,6 +698,10 @@ func (c *Comm) SegmentBytes() int { return c.segBudget }
 // Override it must be the same on all ranks; the zero Override restores the
 // engine's choice.
 func (c *Comm) SetOverride(o Override) {
+	if c.later != nil {
+		c.later.override, c.later.overrideSet = o, true
+		return
+	}
 	c.fixed, c.memo.valid = o, false
 	if c.fz.f != nil {
 		c.fz.f.Revoke() // libdpml.so's clearance was for the old plan
@@ -697,6 +721,11 @@ func (c *Comm) SetPhaseTiming(on bool) { c.timing = on }
 // (it frees MPI communicators). Closing twice is a no-op.
 func (c *Comm) Close() error {
 	if c == nil || c.closed {
+		return nil
+	}
+	if c.later != nil {
+		// Deferred and never set up: nothing was built.
+		c.closed, c.later = true, nil
 		return nil
 	}
 	c.settleClear() // the learner counts the cleared calls (tables, the report)
@@ -721,7 +750,12 @@ func (c *Comm) Close() error {
 }
 
 // LastPlan is the plan the last call on this communicator ran.
-func (c *Comm) LastPlan() Plan { return c.memo.pp.p }
+func (c *Comm) LastPlan() Plan {
+	if c.later != nil {
+		return Plan{Shape: plan.Shape{Variant: Native}} // the MPI library ran it (Deferred)
+	}
+	return c.memo.pp.p
+}
 
 // LastTunerInfo is the tuner's state of the last call's key (its plan,
 // state, switch and change counters, cost and skew); false when the tuner

@@ -38,7 +38,11 @@
 //
 // # Design
 //
-// A Comm is built once from an MPI communicator (New) and reused. Each call
+// A Comm is built once from an MPI communicator (New) and reused; New with
+// Deferred builds it only once its calls have paid for the setup (run on
+// the MPI library until then, as libdpml.so does for a C program's
+// communicators: DPML_SETUP_AFTER), for communicators made for a few
+// calls. Each call
 // is described by a Plan — data naming its phases, leaders, partitions and
 // segments — and executed by one engine (execute), whatever the variant:
 //

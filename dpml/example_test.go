@@ -154,3 +154,26 @@ func ExampleComm_LastPlan() {
 	// native
 	// plan native: 4 x 4B on 1 node(s) x ppn 1; phases [native]
 }
+
+// A communicator the program makes for a few calls (one per solver phase,
+// say) should not pay the engine's setup: with Deferred its first calls
+// run on the MPI library, and the engine is set up only once they would
+// have taken DPML_SETUP_AFTER (100 ms by default) there.
+func ExampleDeferred() {
+	if _, err := mpi.Init(); err != nil {
+		log.Fatal(err)
+	}
+	world := mpi.World()
+	c, err := dpml.New(world, dpml.Deferred()) // one small collective, no setup
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close() // nothing to free if it was never set up
+
+	buf := []int32{1, 2, 3}
+	if err := dpml.AllreduceInPlace(c, buf, mpi.OpSum); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(buf, c.LastPlan().Variant == dpml.Native)
+	// Output: [1 2 3] true
+}

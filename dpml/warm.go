@@ -33,6 +33,9 @@ func (c *Comm) Warm() error {
 	if c.err != nil {
 		return fmt.Errorf("dpml: communicator unusable after an earlier failure: %w", c.err)
 	}
+	if c.later != nil {
+		return nil // Deferred: nothing to ready before the setup
+	}
 	if c.seg != nil {
 		// Each rank first allocates its own share of the pages (the
 		// node's ranks in parallel), then, once every share exists, maps

@@ -524,7 +524,7 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 		// Setup pays once the communicator has called enough: the
 		// price depends only on the calls' sizes, so every rank sets
 		// up on the same call.
-		s->priced += 5e-6 + (double)bytes * 1e-9;
+		s->priced += settings.price_call + (double)bytes * settings.price_byte;
 		if (++s->eligible < settings.from_call || (!s->forced && s->priced < settings.setup_after)) {
 			reason = DPML_P_WARMUP;
 		} else if (!setup_comm(s, comm)) {

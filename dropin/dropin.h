@@ -14,6 +14,7 @@ typedef struct {
 	int64_t min_bytes; // DPML_MIN_BYTES: smaller calls pass through
 	int64_t from_call; // DPML_DROPIN_FROM_CALL: route a communicator from its n-th eligible call
 	double setup_after; // DPML_SETUP_AFTER (seconds): the calls' priced time before setup
+	double price_call, price_byte; // a call's price towards setup_after (config.SetupPriceCall, SetupPriceByte)
 	int setup_world;    // DPML_SETUP_WORLD: 0 defer, 1 init (set up inside MPI_Init), 2 warm (and dpml.Comm.Warm)
 	int world_rank;
 } dpml_settings;

@@ -97,6 +97,7 @@ func dpmlGoInit(s *C.dpml_settings) C.int {
 	after, err := config.Duration(config.SetupAfter)
 	bad = appendErr(bad, err)
 	s.setup_after = C.double(after.Seconds())
+	s.price_call, s.price_byte = C.double(config.SetupPriceCall), C.double(config.SetupPriceByte)
 	world, err := config.Enum(config.SetupWorld)
 	bad = appendErr(bad, err)
 	switch world {
