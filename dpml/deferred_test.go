@@ -153,8 +153,9 @@ func TestDeferredSetup(t *testing.T) {
 // TestDeferredChurn: 1,000 communicators made, used 1-5 times with mixed
 // sizes and freed, as a program that makes one per phase would, with
 // Deferred (DPML_SETUP_AFTER=2ms: the 400 that make 4-5 calls of 1 MiB
-// are set up at their second, the others never): every result checked, nothing left in /dev/shm, and the
-// open file descriptors and the Go heap as before.
+// are set up at their second, the others never): every result checked,
+// nothing left in /dev/shm, and the open file descriptors and the Go heap
+// as before.
 //
 // Mutation check: Close skipping the release of a communicator its calls
 // set up ("heap grew by 116666264 bytes over 900 communicators").
