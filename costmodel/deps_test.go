@@ -32,3 +32,34 @@ func TestRuntimeLinksNoFitting(t *testing.T) {
 		}
 	}
 }
+
+// TestOfflineReadsSchemaOnly: the offline fitting reads the clients'
+// reports through their schema package (internal/tools/results, standard
+// library only), not the tools' library with its plotting and progress
+// bars.
+func TestOfflineReadsSchemaOnly(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	const mod = "github.com/dpmlgo/dpml/"
+	for pkg, banned := range map[string][]string{
+		mod + "costmodel/offline":      {mod + "internal/tools/bench", "gonum.org/v1/plot", "github.com/schollz/progressbar"},
+		mod + "internal/tools/results": {mod, "gonum.org/", "github.com/", "golang.org/x/"},
+	} {
+		out, err := exec.Command(gobin, "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if dep == pkg {
+				continue
+			}
+			for _, b := range banned {
+				if strings.HasPrefix(dep, b) {
+					t.Errorf("%s depends on %s", pkg, dep)
+				}
+			}
+		}
+	}
+}

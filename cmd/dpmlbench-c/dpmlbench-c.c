@@ -26,7 +26,7 @@
 // Results: rank 0 prints rows as sizes finish in the -format chosen (table,
 // nccl or osu: the same rows as dpmlbench's for the same results) and writes
 // results.json and results.csv in dpmlbench's Report schema
-// (internal/tools/bench) into -out DIR (default bench/results/local-<UTC
+// (internal/tools/results) into -out DIR (default bench/results/local-<UTC
 // time>/c-<pattern>, dpmlbench's layout), so `dpmlbench table` and
 // `dpmlbench plot` read them.
 // The measurement loops allocate nothing and print nothing; the client's
@@ -1310,7 +1310,7 @@ static int write_json(const char *path, int argc, char **argv, double elapsed, c
 	return fclose(f);
 }
 
-// CSV, with internal/tools/bench.WriteCSV's columns and number format (%.6g is
+// CSV, with internal/tools/results.WriteCSV's columns and number format (%.6g is
 // strconv's 'g' with precision 6).
 static void csv_num(FILE *f, double x) {
 	if (isfinite(x)) fprintf(f, "%.6g", x);

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"io"
 	"os"
 	"os/exec"
@@ -209,7 +210,7 @@ func TestClientC(t *testing.T) {
 	setupClient(t)
 	// One element type and op per pattern, so each type's oracle runs.
 	for _, c := range []struct{ pattern, typ, op string }{
-		{bench.PatternB2B, "float", "sum"}, {bench.PatternBarrier, "int", "min"}, {bench.PatternSkew, "double", "max"},
+		{results.PatternB2B, "float", "sum"}, {results.PatternBarrier, "int", "min"}, {results.PatternSkew, "double", "max"},
 	} {
 		pattern := c.pattern
 		t.Run(pattern, func(t *testing.T) {
@@ -225,7 +226,7 @@ func TestClientC(t *testing.T) {
 			if strings.Contains(r.stderr, "CHECK FAILED") || !strings.Contains(r.stdout, "# libdpml: "+clientBuild.lib) {
 				t.Errorf("output:\n%s\n%s", r.stdout, r.stderr)
 			}
-			rep, err := bench.ReadJSONFile(filepath.Join(out, bench.JSONFile))
+			rep, err := results.ReadJSONFile(filepath.Join(out, bench.JSONFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -236,23 +237,23 @@ func TestClientC(t *testing.T) {
 	}
 }
 
-func checkClientReport(t *testing.T, rep *bench.Report, pattern, typ, op string) {
+func checkClientReport(t *testing.T, rep *results.Report, pattern, typ, op string) {
 	t.Helper()
 	m := rep.Meta
 	wantType, es := map[string]string{"float": "float32", "int": "int32", "double": "float64"}[typ], 4
 	if typ == "double" {
 		es = 8
 	}
-	if m.Tool != "dpmlbench-c" || m.Format != bench.FormatVersion || m.Client != "c" || m.Pattern != pattern || m.Nodes != 2 || m.PPN != 2 ||
+	if m.Tool != "dpmlbench-c" || m.Format != results.FormatVersion || m.Client != "c" || m.Pattern != pattern || m.Nodes != 2 || m.PPN != 2 ||
 		m.PPNMax != 2 || m.WorldSize != 4 || len(m.Hosts) != 2 || len(m.RankHosts) != 4 || m.Type != wantType || m.ElemSize != es ||
 		m.Op != op || !m.Check || m.GitCommit != "test" || !strings.HasPrefix(m.DPMLLibrary, clientBuild.lib+" (DPML-Go ") ||
 		m.MPILibrary == "" || m.Date == "" || len(m.Command) < 2 || !strings.Contains(m.CommandLine, "-pattern "+pattern) {
 		t.Errorf("meta: %+v", m)
 	}
-	if (pattern == bench.PatternSkew) != (m.SkewUS == 5 && m.Seed == 1) || (pattern == bench.PatternB2B) != (m.Batches == 3 && m.PerCall) {
+	if (pattern == results.PatternSkew) != (m.SkewUS == 5 && m.Seed == 1) || (pattern == results.PatternB2B) != (m.Batches == 3 && m.PerCall) {
 		t.Errorf("pattern meta: skew %g seed %d batches %d per_call %v", m.SkewUS, m.Seed, m.Batches, m.PerCall)
 	}
-	if (pattern != bench.PatternB2B) != (m.Run == 100) {
+	if (pattern != results.PatternB2B) != (m.Run == 100) {
 		t.Errorf("pattern meta: run %d, want 100 (the default) under barrier and skew only", m.Run)
 	}
 	if len(m.Variants) != len(clientVariants) || m.Env["LD_PRELOAD"] == "" {
@@ -264,10 +265,10 @@ func checkClientReport(t *testing.T, rep *bench.Report, pattern, typ, op string)
 	sizes := []int{max(4, es), 1024, 64 << 10, 1 << 20} // whole elements
 	for i, r := range rep.Results {
 		v := clientVariants[i%len(clientVariants)]
-		name := fmt.Sprintf("%s %s", bench.FormatSize(r.Bytes), r.Label())
+		name := fmt.Sprintf("%s %s", results.FormatSize(r.Bytes), r.Label())
 		wantVariant := v.variant
 		if wantVariant == "pipelined" {
-			wantVariant = bench.VariantDPML
+			wantVariant = results.VariantDPML
 		}
 		if r.Bytes != sizes[i/len(clientVariants)] || r.Count != r.Bytes/es || r.Spec != v.spec || r.Variant != wantVariant ||
 			r.Leaders != v.l || r.Pipeline != v.k || r.Label() != v.spec {
@@ -282,7 +283,7 @@ func checkClientReport(t *testing.T, rep *bench.Report, pattern, typ, op string)
 			t.Errorf("%s: summary %+v, %d samples", name, us, len(r.SamplesUS))
 		}
 		switch pattern {
-		case bench.PatternB2B:
+		case results.PatternB2B:
 			if r.Batches != us.N || r.Batches > 3 || r.Iters%r.Batches != 0 || r.PerCall == nil ||
 				r.PerCall.N != r.Iters || r.PerCall.Min <= 0 || r.PerCall.Min > r.PerCall.Median {
 				t.Errorf("%s: b2b: %d calls, %d batches, %d samples, per call %+v", name, r.Iters, r.Batches, us.N, r.PerCall)
@@ -313,7 +314,7 @@ func checkClientReport(t *testing.T, rep *bench.Report, pattern, typ, op string)
 
 // checkClientCSV compares the client's results.csv with what
 // internal/tools/bench writes for the report the client wrote as JSON.
-func checkClientCSV(t *testing.T, rep *bench.Report, path string) {
+func checkClientCSV(t *testing.T, rep *results.Report, path string) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -325,7 +326,7 @@ func checkClientCSV(t *testing.T, rep *bench.Report, path string) {
 		t.Fatalf("%s: %v", path, err)
 	}
 	var b bytes.Buffer
-	if err := bench.WriteCSV(&b, rep); err != nil {
+	if err := results.WriteCSV(&b, rep); err != nil {
 		t.Fatal(err)
 	}
 	want, err := csv.NewReader(&b).ReadAll()
@@ -459,7 +460,7 @@ func TestClientCNoLibrary(t *testing.T) {
 		!strings.Contains(r.stderr, "libdpml.so is not loaded") {
 		t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	rep, err := bench.ReadJSONFile(filepath.Join(out, bench.JSONFile))
+	rep, err := results.ReadJSONFile(filepath.Join(out, bench.JSONFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,9 +468,9 @@ func TestClientCNoLibrary(t *testing.T) {
 		t.Fatalf("meta %+v, %d results", rep.Meta, len(rep.Results))
 	}
 	for _, r := range rep.Results {
-		native := r.Variant == bench.VariantNative
+		native := r.Variant == results.VariantNative
 		if native != r.OK() || (native && r.Check != "ok") || (!native && r.Skipped != "libdpml.so not loaded") {
-			t.Errorf("%s %s: %+v", bench.FormatSize(r.Bytes), r.Label(), r)
+			t.Errorf("%s %s: %+v", results.FormatSize(r.Bytes), r.Label(), r)
 		}
 	}
 	table := captureStdout(t, func() int {
@@ -488,7 +489,7 @@ func TestClientCNoLibrary(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("DPML_DISABLE=1: exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if rep, err = bench.ReadJSONFile(filepath.Join(out, bench.JSONFile)); err != nil {
+	if rep, err = results.ReadJSONFile(filepath.Join(out, bench.JSONFile)); err != nil {
 		t.Fatal(err)
 	}
 	// The reason is MPI_Error_string's text of MPI_ERR_UNSUPPORTED_OPERATION,
@@ -511,16 +512,16 @@ func TestClientCNoLibrary(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "MPI_Allreduce is interposed without plan control") {
 		t.Fatalf("interposer: exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if rep, err = bench.ReadJSONFile(filepath.Join(out, bench.JSONFile)); err != nil {
+	if rep, err = results.ReadJSONFile(filepath.Join(out, bench.JSONFile)); err != nil {
 		t.Fatal(err)
 	}
 	if rep.Meta.DPMLLibrary != clientBuild.shim+" (no DPMLX entry points)" || len(rep.Results) != 6 {
 		t.Fatalf("interposer: meta %+v, %d results", rep.Meta, len(rep.Results))
 	}
 	for _, r := range rep.Results {
-		fixed := r.Variant == bench.VariantDPML
+		fixed := r.Variant == results.VariantDPML
 		if fixed == r.OK() || (!fixed && r.Check != "ok") || (fixed && !strings.HasPrefix(r.Skipped, "no DPMLX_Set_plan in "+clientBuild.shim)) {
-			t.Errorf("interposer: %s %s: %+v", bench.FormatSize(r.Bytes), r.Label(), r)
+			t.Errorf("interposer: %s %s: %+v", results.FormatSize(r.Bytes), r.Label(), r)
 		}
 	}
 }
@@ -578,7 +579,7 @@ func TestClientCBadFlags(t *testing.T) {
 // client's check in every pattern, on the corrupted variant only.
 func TestClientCCheckFails(t *testing.T) {
 	setupClient(t)
-	for _, pattern := range bench.Patterns {
+	for _, pattern := range results.Patterns {
 		t.Run(pattern, func(t *testing.T) {
 			out := t.TempDir()
 			// dpml:l=1 makes -warmup 2 calls, then the timed ones (native
@@ -588,13 +589,13 @@ func TestClientCCheckFails(t *testing.T) {
 			if r.code != 1 || !strings.Contains(r.stderr, "CHECK FAILED: size 64, dpml:l=1") || strings.Contains(r.stderr, "native:") {
 				t.Fatalf("exit code %d, want 1 and a CHECK FAILED line for dpml:l=1\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
-			rep, err := bench.ReadJSONFile(filepath.Join(out, bench.JSONFile))
+			rep, err := results.ReadJSONFile(filepath.Join(out, bench.JSONFile))
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, res := range rep.Results {
 				want := "mismatch"
-				if res.Variant == bench.VariantNative {
+				if res.Variant == results.VariantNative {
 					want = "ok"
 				}
 				if res.Check != want || (want == "mismatch") != (res.Mismatches > 0 && strings.Contains(res.MismatchAt, "element 15 of 16")) {
@@ -619,7 +620,7 @@ func TestClientCOffload(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "# offload: DPML_OFFLOAD=libsharp") {
 		t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	rep, err := bench.ReadJSONFile(filepath.Join(out, bench.JSONFile))
+	rep, err := results.ReadJSONFile(filepath.Join(out, bench.JSONFile))
 	if err != nil {
 		t.Fatal(err)
 	}

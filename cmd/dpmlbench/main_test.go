@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,14 +39,14 @@ func TestParseRunFlags(t *testing.T) {
 		c.out != "" || c.segBytes != 64<<10 {
 		t.Errorf("parsed: %+v", c)
 	}
-	if c.pattern != bench.PatternB2B || c.format != bench.FormatTable || c.skewUS != 20 || c.batches != 10 || !c.perCall {
+	if c.pattern != results.PatternB2B || c.format != bench.FormatTable || c.skewUS != 20 || c.batches != 10 || !c.perCall {
 		t.Errorf("pattern defaults: %+v", c)
 	}
 	c, err = parseRunFlags(strings.Fields("-pattern SKEW -skew 3.5 -seed 7 -batches 4 -percall=false"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.pattern != bench.PatternSkew || c.skewUS != 3.5 || c.seed != 7 || c.batches != 4 || c.perCall {
+	if c.pattern != results.PatternSkew || c.skewUS != 3.5 || c.seed != 7 || c.batches != 4 || c.perCall {
 		t.Errorf("pattern flags: %+v", c)
 	}
 	for _, bad := range []string{"-sizes 0", "-type complex64", "-op avg", "-variants nccl", "-leaders 0", "-pipeline x",
@@ -168,11 +169,11 @@ func TestMainStatusOffline(t *testing.T) {
 	}
 	// plot and table work from a results.json alone, without MPI.
 	dir := t.TempDir()
-	rep := &bench.Report{Meta: bench.Meta{Tool: "dpmlbench", Format: bench.FormatVersion, Nodes: 2, PPN: 2, Type: "float32", Op: "sum"}}
+	rep := &results.Report{Meta: results.Meta{Tool: "dpmlbench", Format: results.FormatVersion, Nodes: 2, PPN: 2, Type: "float32", Op: "sum"}}
 	for _, b := range []int{4, 1024} {
 		rep.Results = append(rep.Results,
-			bench.Result{Bytes: b, Count: b / 4, Variant: "native", Iters: 10, US: bench.Summary{N: 10, Min: 1, Median: 2, Mean: 2, Max: 3}},
-			bench.Result{Bytes: b, Count: b / 4, Variant: "dpml", Leaders: 1, Pipeline: 1, Iters: 10, US: bench.Summary{N: 10, Min: 1, Median: 1, Mean: 1, Max: 1}})
+			results.Result{Bytes: b, Count: b / 4, Variant: "native", Iters: 10, US: results.Summary{N: 10, Min: 1, Median: 2, Mean: 2, Max: 3}},
+			results.Result{Bytes: b, Count: b / 4, Variant: "dpml", Leaders: 1, Pipeline: 1, Iters: 10, US: results.Summary{N: 10, Min: 1, Median: 1, Mean: 1, Max: 1}})
 	}
 	in := filepath.Join(dir, "results.json")
 	if _, err := bench.WriteAll(dir, rep, false); err != nil {
@@ -221,9 +222,9 @@ func TestSweep2x2(t *testing.T) {
 			}
 			if r.Check != "ok" || r.Mismatches != 0 || r.Iters < 3 || r.Iters > 20 || len(r.SamplesUS) != r.Iters ||
 				r.US.Min <= 0 || r.US.Min > r.US.Median || r.US.Median > r.US.Max || r.FloorUS <= 0 {
-				t.Errorf("result %s %s: %+v", bench.FormatSize(r.Bytes), r.Label(), r)
+				t.Errorf("result %s %s: %+v", results.FormatSize(r.Bytes), r.Label(), r)
 			}
-			if r.Variant != bench.VariantNative && r.Plan == nil {
+			if r.Variant != results.VariantNative && r.Plan == nil {
 				t.Errorf("%s: no plan recorded", r.Label())
 			}
 			phases += len(r.Phases)
@@ -250,7 +251,7 @@ func TestSweepRotateInt32Max(t *testing.T) {
 		}
 		for _, r := range rep.Results {
 			if r.Skipped == "" && r.Check != "ok" {
-				t.Errorf("%s %s: check %q", bench.FormatSize(r.Bytes), r.Label(), r.Check)
+				t.Errorf("%s %s: check %q", results.FormatSize(r.Bytes), r.Label(), r.Check)
 			}
 		}
 	})
@@ -262,7 +263,7 @@ func TestCheckDetectsCorruption(t *testing.T) {
 	mpitest.Run(t, 2, 2, func(t *testing.T, world *mpi.Comm) {
 		corruptForTest = true
 		defer func() { corruptForTest = false }()
-		for _, pattern := range bench.Patterns {
+		for _, pattern := range results.Patterns {
 			cfg, err := parseRunFlags(strings.Fields("-sizes 64 -check -leaders 1 -pipeline 1 -time 1ms -min-iters 2 -max-iters 4 -out none -quiet -pattern " + pattern))
 			if err != nil {
 				t.Fatal(err)
@@ -274,7 +275,7 @@ func TestCheckDetectsCorruption(t *testing.T) {
 			}
 			for _, r := range rep.Results {
 				want := "mismatch"
-				if r.Variant == bench.VariantNative {
+				if r.Variant == results.VariantNative {
 					want = "ok"
 				}
 				if r.Check != want {
@@ -304,21 +305,21 @@ func TestSweepPatterns2x2(t *testing.T) {
 				t.Fatalf("%s: %v", args, err)
 			}
 			m := rep.Meta
-			if m.Client != "go" || m.Pattern != cfg.pattern || (cfg.pattern == bench.PatternSkew) != (m.SkewUS == 5 && m.Seed == 3) ||
-				(cfg.pattern == bench.PatternB2B) != (m.Batches == cfg.batches) || m.PerCall != (cfg.pattern == bench.PatternB2B && cfg.perCall) {
+			if m.Client != "go" || m.Pattern != cfg.pattern || (cfg.pattern == results.PatternSkew) != (m.SkewUS == 5 && m.Seed == 3) ||
+				(cfg.pattern == results.PatternB2B) != (m.Batches == cfg.batches) || m.PerCall != (cfg.pattern == results.PatternB2B && cfg.perCall) {
 				t.Errorf("%s: meta %+v", args, m)
 			}
 			phases := 0
 			for _, r := range rep.Results {
 				if !r.OK() {
-					t.Errorf("%s: %s %s skipped: %s", args, bench.FormatSize(r.Bytes), r.Label(), r.Skipped)
+					t.Errorf("%s: %s %s skipped: %s", args, results.FormatSize(r.Bytes), r.Label(), r.Skipped)
 					continue
 				}
 				if r.Check != "ok" || r.Iters < 5 || r.Iters > 13+cfg.batches || r.US.N < 1 || r.US.Min <= 0 || r.US.Min > r.US.Median {
-					t.Errorf("%s: %s %s: %+v", args, bench.FormatSize(r.Bytes), r.Label(), r)
+					t.Errorf("%s: %s %s: %+v", args, results.FormatSize(r.Bytes), r.Label(), r)
 				}
 				switch cfg.pattern {
-				case bench.PatternB2B:
+				case results.PatternB2B:
 					// Iters calls in Batches batches of equal length.
 					if r.Batches != r.US.N || r.Batches > cfg.batches || r.Iters%r.Batches != 0 {
 						t.Errorf("%s: %s: %d calls in %d batches, %d samples", args, r.Label(), r.Iters, r.Batches, r.US.N)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"os"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 // cmdMemBW is the membw subcommand.
 func cmdMemBW(args []string) error {
 	fs := newFlagSet("membw", "mpirun -np N dpmlbench membw [flags]")
-	size := fs.String("bytes", bench.FormatSize(bench.DefaultMemBWBytes), "bytes per array per rank (three arrays)")
+	size := fs.String("bytes", results.FormatSize(bench.DefaultMemBWBytes), "bytes per array per rank (three arrays)")
 	reps := fs.Int("reps", 5, "repetitions (the best is reported)")
 	method := fs.String("method", "ranks", "ranks: every rank runs single-threaded kernels at once; threads: one rank per node runs -threads locked goroutines")
 	threads := fs.Int("threads", 0, "threads per node for -method threads (default: ranks on the node)")
@@ -38,7 +39,7 @@ func cmdMemBW(args []string) error {
 		abort(world, err)
 	}
 	defer lay.node.Free()
-	var bw *bench.MemBW
+	var bw *results.MemBW
 	if *method == "ranks" {
 		bw, err = probeMemBW(world, lay, bytes, *reps)
 	} else {
@@ -51,7 +52,7 @@ func cmdMemBW(args []string) error {
 		return nil
 	}
 	fmt.Printf("memory bandwidth, %s method, %s per array, best of %d (GB/s = 1e9 bytes read+written per second):\n",
-		bw.Method, bench.FormatSize(bytes), *reps)
+		bw.Method, results.FormatSize(bytes), *reps)
 	fmt.Printf("%-20s %6s %10s %10s\n", "node", "ranks", "copy", "triad")
 	for _, n := range bw.PerNode {
 		fmt.Printf("%-20s %6d %10.1f %10.1f\n", n.Host, n.Ranks, n.CopyGBs, n.TriadGBs)
@@ -74,7 +75,7 @@ func cmdMemBW(args []string) error {
 // repetition is the bytes moved by all its ranks over the span from the
 // first start to the last end on the node (one clock per node); the best
 // repetition is kept. Collective over world.
-func probeMemBW(world *mpi.Comm, lay layout, bytes, reps int) (*bench.MemBW, error) {
+func probeMemBW(world *mpi.Comm, lay layout, bytes, reps int) (*results.MemBW, error) {
 	arr := bench.NewMemBWArrays(bytes)
 	n := len(arr.A)
 	per := [2]int{bench.CopyBytesPerElem, bench.TriadBytesPerElem}
@@ -127,7 +128,7 @@ func probeMemBW(world *mpi.Comm, lay layout, bytes, reps int) (*bench.MemBW, err
 
 // probeMemBWThreads: the first rank of every node runs threads goroutines,
 // each locked to an OS thread, while the node's other ranks sleep-wait.
-func probeMemBWThreads(world *mpi.Comm, lay layout, bytes, reps, threads int) (*bench.MemBW, error) {
+func probeMemBWThreads(world *mpi.Comm, lay layout, bytes, reps, threads int) (*results.MemBW, error) {
 	if threads == 0 {
 		threads = lay.nodeSize
 	}
@@ -172,19 +173,19 @@ func quietBarrier(c *mpi.Comm) error {
 
 // collectMemBW gathers every node's figures (held by each of its ranks) and
 // builds the result: per node, and the minimum over nodes.
-func collectMemBW(world *mpi.Comm, lay layout, method string, bytesPerArray, reps int, best [2]float64, single float64) (*bench.MemBW, error) {
+func collectMemBW(world *mpi.Comm, lay layout, method string, bytesPerArray, reps int, best [2]float64, single float64) (*results.MemBW, error) {
 	all := make([]float64, 3*world.Size())
 	if err := mpi.Allgather(world, []float64{best[0], best[1], float64(lay.nodeSize)}, all); err != nil {
 		return nil, fmt.Errorf("membw: gather: %w", err)
 	}
-	bw := &bench.MemBW{Method: method, BytesPerRank: bytesPerArray, Reps: reps, SingleCopy: single}
+	bw := &results.MemBW{Method: method, BytesPerRank: bytesPerArray, Reps: reps, SingleCopy: single}
 	seen := map[string]bool{}
 	for r, h := range lay.rankHosts {
 		if seen[h] {
 			continue
 		}
 		seen[h] = true
-		nb := bench.NodeMemBW{Host: h, Ranks: int(all[3*r+2]), CopyGBs: all[3*r], TriadGBs: all[3*r+1]}
+		nb := results.NodeMemBW{Host: h, Ranks: int(all[3*r+2]), CopyGBs: all[3*r], TriadGBs: all[3*r+1]}
 		bw.PerNode = append(bw.PerNode, nb)
 		if len(bw.PerNode) == 1 || nb.CopyGBs < bw.CopyGBs {
 			bw.CopyGBs = nb.CopyGBs

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,7 +73,7 @@ func cmdTable(args []string) error {
 }
 
 // printHeader writes the run's metadata lines above a table.
-func printHeader(w *os.File, rep *bench.Report) {
+func printHeader(w *os.File, rep *results.Report) {
 	m := rep.Meta
 	tool := m.Tool
 	if tool == "" {
@@ -121,14 +122,14 @@ func firstLine(s string) string {
 
 // readReport parses the offline subcommands' flags and reads the required
 // -in results.json.
-func readReport(fs *flag.FlagSet, args []string, in *string) (*bench.Report, error) {
+func readReport(fs *flag.FlagSet, args []string, in *string) (*results.Report, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	if *in == "" {
 		return nil, usagef("-in is required")
 	}
-	return bench.ReadJSONFile(*in)
+	return results.ReadJSONFile(*in)
 }
 
 // prefixed returns p+s, or "" for an empty s.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"os"
 	"runtime"
 	"slices"
@@ -51,7 +52,7 @@ type runConfig struct {
 	perCall     bool    // b2b: also time every call of a batch
 }
 
-// defaultOut stands for bench.DefaultOutDir, which needs the start time
+// defaultOut stands for results.DefaultOutDir, which needs the start time
 // and the pattern.
 const defaultOut = "bench/results/local-<UTC time>/go-<pattern>"
 
@@ -74,7 +75,7 @@ func parseRunFlags(args []string) (*runConfig, error) {
 	fs.BoolVar(&c.check, "check", false, "check every result of every variant bitwise against the native result (exact integer-valued inputs)")
 	fs.BoolVar(&c.phases, "phases", false, "record DPML per-phase times (max over ranks, median over iterations)")
 	fs.BoolVar(&c.membw, "membw", false, "run the memory-bandwidth probe first and report the bandwidth floor")
-	mbw := fs.String("membw-bytes", bench.FormatSize(bench.DefaultMemBWBytes), "membw: bytes per array per rank")
+	mbw := fs.String("membw-bytes", results.FormatSize(bench.DefaultMemBWBytes), "membw: bytes per array per rank")
 	fs.StringVar(&c.out, "out", defaultOut, "directory for results.json, results.csv and PNG plots (none: write nothing)")
 	fs.BoolVar(&c.plots, "plots", true, "write PNG plots into -out")
 	fs.BoolVar(&c.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
@@ -84,7 +85,7 @@ func parseRunFlags(args []string) (*runConfig, error) {
 	seg := fs.String("segment-bytes", "0", "DPML shared-memory slot size per rank, and the segment size of the fixed dpml plans (0: engine default)")
 	intra := fs.String("intra", "auto", "intra-node data path of the fixed dpml plans: auto (engine rule), shm (copies through shared memory) or cma (cross-memory attach)")
 	offload := fs.String("offload", "auto", "inter-node step of the fixed dpml plans: auto (the engine's rule), sharp (the in-network offload DPML_OFFLOAD attached; calls it cannot take run on the host) or host")
-	pattern := fs.String("pattern", bench.PatternB2B, "how calls are made: b2b (back to back in batches, as applications and OSU call: a sample is a batch's average per call, max over ranks), barrier (a barrier before each timed call) or skew (each rank busy-computes 0..-skew us before each call; the time inside the call, max over ranks)")
+	pattern := fs.String("pattern", results.PatternB2B, "how calls are made: b2b (back to back in batches, as applications and OSU call: a sample is a batch's average per call, max over ranks), barrier (a barrier before each timed call) or skew (each rank busy-computes 0..-skew us before each call; the time inside the call, max over ranks)")
 	format := fs.String("format", bench.FormatTable, "how rows are printed as sizes finish: table (min, median, mean, p99, IQR, ratio to the MPI library, #wrong), nccl (nccl-tests' columns: size, count, type, redop, time, algbw, busbw, #wrong) or osu (OSU's: size, avg, min, max latency, iterations)")
 	fs.Float64Var(&c.skewUS, "skew", 20, "skew: upper bound in microseconds of each rank's random busy compute before a call")
 	fs.Uint64Var(&c.seed, "seed", 1, "skew: seed of the delays (the same delays as dpmlbench-c with the same seed)")
@@ -154,7 +155,7 @@ func parseRunFlags(args []string) (*runConfig, error) {
 	if c.out == "none" {
 		c.out = ""
 	}
-	if c.pattern, err = bench.ParsePattern(*pattern); err != nil {
+	if c.pattern, err = results.ParsePattern(*pattern); err != nil {
 		return fail(err)
 	}
 	if c.format, err = bench.ParseFormat(*format); err != nil {
@@ -232,7 +233,7 @@ type runEnv struct {
 	op       mpi.Op
 	variants []variantSpec
 	layout   layout
-	membw    *bench.MemBW
+	membw    *results.MemBW
 	table    bench.RowWriter
 	progress *bench.Progress
 }
@@ -244,7 +245,7 @@ type variantSpec struct {
 }
 
 func (v variantSpec) label() string {
-	if v.name == bench.VariantDPML {
+	if v.name == results.VariantDPML {
 		l := fmt.Sprintf("dpml l=%d k=%d", v.o.Leaders, v.o.Pipeline)
 		if v.o.Offload != plan.OffloadAuto {
 			l += " offload=" + v.o.Offload.String()
@@ -259,7 +260,7 @@ func (v variantSpec) label() string {
 // written). Errors it returns are *exitError values that every rank
 // reports alike (bad -type/-op, failed checks); any other failure aborts
 // the MPI job from the failing rank.
-func runSweep(cfg *runConfig, world *mpi.Comm, start time.Time) (*bench.Report, error) {
+func runSweep(cfg *runConfig, world *mpi.Comm, start time.Time) (*results.Report, error) {
 	rank := world.Rank()
 	op, err := mpi.ParseOp(cfg.opName)
 	if err != nil {
@@ -275,7 +276,7 @@ func runSweep(cfg *runConfig, world *mpi.Comm, start time.Time) (*bench.Report, 
 	defer lay.node.Free()
 
 	env := &runEnv{cfg: cfg, world: world, op: op, layout: lay}
-	rep := &bench.Report{Meta: baseMeta(cfg, lay, start)}
+	rep := &results.Report{Meta: baseMeta(cfg, lay, start)}
 	if cfg.rotate {
 		rep.Meta.RotateBytes = cfg.rotateBytes
 		if rep.Meta.RotateBytes == 0 {
@@ -292,12 +293,12 @@ func runSweep(cfg *runConfig, world *mpi.Comm, start time.Time) (*bench.Report, 
 		env.membw, rep.MemBW = bw, bw
 		if rank == 0 {
 			fmt.Printf("memory bandwidth per node (%d ranks each, %s per array): copy %.1f GB/s, triad %.1f GB/s (read+written bytes; one rank alone: copy %.1f GB/s)\n",
-				lay.ppnMax, bench.FormatSize(cfg.membwBytes), bw.CopyGBs, bw.TriadGBs, bw.SingleCopy)
+				lay.ppnMax, results.FormatSize(cfg.membwBytes), bw.CopyGBs, bw.TriadGBs, bw.SingleCopy)
 		}
 	}
 
 	// The engine, once, if any DPML variant runs.
-	if has(cfg.variants, bench.VariantDPML) || has(cfg.variants, bench.VariantAuto) {
+	if has(cfg.variants, results.VariantDPML) || has(cfg.variants, results.VariantAuto) {
 		opts := phaseOptions(cfg.phases)
 		if cfg.segBytes > 0 {
 			opts = append(opts, dpml.WithSegmentBytes(cfg.segBytes))
@@ -320,11 +321,11 @@ func runSweep(cfg *runConfig, world *mpi.Comm, start time.Time) (*bench.Report, 
 	}
 	for _, v := range cfg.variants {
 		switch v {
-		case bench.VariantNative:
+		case results.VariantNative:
 			env.variants = append(env.variants, variantSpec{name: v})
-		case bench.VariantAuto:
+		case results.VariantAuto:
 			env.variants = append(env.variants, variantSpec{name: v})
-		case bench.VariantDPML:
+		case results.VariantDPML:
 			ls, dropped := bench.ResolveLeaders(cfg.leaders, env.d.MaxLeaders())
 			if len(dropped) > 0 && rank == 0 {
 				fmt.Fprintf(os.Stderr, "dpmlbench: skipping leader counts %v: more than the engine allows here (%d, the smallest ppn)\n", dropped, env.d.MaxLeaders())
@@ -374,7 +375,7 @@ func runSweep(cfg *runConfig, world *mpi.Comm, start time.Time) (*bench.Report, 
 // outDir is the results directory ("" for none).
 func (c *runConfig) outDir(start time.Time) string {
 	if c.out == defaultOut {
-		return bench.DefaultOutDir(start, "go", c.pattern)
+		return results.DefaultOutDir(start, "go", c.pattern)
 	}
 	return c.out
 }
@@ -419,7 +420,7 @@ func probeDir(dir string) error {
 }
 
 // finish prints the summary and writes the files (rank 0).
-func finish(cfg *runConfig, rep *bench.Report, start time.Time) error {
+func finish(cfg *runConfig, rep *results.Report, start time.Time) error {
 	if rep.Meta.ElapsedSec == 0 {
 		rep.Meta.ElapsedSec = time.Since(start).Seconds()
 	}
@@ -450,14 +451,14 @@ func finish(cfg *runConfig, rep *bench.Report, start time.Time) error {
 }
 
 // baseMeta fills the metadata known before the sweep.
-func baseMeta(cfg *runConfig, lay layout, start time.Time) bench.Meta {
+func baseMeta(cfg *runConfig, lay layout, start time.Time) results.Meta {
 	commit, dirty := bench.GitCommit(gitCommit)
 	llc, _ := bench.LLCBytes()
-	m := bench.Meta{
+	m := results.Meta{
 		Tool:        "dpmlbench",
-		Format:      bench.FormatVersion,
+		Format:      results.FormatVersion,
 		Command:     os.Args,
-		CommandLine: bench.ShellQuote(os.Args),
+		CommandLine: results.ShellQuote(os.Args),
 		Date:        start.Format(time.RFC3339),
 		GoVersion:   runtime.Version(),
 		GitCommit:   commit,
@@ -491,9 +492,9 @@ func baseMeta(cfg *runConfig, lay layout, start time.Time) bench.Meta {
 		Pattern:     cfg.pattern,
 	}
 	switch cfg.pattern {
-	case bench.PatternSkew:
+	case results.PatternSkew:
 		m.SkewUS, m.Seed = cfg.skewUS, cfg.seed
-	case bench.PatternB2B:
+	case results.PatternB2B:
 		m.Batches, m.PerCall = cfg.batches, cfg.perCall
 	}
 	return m

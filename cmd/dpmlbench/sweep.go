@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"math/rand/v2"
 	"os"
 	"time"
@@ -33,7 +34,7 @@ type sweeper[T bench.Real] struct {
 }
 
 // sweep runs every size and variant; collective over env.world.
-func sweep[T bench.Real](env *runEnv) ([]bench.Result, error) {
+func sweep[T bench.Real](env *runEnv) ([]results.Result, error) {
 	cfg := env.cfg
 	var zero T
 	es := int(unsafe.Sizeof(zero))
@@ -46,11 +47,11 @@ func sweep[T bench.Real](env *runEnv) ([]bench.Result, error) {
 	if cfg.check {
 		s.ref = make([]T, arena.Elems)
 	}
-	var all []bench.Result
+	var all []results.Result
 	for _, count := range counts {
 		if cfg.check {
 			if err := s.reference(count); err != nil {
-				return all, fmt.Errorf("size %s: reference (native) results: %w", bench.FormatSize(count*es), err)
+				return all, fmt.Errorf("size %s: reference (native) results: %w", results.FormatSize(count*es), err)
 			}
 		}
 		// Every variant is prepared (plan agreed, tuner settled, warmed up,
@@ -60,24 +61,24 @@ func sweep[T bench.Real](env *runEnv) ([]bench.Result, error) {
 		// alike instead of whichever block it fell on.
 		pts := make([]*pointRun[T], len(env.variants))
 		for i, v := range env.variants {
-			env.progress.Describe(fmt.Sprintf("%7s %-14s", bench.FormatSize(count*es), v.label()))
+			env.progress.Describe(fmt.Sprintf("%7s %-14s", results.FormatSize(count*es), v.label()))
 			p, err := s.prepare(count, v)
 			if err != nil {
-				return all, fmt.Errorf("size %s, %s: %w", bench.FormatSize(count*es), v.label(), err)
+				return all, fmt.Errorf("size %s, %s: %w", results.FormatSize(count*es), v.label(), err)
 			}
 			pts[i] = p
 		}
 		if err := s.timeAll(pts); err != nil {
-			return all, fmt.Errorf("size %s: %w", bench.FormatSize(count*es), err)
+			return all, fmt.Errorf("size %s: %w", results.FormatSize(count*es), err)
 		}
-		var rs []bench.Result
+		var rs []results.Result
 		for _, p := range pts {
 			r, err := s.finish(p)
 			if err != nil {
-				return append(all, rs...), fmt.Errorf("size %s, %s: %w", bench.FormatSize(count*es), p.v.label(), err)
+				return append(all, rs...), fmt.Errorf("size %s, %s: %w", results.FormatSize(count*es), p.v.label(), err)
 			}
 			if env.membw != nil {
-				r.FloorUS = bench.FloorUS(r.Bytes, env.layout.ppnMax, env.membw.CopyGBs)
+				r.FloorUS = results.FloorUS(r.Bytes, env.layout.ppnMax, env.membw.CopyGBs)
 			}
 			rs = append(rs, r)
 			env.progress.Add(1)
@@ -109,9 +110,9 @@ func (s *sweeper[T]) reference(count int) error {
 func (s *sweeper[T]) caller(v variantSpec) func(send, recv []T) error {
 	world, d, op := s.env.world, s.env.d, s.env.op
 	switch v.name {
-	case bench.VariantNative:
+	case results.VariantNative:
 		return func(send, recv []T) error { return mpi.Allreduce(world, send, recv, op) }
-	case bench.VariantAuto:
+	case results.VariantAuto:
 		return func(send, recv []T) error { return dpml.Allreduce(d, send, recv, op) }
 	}
 	o := v.o
@@ -121,7 +122,7 @@ func (s *sweeper[T]) caller(v variantSpec) func(send, recv []T) error {
 // pointRun is one (size, variant) point between prepare and finish.
 type pointRun[T bench.Real] struct {
 	v    variantSpec
-	r    bench.Result
+	r    results.Result
 	dp   bool // a DPML variant (auto or fixed)
 	skip bool // the engine rejected the plan: not timed
 	n    int  // timed samples: calls, or batches (b2b)
@@ -143,8 +144,8 @@ type pointRun[T bench.Real] struct {
 // count from rank 0's warm-up times.
 func (s *sweeper[T]) prepare(count int, v variantSpec) (*pointRun[T], error) {
 	env, cfg, world := s.env, s.env.cfg, s.env.world
-	p := &pointRun[T]{v: v, dp: v.name != bench.VariantNative, call: s.caller(v)}
-	p.r = bench.Result{Bytes: count * s.es, Count: count, Variant: v.name, Leaders: v.o.Leaders, Pipeline: v.o.Pipeline, Warmup: cfg.warmup}
+	p := &pointRun[T]{v: v, dp: v.name != results.VariantNative, call: s.caller(v)}
+	p.r = results.Result{Bytes: count * s.es, Count: count, Variant: v.name, Leaders: v.o.Leaders, Pipeline: v.o.Pipeline, Warmup: cfg.warmup}
 	if v.o.Offload != plan.OffloadAuto {
 		p.r.Offload = v.o.Offload.String()
 	}
@@ -199,7 +200,7 @@ func (s *sweeper[T]) prepare(count int, v variantSpec) (*pointRun[T], error) {
 		return nil, fmt.Errorf("iteration count: %w", err)
 	}
 	p.n, p.m = n, 1
-	if cfg.pattern == bench.PatternB2B {
+	if cfg.pattern == results.PatternB2B {
 		nb := min(cfg.batches, n)
 		p.n, p.m = nb, (n+nb-1)/nb
 		if cfg.perCall {
@@ -230,9 +231,9 @@ const (
 // have their own loop: batch).
 func (s *sweeper[T]) pre() int {
 	switch s.env.cfg.pattern {
-	case bench.PatternSkew:
+	case results.PatternSkew:
 		return preSkew
-	case bench.PatternB2B:
+	case results.PatternB2B:
 		return preNone
 	}
 	return preBarrier
@@ -427,7 +428,7 @@ func (s *sweeper[T]) batch(p *pointRun[T], j int) error {
 
 // finish reduces a point's samples over ranks (max per iteration) and
 // summarises them.
-func (s *sweeper[T]) finish(p *pointRun[T]) (bench.Result, error) {
+func (s *sweeper[T]) finish(p *pointRun[T]) (results.Result, error) {
 	env, cfg, world := s.env, s.env.cfg, s.env.world
 	r := p.r
 	if p.skip {
@@ -457,7 +458,7 @@ func (s *sweeper[T]) finish(p *pointRun[T]) (bench.Result, error) {
 				}
 				env.progress.Clear()
 				fmt.Fprintf(os.Stderr, "dpmlbench: CHECK FAILED: size %s, %s: %d mismatching elements over all ranks; first %s\n",
-					bench.FormatSize(r.Bytes), p.v.label(), tot, where)
+					results.FormatSize(r.Bytes), p.v.label(), tot, where)
 			}
 		}
 	}
@@ -474,7 +475,7 @@ func (s *sweeper[T]) finish(p *pointRun[T]) (bench.Result, error) {
 		return r, err
 	}
 	r.Iters, r.US = n*p.m, sum.Scale(1e6)
-	if cfg.pattern == bench.PatternB2B {
+	if cfg.pattern == results.PatternB2B {
 		r.Batches = n
 	}
 	if p.percall != nil {
@@ -489,7 +490,7 @@ func (s *sweeper[T]) finish(p *pointRun[T]) (bench.Result, error) {
 		if err := mpi.Allreduce(world, v, all, mpi.OpMax); err != nil {
 			return r, fmt.Errorf("per-call times, max over ranks: %w", err)
 		}
-		pcs := bench.Summary{N: len(p.percall), Min: all[0], Max: all[1], Mean: all[2], Median: all[3], P25: all[4], P75: all[5], P99: all[6], Stddev: all[7]}.Scale(1e6)
+		pcs := results.Summary{N: len(p.percall), Min: all[0], Max: all[1], Mean: all[2], Median: all[3], P25: all[4], P75: all[5], P99: all[6], Stddev: all[7]}.Scale(1e6)
 		r.PerCall = &pcs
 	}
 	if cfg.samples {
@@ -516,14 +517,14 @@ func (s *sweeper[T]) finish(p *pointRun[T]) (bench.Result, error) {
 		if ps.Max == 0 {
 			continue // a phase this plan does not run
 		}
-		r.Phases = append(r.Phases, bench.Phase{Name: phaseNames[c], MedianUS: ps.Median * 1e6, MeanUS: ps.Mean * 1e6})
+		r.Phases = append(r.Phases, results.Phase{Name: phaseNames[c], MedianUS: ps.Median * 1e6, MeanUS: ps.Mean * 1e6})
 	}
 	return r, nil
 }
 
 // planInfo is the part of a plan a result records.
-func planInfo(p dpml.Plan) *bench.PlanInfo {
-	pi := &bench.PlanInfo{Variant: p.Variant.String(), Leaders: p.Leaders, Pipeline: p.Pipeline, Segments: p.Segments,
+func planInfo(p dpml.Plan) *results.PlanInfo {
+	pi := &results.PlanInfo{Variant: p.Variant.String(), Leaders: p.Leaders, Pipeline: p.Pipeline, Segments: p.Segments,
 		CMA: p.Intra == dpml.IntraCMA, Intra: p.Intra.String(), Radix: p.Radix, Stream: p.Stream}
 	if p.Offload != plan.OffloadAuto {
 		pi.Offload = p.Offload.String()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,7 +80,7 @@ func readSamples(list string) (offline.Samples, error) {
 		if strings.HasSuffix(p, ".json") {
 			// A results.json (dpmlbench or the C client): its fixed tree
 			// plans on one node fit the tree's parameters.
-			rep, err := bench.ReadJSONFile(p)
+			rep, err := results.ReadJSONFile(p)
 			if err != nil {
 				return offline.Samples{}, fmt.Errorf("%s: %w", p, err)
 			}
@@ -203,7 +204,7 @@ func tune[T float32 | float64](world *mpi.Comm, sizes []int, op mpi.Op, maxCalls
 		regrets = append(regrets, bench.Regret(n*es, times, best))
 		if world.Rank() == 0 {
 			p := d.LastPlan()
-			fmt.Printf("%9s  %-9s l=%-3d k=%-2d cma=%-5v after %d calls, regret %.1f calls of %.1f us\n", bench.FormatSize(n*es),
+			fmt.Printf("%9s  %-9s l=%-3d k=%-2d cma=%-5v after %d calls, regret %.1f calls of %.1f us\n", results.FormatSize(n*es),
 				p.Variant, p.Leaders, p.Pipeline, p.Intra == dpml.IntraCMA, len(times), regrets[len(regrets)-1].Cum[len(times)-1], best*1e6)
 		}
 	}

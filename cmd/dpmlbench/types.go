@@ -2,14 +2,14 @@ package main
 
 import (
 	"fmt"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 
-	"github.com/dpmlgo/dpml/internal/tools/bench"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
 // The -type switch: one instantiation of the generic sweep per element type.
 
-func sweepType(env *runEnv) ([]bench.Result, error) {
+func sweepType(env *runEnv) ([]results.Result, error) {
 	switch env.cfg.typ {
 	case "int8":
 		return sweep[int8](env)

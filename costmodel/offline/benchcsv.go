@@ -3,12 +3,12 @@ package offline
 import (
 	"encoding/csv"
 	"fmt"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"io"
 	"strconv"
 	"strings"
 
 	"github.com/dpmlgo/dpml/costmodel"
-	"github.com/dpmlgo/dpml/internal/tools/bench"
 	"github.com/dpmlgo/dpml/plan"
 )
 
@@ -27,7 +27,7 @@ type BenchRow struct {
 	copyOut       float64
 }
 
-// benchColumns are the columns of dpmlbench's results.csv (internal/tools/bench
+// benchColumns are the columns of dpmlbench's results.csv (internal/tools/results
 // CSVHeader) that ReadBenchCSV reads on every row: a CSV without one of
 // them is an error, so that a renamed column cannot read as zeros.
 var benchColumns = []string{"bytes", "type", "op", "nodes", "ppn", "variant", "median_us",
@@ -167,7 +167,7 @@ func SamplesFromBench(rows []BenchRow) Samples {
 // (dpmlbench or the C client, fixed plans "dpml:intra=tree,r=R") on one
 // node: the samples fitTree needs. Other results, skipped points, runs on
 // several nodes and plans of l > 1 trees (fitTree prices one) give none.
-func TreeSamplesFromReport(rep *bench.Report) []TreeSample {
+func TreeSamplesFromReport(rep *results.Report) []TreeSample {
 	if rep == nil || rep.Meta.Nodes != 1 {
 		return nil
 	}

@@ -1,10 +1,10 @@
 package offline
 
 import (
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"strings"
 	"testing"
 
-	"github.com/dpmlgo/dpml/internal/tools/bench"
 	"github.com/dpmlgo/dpml/plan"
 )
 
@@ -52,10 +52,10 @@ func TestReadBenchCSVRejects(t *testing.T) {
 }
 
 // The columns the reader needs are the ones dpmlbench writes
-// (internal/tools/bench.CSVHeader), phase columns included.
+// (internal/tools/results.CSVHeader), phase columns included.
 func TestBenchColumnsAreWritten(t *testing.T) {
-	rep := &bench.Report{Results: []bench.Result{{Phases: []bench.Phase{{Name: "copy-in"}, {Name: "reduce"}, {Name: "copy-out"}}}}}
-	head := "," + strings.Join(bench.CSVHeader(rep), ",") + ","
+	rep := &results.Report{Results: []results.Result{{Phases: []results.Phase{{Name: "copy-in"}, {Name: "reduce"}, {Name: "copy-out"}}}}}
+	head := "," + strings.Join(results.CSVHeader(rep), ",") + ","
 	for _, c := range append(benchColumns, phaseColumns...) {
 		if !strings.Contains(head, ","+c+",") {
 			t.Errorf("dpmlbench's CSV header lacks %s: %s", c, head)
@@ -66,16 +66,16 @@ func TestBenchColumnsAreWritten(t *testing.T) {
 // TreeSamplesFromReport keeps fixed single-tree plans on one node and
 // drops auto, l > 1 trees, other transports and multi-node runs.
 func TestTreeSamplesFromReport(t *testing.T) {
-	res := func(variant string, p bench.PlanInfo) bench.Result {
-		r := bench.Result{Bytes: 64, Variant: variant, Plan: &p}
+	res := func(variant string, p results.PlanInfo) results.Result {
+		r := results.Result{Bytes: 64, Variant: variant, Plan: &p}
 		r.US.Median = 2
 		return r
 	}
-	rep := &bench.Report{Results: []bench.Result{
-		res("dpml", bench.PlanInfo{Variant: "dpml", Leaders: 1, Intra: "tree", Radix: 4}),
-		res("auto", bench.PlanInfo{Variant: "dpml", Leaders: 1, Intra: "tree", Radix: 8}),
-		res("dpml", bench.PlanInfo{Variant: "dpml", Leaders: 2, Intra: "tree", Radix: 8}),
-		res("dpml", bench.PlanInfo{Variant: "dpml", Leaders: 1, Intra: "shm"}),
+	rep := &results.Report{Results: []results.Result{
+		res("dpml", results.PlanInfo{Variant: "dpml", Leaders: 1, Intra: "tree", Radix: 4}),
+		res("auto", results.PlanInfo{Variant: "dpml", Leaders: 1, Intra: "tree", Radix: 8}),
+		res("dpml", results.PlanInfo{Variant: "dpml", Leaders: 2, Intra: "tree", Radix: 8}),
+		res("dpml", results.PlanInfo{Variant: "dpml", Leaders: 1, Intra: "shm"}),
 	}}
 	rep.Meta.Nodes, rep.Meta.PPN, rep.Meta.Type = 1, 16, "float32"
 	ts := TreeSamplesFromReport(rep)

@@ -1,8 +1,9 @@
 // Package bench is the MPI-free part of cmd/dpmlbench: parsing of size,
 // leader, pipeline and variant lists, the iteration-count policy, the
 // statistics over per-iteration samples, deterministic input fills and
-// bitwise result checks, the result model with its CSV and JSON encodings,
-// the terminal table, the progress bar and the PNG plots.
+// bitwise result checks, the terminal table, the progress bar, the PNG
+// plots and WriteAll (a run's results folder). The report schema itself,
+// with its CSV and JSON encodings, is package internal/tools/results.
 //
 // Measurement method (implemented by cmd/dpmlbench on top of this package):
 // for every message size and every variant, a few warm-up calls are timed on

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"io"
 	"strings"
 )
@@ -37,13 +38,13 @@ func ParseFormat(s string) (string, error) {
 // RowWriter prints result rows as sizes finish: its header before the
 // first rows, then the rows of each call in the order given.
 type RowWriter interface {
-	Rows(rs []Result)
+	Rows(rs []results.Result)
 }
 
 // NewRowWriter returns the writer of format (one of Formats; anything else
 // is FormatTable) on w. m gives the world size, type and op the nccl rows
 // need.
-func NewRowWriter(w io.Writer, format string, m Meta) RowWriter {
+func NewRowWriter(w io.Writer, format string, m results.Meta) RowWriter {
 	switch format {
 	case FormatNCCL:
 		return &ncclTable{w: w, ranks: max(m.WorldSize, 1), typ: m.Type, op: m.Op}
@@ -54,10 +55,10 @@ func NewRowWriter(w io.Writer, format string, m Meta) RowWriter {
 }
 
 // WriteFormat writes the whole report in format, grouped by size.
-func WriteFormat(w io.Writer, rep *Report, format string) {
+func WriteFormat(w io.Writer, rep *results.Report, format string) {
 	rw := NewRowWriter(w, format, rep.Meta)
 	for _, s := range rep.Sizes() {
-		var rs []Result
+		var rs []results.Result
 		for _, r := range rep.Results {
 			if r.Bytes == s {
 				rs = append(rs, r)
@@ -69,7 +70,7 @@ func WriteFormat(w io.Writer, rep *Report, format string) {
 
 // wrongCell is a result's #wrong: the wrong elements counted by -check (0
 // when it passed), N/A when results were not checked.
-func wrongCell(r Result) string {
+func wrongCell(r results.Result) string {
 	if r.Check == "" {
 		return "N/A"
 	}
@@ -78,7 +79,7 @@ func wrongCell(r Result) string {
 
 // skippedLine is the comment line the nccl and osu formats print for a
 // point that did not run: their columns have no place for a reason.
-func skippedLine(w io.Writer, r Result) {
+func skippedLine(w io.Writer, r results.Result) {
 	fmt.Fprintf(w, "# %d %s: skipped: %s\n", r.Bytes, r.Label(), r.Skipped)
 }
 
@@ -102,7 +103,7 @@ func NCCLHeader(ranks int) string {
 // reduction, the median time per call (us), algbw (bytes / time, GB/s),
 // busbw (algbw x 2(n-1)/n for n ranks: the bandwidth each link would
 // need, comparable across rank counts) and #wrong.
-func (t *ncclTable) Rows(rs []Result) {
+func (t *ncclTable) Rows(rs []results.Result) {
 	if !t.header {
 		t.header = true
 		io.WriteString(t.w, NCCLHeader(t.ranks))
@@ -135,7 +136,7 @@ const OSUHeader = "# Avg, Min and Max Latency over the samples of the pattern (u
 
 // Rows writes per result the size in bytes, the mean, minimum and maximum
 // of the samples (us), the timed calls and the variant.
-func (t *osuTable) Rows(rs []Result) {
+func (t *osuTable) Rows(rs []results.Result) {
 	if !t.header {
 		t.header = true
 		io.WriteString(t.w, OSUHeader)
@@ -153,12 +154,12 @@ func (t *osuTable) Rows(rs []Result) {
 }
 
 // WriteNCCL writes the report in nccl-tests' allreduce table.
-func WriteNCCL(w io.Writer, rep *Report) { WriteFormat(w, rep, FormatNCCL) }
+func WriteNCCL(w io.Writer, rep *results.Report) { WriteFormat(w, rep, FormatNCCL) }
 
 // CheckLine is the closing line of a run with -check: how many points were
 // checked and how many elements were wrong, so a passed check shows ("-check:
 // 12 points checked, 0 wrong elements"). "" when nothing was checked.
-func CheckLine(rs []Result) string {
+func CheckLine(rs []results.Result) string {
 	points, wrong := 0, int64(0)
 	for _, r := range rs {
 		if r.Check != "" {

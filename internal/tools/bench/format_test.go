@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -93,12 +94,12 @@ func TestFormats(t *testing.T) {
 func TestCheckLine(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		rs   []Result
+		rs   []results.Result
 		want string
 	}{
-		{"unchecked", []Result{{Bytes: 4}}, ""},
-		{"passed", []Result{{Check: "ok"}, {Check: "ok"}, {}}, "-check: 2 points checked, 0 wrong elements"},
-		{"failed", []Result{{Check: "ok"}, {Check: "mismatch", Mismatches: 3}}, "-check: 2 points checked, 3 wrong elements"},
+		{"unchecked", []results.Result{{Bytes: 4}}, ""},
+		{"passed", []results.Result{{Check: "ok"}, {Check: "ok"}, {}}, "-check: 2 points checked, 0 wrong elements"},
+		{"failed", []results.Result{{Check: "ok"}, {Check: "mismatch", Mismatches: 3}}, "-check: 2 points checked, 3 wrong elements"},
 	} {
 		if got := CheckLine(tc.rs); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
@@ -150,17 +151,17 @@ func TestSizeTicks(t *testing.T) {
 // TestPlotTitle: the title names what was measured and where; the Go and
 // C clients' plots are titled differently.
 func TestPlotTitle(t *testing.T) {
-	base := Meta{Nodes: 2, PPN: 2, PPNMax: 2, Type: "float32", Op: "sum", GitCommit: "0123456789abcdef", Hosts: []string{"node1"}, HostCPUs: 2}
+	base := results.Meta{Nodes: 2, PPN: 2, PPNMax: 2, Type: "float32", Op: "sum", GitCommit: "0123456789abcdef", Hosts: []string{"node1"}, HostCPUs: 2}
 	for _, tc := range []struct {
 		name string
-		edit func(*Meta)
+		edit func(*results.Meta)
 		want []string
 	}{
-		{"go", func(m *Meta) { m.Client, m.Pattern = "go", "b2b" },
+		{"go", func(m *results.Meta) { m.Client, m.Pattern = "go", "b2b" },
 			[]string{"Go client (dpmlbench", "pattern b2b", "2 node(s) x 2 ranks", "machine: node1, 2 CPUs", "commit 0123456789ab"}},
-		{"c", func(m *Meta) { m.Client, m.Pattern, m.Machine = "c", "skew", "AMD EPYC, 2 CPUs" },
+		{"c", func(m *results.Meta) { m.Client, m.Pattern, m.Machine = "c", "skew", "AMD EPYC, 2 CPUs" },
 			[]string{"C client (dpmlbench-c", "pattern skew", "machine: AMD EPYC, 2 CPUs"}},
-		{"old report", func(m *Meta) { m.GitCommit, m.PPNMax = "", 3 },
+		{"old report", func(m *results.Meta) { m.GitCommit, m.PPNMax = "", 3 },
 			[]string{"Go client", "pattern barrier", "2 node(s) x 2-3 ranks", "commit unknown"}},
 	} {
 		m := base
@@ -179,14 +180,14 @@ func TestPlotTitle(t *testing.T) {
 // structure: written, not empty, the title naming the client and the
 // pattern, the x ticks at the measured sizes, the legend's entries.
 func TestPlotFromFixture(t *testing.T) {
-	rep, err := ReadJSONFile(filepath.Join("testdata", "results-c-b2b.json"))
+	rep, err := results.ReadJSONFile(filepath.Join("testdata", "results-c-b2b.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name   string
-		draw   func(*Report, string) error
+		draw   func(*results.Report, string) error
 		legend []string
 		refs   int // legend entries that are reference lines, no band
 	}{
@@ -251,11 +252,11 @@ func TestMachineFromCPUInfo(t *testing.T) {
 func TestDefaultOutDir(t *testing.T) {
 	start := time.Date(2026, 11, 27, 13, 4, 5, 0, time.FixedZone("CET", 3600))
 	for _, tc := range []struct{ client, pattern, want string }{
-		{"go", PatternB2B, "bench/results/local-20261127T120405Z/go-b2b"},
-		{"c", PatternSkew, "bench/results/local-20261127T120405Z/c-skew"},
+		{"go", results.PatternB2B, "bench/results/local-20261127T120405Z/go-b2b"},
+		{"c", results.PatternSkew, "bench/results/local-20261127T120405Z/c-skew"},
 	} {
-		if got := DefaultOutDir(start, tc.client, tc.pattern); got != tc.want {
-			t.Errorf("DefaultOutDir(%s, %s) = %q, want %q", tc.client, tc.pattern, got, tc.want)
+		if got := results.DefaultOutDir(start, tc.client, tc.pattern); got != tc.want {
+			t.Errorf("results.DefaultOutDir(%s, %s) = %q, want %q", tc.client, tc.pattern, got, tc.want)
 		}
 	}
 }

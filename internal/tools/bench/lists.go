@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,15 +12,8 @@ import (
 // the engine allows on this layout ((*dpml.Comm).MaxLeaders()).
 const LeadersMax = -1
 
-// Variant names accepted by -variants.
-const (
-	VariantNative = "native" // mpi.Allreduce on the world communicator
-	VariantDPML   = "dpml"   // dpml.AllreduceWith with a fixed (leaders, pipeline) plan
-	VariantAuto   = "auto"   // dpml.Allreduce: the engine's own choice
-)
-
 // AllVariants is the default -variants value, in run order.
-var AllVariants = []string{VariantNative, VariantDPML, VariantAuto}
+var AllVariants = []string{results.VariantNative, results.VariantDPML, results.VariantAuto}
 
 // ParseLeaders parses a -leaders list such as "1,2,4,8,max". "max" is
 // returned as LeadersMax. Values must be >= 1.
@@ -92,7 +86,7 @@ func ParseVariants(s string) ([]string, error) {
 	for _, f := range splitList(s) {
 		f = strings.ToLower(f)
 		if f == "dpml-auto" {
-			f = VariantAuto
+			f = results.VariantAuto
 		}
 		ok := false
 		for _, v := range AllVariants {

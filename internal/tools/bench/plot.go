@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"image/color"
 	"math"
 	"os"
@@ -33,7 +34,7 @@ func (s *Series) add(x, y, lo, hi float64) {
 // quartiles returns the 25th and 75th percentiles of a result's samples:
 // from the samples themselves when the report holds them (-samples), else
 // from the summary, which was computed from the same samples.
-func quartiles(r Result) (p25, p75 float64) {
+func quartiles(r results.Result) (p25, p75 float64) {
 	if len(r.SamplesUS) > 0 {
 		return Quantile(r.SamplesUS, 0.25), Quantile(r.SamplesUS, 0.75)
 	}
@@ -44,9 +45,9 @@ func quartiles(r Result) (p25, p75 float64) {
 // fixed leader count l (at every size the best median over the pipeline
 // depths k run with that l), and auto. Y is the median time per call in
 // us, the band its samples' interquartile range.
-func LatencySeries(rep *Report) []Series {
+func LatencySeries(rep *results.Report) []Series {
 	var out []Series
-	add := func(name string, pick func(bytes int) (Result, bool)) {
+	add := func(name string, pick func(bytes int) (results.Result, bool)) {
 		s := Series{Name: name}
 		for _, b := range rep.Sizes() {
 			if r, ok := pick(b); ok && r.US.Median > 0 {
@@ -58,20 +59,20 @@ func LatencySeries(rep *Report) []Series {
 			out = append(out, s)
 		}
 	}
-	add("native", func(b int) (Result, bool) { return find(rep.Results, b, VariantNative) })
+	add("native", func(b int) (results.Result, bool) { return find(rep.Results, b, results.VariantNative) })
 	for _, l := range leaderValues(rep.Results) {
-		add(fmt.Sprintf("dpml l=%d", l), func(b int) (Result, bool) {
-			var best Result
+		add(fmt.Sprintf("dpml l=%d", l), func(b int) (results.Result, bool) {
+			var best results.Result
 			found := false
 			for _, r := range rep.Results {
-				if r.Bytes == b && r.Variant == VariantDPML && r.Leaders == l && r.OK() && (!found || r.US.Median < best.US.Median) {
+				if r.Bytes == b && r.Variant == results.VariantDPML && r.Leaders == l && r.OK() && (!found || r.US.Median < best.US.Median) {
 					best, found = r, true
 				}
 			}
 			return best, found
 		})
 	}
-	add("dpml auto", func(b int) (Result, bool) { return find(rep.Results, b, VariantAuto) })
+	add("dpml auto", func(b int) (results.Result, bool) { return find(rep.Results, b, results.VariantAuto) })
 	return out
 }
 
@@ -79,7 +80,7 @@ func LatencySeries(rep *Report) []Series {
 // median and auto's over the native median at each size (DPML ÷ MPI
 // library, lower is better). The band is the variant's interquartile range
 // over the same native median.
-func RatioSeries(rep *Report) []Series {
+func RatioSeries(rep *results.Report) []Series {
 	best := Series{Name: "best fixed (l,k)"}
 	auto := Series{Name: "dpml auto"}
 	for _, b := range rep.Sizes() {
@@ -87,18 +88,18 @@ func RatioSeries(rep *Report) []Series {
 		if !ok {
 			continue
 		}
-		add := func(s *Series, r Result, have bool) {
+		add := func(s *Series, r results.Result, have bool) {
 			if !have {
 				return
 			}
-			if x := Ratio(r, native); !math.IsNaN(x) && !math.IsInf(x, 0) && x > 0 {
+			if x := results.Ratio(r, native); !math.IsNaN(x) && !math.IsInf(x, 0) && x > 0 {
 				lo, hi := quartiles(r)
 				s.add(float64(b), x, lo/native.US.Median, hi/native.US.Median)
 			}
 		}
 		r, have := BestFixed(rep.Results, b)
 		add(&best, r, have)
-		r, have = find(rep.Results, b, VariantAuto)
+		r, have = find(rep.Results, b, results.VariantAuto)
 		add(&auto, r, have)
 	}
 	var out []Series
@@ -110,11 +111,11 @@ func RatioSeries(rep *Report) []Series {
 	return out
 }
 
-func leaderValues(rs []Result) []int {
+func leaderValues(rs []results.Result) []int {
 	seen := map[int]bool{}
 	var out []int
 	for _, r := range rs {
-		if r.Variant == VariantDPML && !seen[r.Leaders] {
+		if r.Variant == results.VariantDPML && !seen[r.Leaders] {
 			seen[r.Leaders] = true
 			out = append(out, r.Leaders)
 		}
@@ -164,7 +165,7 @@ func (t sizeTicks) Ticks(lo, hi float64) []plot.Tick {
 
 // ClientLabel names the program that measured a report: the Go API
 // (dpmlbench) or a C program through libdpml.so (dpmlbench-c).
-func ClientLabel(m Meta) string {
+func ClientLabel(m results.Meta) string {
 	if m.Client == "c" {
 		return "C client (dpmlbench-c, MPI_Allreduce through libdpml.so)"
 	}
@@ -173,7 +174,7 @@ func ClientLabel(m Meta) string {
 
 // machineLabel describes the machine: the recorded CPU model, else the
 // first host and its CPU count.
-func machineLabel(m Meta) string {
+func machineLabel(m results.Meta) string {
 	if m.Machine != "" {
 		return m.Machine
 	}
@@ -190,10 +191,10 @@ func machineLabel(m Meta) string {
 // PlotTitle is a plot's title: what it shows, then the client, pattern,
 // layout, type and op, then the machine and the commit, so a plot read on
 // its own says what was measured where.
-func PlotTitle(m Meta, what string) string {
+func PlotTitle(m results.Meta, what string) string {
 	pattern := m.Pattern
 	if pattern == "" {
-		pattern = PatternBarrier
+		pattern = results.PatternBarrier
 	}
 	layout := fmt.Sprintf("%d node(s) x %d ranks", m.Nodes, m.PPN)
 	if m.PPNMax > m.PPN {
@@ -213,7 +214,7 @@ func PlotTitle(m Meta, what string) string {
 		what, ClientLabel(m), pattern, layout, m.Type, m.Op, machineLabel(m), commit)
 }
 
-func newPlot(rep *Report, what, ylabel string) *plot.Plot {
+func newPlot(rep *results.Report, what, ylabel string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = PlotTitle(rep.Meta, what)
 	p.Title.TextStyle.Font.Size = vg.Points(11)
@@ -337,7 +338,7 @@ func save(p *plot.Plot, leg plot.Legend, path string) error {
 // PlotLatency draws the median time per call against size, log-log, one
 // line per leader count plus native and auto, each with its samples'
 // interquartile range as a band, and saves it (format from the extension).
-func PlotLatency(rep *Report, path string) error {
+func PlotLatency(rep *results.Report, path string) error {
 	ss := LatencySeries(rep)
 	if len(ss) == 0 {
 		return fmt.Errorf("latency plot: no measured points")
@@ -358,7 +359,7 @@ func PlotLatency(rep *Report, path string) error {
 // PlotRatio draws DPML ÷ MPI library (medians; lower is better) against
 // size for the best fixed plan and for auto, with the MPI library's level
 // 1 as a reference line.
-func PlotRatio(rep *Report, path string) error {
+func PlotRatio(rep *results.Report, path string) error {
 	ss := RatioSeries(rep)
 	if len(ss) == 0 {
 		return fmt.Errorf("ratio plot: no dpml points with an MPI library baseline")
@@ -392,12 +393,12 @@ func PlotRatio(rep *Report, path string) error {
 // WritePlots writes latency.png and ratio.png into dir and returns the
 // paths written. A plot without data is skipped, not an error, unless
 // neither can be drawn.
-func WritePlots(dir string, rep *Report) ([]string, error) {
+func WritePlots(dir string, rep *results.Report) ([]string, error) {
 	var written []string
 	var errs []error
 	for _, pl := range []struct {
 		name string
-		draw func(*Report, string) error
+		draw func(*results.Report, string) error
 	}{{LatencyPNG, PlotLatency}, {RatioPNG, PlotRatio}} {
 		path := filepath.Join(dir, pl.name)
 		if err := pl.draw(rep, path); err != nil {

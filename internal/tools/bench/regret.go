@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/csv"
 	"fmt"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"os"
 	"strconv"
 
@@ -67,7 +68,7 @@ func PlotRegret(rs []RegretSeries, title, path string) error {
 	p.Add(plotter.NewGrid())
 	var ss []Series
 	for _, r := range rs {
-		s := Series{Name: FormatSize(r.Bytes)}
+		s := Series{Name: results.FormatSize(r.Bytes)}
 		for i, c := range r.Cum {
 			s.XY = append(s.XY, plotter.XY{X: float64(i + 1), Y: c})
 		}

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/csv"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"image/png"
 	"math"
 	"os"
@@ -13,31 +14,31 @@ import (
 	"testing"
 )
 
-func us(median float64) Summary {
-	return Summary{N: 10, Min: median * 0.9, Max: median * 2, Mean: median * 1.1, Median: median,
+func us(median float64) results.Summary {
+	return results.Summary{N: 10, Min: median * 0.9, Max: median * 2, Mean: median * 1.1, Median: median,
 		P25: median * 0.95, P75: median * 1.05, P99: median * 1.9, Stddev: median * 0.1}
 }
 
 // sampleReport is a small 2-node x 2-rank sweep: two sizes, native, two
 // fixed plans and auto.
-func sampleReport() *Report {
-	rep := &Report{Meta: Meta{Tool: "dpmlbench", Format: FormatVersion, Command: []string{"dpmlbench", "-sizes", "4,64K"},
+func sampleReport() *results.Report {
+	rep := &results.Report{Meta: results.Meta{Tool: "dpmlbench", Format: results.FormatVersion, Command: []string{"dpmlbench", "-sizes", "4,64K"},
 		Nodes: 2, PPN: 2, PPNMax: 2, WorldSize: 4, Type: "float32", ElemSize: 4, Op: "sum",
 		Hosts: []string{"node1", "node2"}, RankHosts: []string{"node1", "node1", "node2", "node2"}}}
 	for _, b := range []int{4, 65536} {
 		f := float64(b / 1024)
 		rep.Results = append(rep.Results,
-			Result{Bytes: b, Count: b / 4, Variant: VariantNative, Warmup: 3, Iters: 10, US: us(20 + f), Check: "ok"},
-			Result{Bytes: b, Count: b / 4, Variant: VariantDPML, Leaders: 1, Pipeline: 1, Warmup: 3, Iters: 10, US: us(10 + f), Check: "ok",
-				Phases: []Phase{{Name: "copy-in", MedianUS: 1, MeanUS: 1.5}, {Name: "reduce", MedianUS: 2, MeanUS: 2}}},
-			Result{Bytes: b, Count: b / 4, Variant: VariantDPML, Leaders: 2, Pipeline: 4, Warmup: 3, Iters: 10, US: us(15 + f/4), Check: "ok"},
-			Result{Bytes: b, Count: b / 4, Variant: VariantAuto, Warmup: 3, Iters: 10, US: us(12 + f/2), Check: "ok"},
+			results.Result{Bytes: b, Count: b / 4, Variant: results.VariantNative, Warmup: 3, Iters: 10, US: us(20 + f), Check: "ok"},
+			results.Result{Bytes: b, Count: b / 4, Variant: results.VariantDPML, Leaders: 1, Pipeline: 1, Warmup: 3, Iters: 10, US: us(10 + f), Check: "ok",
+				Phases: []results.Phase{{Name: "copy-in", MedianUS: 1, MeanUS: 1.5}, {Name: "reduce", MedianUS: 2, MeanUS: 2}}},
+			results.Result{Bytes: b, Count: b / 4, Variant: results.VariantDPML, Leaders: 2, Pipeline: 4, Warmup: 3, Iters: 10, US: us(15 + f/4), Check: "ok"},
+			results.Result{Bytes: b, Count: b / 4, Variant: results.VariantAuto, Warmup: 3, Iters: 10, US: us(12 + f/2), Check: "ok"},
 		)
 	}
 	rep.Results[2].Check, rep.Results[2].Mismatches = "mismatch", 7
-	rep.Results[3].Plan = &PlanInfo{Variant: "pipelined", Leaders: 2, Pipeline: 2, Segments: 1}
+	rep.Results[3].Plan = &results.PlanInfo{Variant: "pipelined", Leaders: 2, Pipeline: 2, Segments: 1}
 	rep.Results[0].FloorUS = 0.5
-	rep.Results = append(rep.Results, Result{Bytes: 4, Count: 1, Variant: VariantDPML, Leaders: 2, Pipeline: 8, Skipped: "plan rejected: count 1 < 16 segments"})
+	rep.Results = append(rep.Results, results.Result{Bytes: 4, Count: 1, Variant: results.VariantDPML, Leaders: 2, Pipeline: 8, Skipped: "plan rejected: count 1 < 16 segments"})
 	return rep
 }
 
@@ -50,15 +51,15 @@ func TestLabelRatio(t *testing.T) {
 		t.Errorf("Label = %q", got)
 	}
 	n, ok := rep.Native(4)
-	if !ok || n.Variant != VariantNative {
+	if !ok || n.Variant != results.VariantNative {
 		t.Fatal("Native(4) missing")
 	}
 	d := rep.Results[1]
-	if r := Ratio(d, n); !near(r, d.US.Median/n.US.Median) {
+	if r := results.Ratio(d, n); !near(r, d.US.Median/n.US.Median) {
 		t.Errorf("Ratio = %v", r)
 	}
 	skipped := rep.Results[len(rep.Results)-1]
-	if skipped.OK() || !math.IsNaN(Ratio(skipped, n)) {
+	if skipped.OK() || !math.IsNaN(results.Ratio(skipped, n)) {
 		t.Error("skipped point should have no ratio")
 	}
 	if _, ok := rep.Native(12345); ok {
@@ -75,14 +76,14 @@ func TestLabelRatio(t *testing.T) {
 
 func TestJSONRoundTrip(t *testing.T) {
 	rep := sampleReport()
-	rep.MemBW = &MemBW{Method: "ranks", BytesPerRank: 1 << 20, Reps: 3, CopyGBs: 12.5, TriadGBs: 10,
-		PerNode: []NodeMemBW{{Host: "node1", Ranks: 2, CopyGBs: 12.5, TriadGBs: 10}}}
+	rep.MemBW = &results.MemBW{Method: "ranks", BytesPerRank: 1 << 20, Reps: 3, CopyGBs: 12.5, TriadGBs: 10,
+		PerNode: []results.NodeMemBW{{Host: "node1", Ranks: 2, CopyGBs: 12.5, TriadGBs: 10}}}
 	rep.Results[0].US.P99 = math.NaN() // must not break the encoder
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, rep); err != nil {
+	if err := results.WriteJSON(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadJSON(&buf)
+	back, err := results.ReadJSON(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,10 +91,10 @@ func TestJSONRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(back, rep) {
 		t.Errorf("round trip differs:\n got %+v\nwant %+v", back, rep)
 	}
-	if _, err := ReadJSON(strings.NewReader(`{"meta":{"format":99}}`)); err == nil {
+	if _, err := results.ReadJSON(strings.NewReader(`{"meta":{"format":99}}`)); err == nil {
 		t.Error("newer format: want error")
 	}
-	if _, err := ReadJSON(strings.NewReader(`{`)); err == nil {
+	if _, err := results.ReadJSON(strings.NewReader(`{`)); err == nil {
 		t.Error("bad JSON: want error")
 	}
 }
@@ -101,7 +102,7 @@ func TestJSONRoundTrip(t *testing.T) {
 func TestCSV(t *testing.T) {
 	rep := sampleReport()
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, rep); err != nil {
+	if err := results.WriteCSV(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()
@@ -244,7 +245,7 @@ func TestWriteAllAndPlots(t *testing.T) {
 			}
 		}
 	}
-	back, err := ReadJSONFile(filepath.Join(dir, "out", JSONFile))
+	back, err := results.ReadJSONFile(filepath.Join(dir, "out", JSONFile))
 	if err != nil || len(back.Results) != len(rep.Results) {
 		t.Fatalf("ReadJSONFile: %v", err)
 	}
@@ -254,9 +255,9 @@ func TestWriteAllAndPlots(t *testing.T) {
 		t.Errorf("WritePlots from JSON: %v %v", ps, err)
 	}
 	// Native only: latency plot, no ratio plot, no error.
-	nat := &Report{Meta: rep.Meta}
+	nat := &results.Report{Meta: rep.Meta}
 	for _, r := range rep.Results {
-		if r.Variant == VariantNative {
+		if r.Variant == results.VariantNative {
 			nat.Results = append(nat.Results, r)
 		}
 	}
@@ -264,7 +265,7 @@ func TestWriteAllAndPlots(t *testing.T) {
 	if err != nil || len(ps) != 1 {
 		t.Errorf("native-only plots: %v %v", ps, err)
 	}
-	if _, err := WritePlots(t.TempDir(), &Report{}); err == nil {
+	if _, err := WritePlots(t.TempDir(), &results.Report{}); err == nil {
 		t.Error("empty report: want error")
 	}
 }
@@ -277,18 +278,18 @@ func TestShellQuote(t *testing.T) {
 		{[]string{"bin/dpmlbench", "-sizes", "4:64M:x4", "-leaders", "1,2,max"}, "bin/dpmlbench -sizes 4:64M:x4 -leaders 1,2,max"},
 		{[]string{"a b", "it's", ""}, `'a b' 'it'\''s' ''`},
 	} {
-		if got := ShellQuote(tc.in); got != tc.want {
-			t.Errorf("ShellQuote(%q) = %s, want %s", tc.in, got, tc.want)
+		if got := results.ShellQuote(tc.in); got != tc.want {
+			t.Errorf("results.ShellQuote(%q) = %s, want %s", tc.in, got, tc.want)
 		}
 	}
 }
 
 func TestFloorUS(t *testing.T) {
 	// 64 MiB on 32 ranks at 150 GB/s: 2*64Mi*32 bytes = 4.29 GB -> 28.6 ms
-	if got := FloorUS(64<<20, 32, 150); !near(got, 2*float64(64<<20)*32/150e9*1e6) || got < 28000 || got > 29000 {
+	if got := results.FloorUS(64<<20, 32, 150); !near(got, 2*float64(64<<20)*32/150e9*1e6) || got < 28000 || got > 29000 {
 		t.Errorf("FloorUS = %v", got)
 	}
-	if FloorUS(1, 1, 0) != 0 {
+	if results.FloorUS(1, 1, 0) != 0 {
 		t.Error("unknown bandwidth should give 0")
 	}
 }
@@ -380,10 +381,10 @@ func TestWriteRatios(t *testing.T) {
 // here independently: 1 MiB in 100 us on 4 ranks is 10.49 GB/s algbw and
 // 15.73 busbw; unchecked points say N/A; a skipped point is a comment.
 func TestWriteNCCL(t *testing.T) {
-	rep := &Report{Meta: Meta{WorldSize: 4, Type: "float32", Op: "sum"}, Results: []Result{
-		{Bytes: 1 << 20, Count: 1 << 18, Variant: VariantNative, US: Summary{Median: 100}, Check: "ok"},
-		{Bytes: 8, Count: 2, Variant: VariantAuto, US: Summary{Median: 4}},
-		{Bytes: 16, Count: 4, Variant: VariantNative, Skipped: "no library"},
+	rep := &results.Report{Meta: results.Meta{WorldSize: 4, Type: "float32", Op: "sum"}, Results: []results.Result{
+		{Bytes: 1 << 20, Count: 1 << 18, Variant: results.VariantNative, US: results.Summary{Median: 100}, Check: "ok"},
+		{Bytes: 8, Count: 2, Variant: results.VariantAuto, US: results.Summary{Median: 4}},
+		{Bytes: 16, Count: 4, Variant: results.VariantNative, Skipped: "no library"},
 	}}
 	var b strings.Builder
 	WriteNCCL(&b, rep)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,24 +28,12 @@ func ParseSize(s string) (int, error) {
 		return 0, fmt.Errorf("size %q: not a byte count (want e.g. 4, 64K, 4MiB, 1G)", strings.TrimSpace(s))
 	}
 	if n > MaxSize {
-		return 0, fmt.Errorf("size %q: larger than %s", s, FormatSize(MaxSize))
+		return 0, fmt.Errorf("size %q: larger than %s", s, results.FormatSize(MaxSize))
 	}
 	return int(n), nil
 }
 
 // FormatSize writes a byte count compactly: 4, 1K, 64K, 1M, 1536 (exact
-// multiples only, so FormatSize and ParseSize round-trip).
-func FormatSize(n int) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return strconv.Itoa(n>>30) + "G"
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return strconv.Itoa(n>>20) + "M"
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return strconv.Itoa(n>>10) + "K"
-	}
-	return strconv.Itoa(n)
-}
 
 // ParseSizes parses a -sizes value: a comma-separated list whose items are
 // single sizes ("4", "1K") or ranges "FROM:TO[:STEP]". STEP is "xF" (or
@@ -134,7 +123,7 @@ func CheckElemSizes(sizes []int, elemSize int) error {
 	var bad []string
 	for _, s := range sizes {
 		if elemSize > 0 && s%elemSize != 0 {
-			bad = append(bad, FormatSize(s))
+			bad = append(bad, results.FormatSize(s))
 		}
 	}
 	if len(bad) > 0 {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"reflect"
 	"strings"
 	"testing"
@@ -57,11 +58,11 @@ func TestFormatSize(t *testing.T) {
 		in   int
 		want string
 	}{{4, "4"}, {1024, "1K"}, {1536, "1536"}, {64 << 10, "64K"}, {1 << 20, "1M"}, {64 << 20, "64M"}, {3 << 30, "3G"}, {1000, "1000"}} {
-		if got := FormatSize(tc.in); got != tc.want {
-			t.Errorf("FormatSize(%d) = %q, want %q", tc.in, got, tc.want)
+		if got := results.FormatSize(tc.in); got != tc.want {
+			t.Errorf("results.FormatSize(%d) = %q, want %q", tc.in, got, tc.want)
 		}
-		if back, err := ParseSize(FormatSize(tc.in)); err != nil || back != tc.in {
-			t.Errorf("round trip %d -> %q -> %d, %v", tc.in, FormatSize(tc.in), back, err)
+		if back, err := ParseSize(results.FormatSize(tc.in)); err != nil || back != tc.in {
+			t.Errorf("round trip %d -> %q -> %d, %v", tc.in, results.FormatSize(tc.in), back, err)
 		}
 	}
 }

@@ -2,41 +2,24 @@ package bench
 
 import (
 	"fmt"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"math"
 	"sort"
 	"time"
 )
 
-// Summary describes a set of samples (seconds, or any unit: Summarize does
-// not care). Percentiles use linear interpolation between closest ranks
-// (the R-7 / NumPy default definition).
-type Summary struct {
-	N      int     `json:"n"`
-	Min    float64 `json:"min"`
-	Max    float64 `json:"max"`
-	Mean   float64 `json:"mean"`
-	Median float64 `json:"median"`
-	P25    float64 `json:"p25"`
-	P75    float64 `json:"p75"`
-	P99    float64 `json:"p99"`
-	Stddev float64 `json:"stddev"` // sample standard deviation (n-1); 0 for n < 2
-}
-
-// IQR is the interquartile range P75 - P25.
-func (s Summary) IQR() float64 { return s.P75 - s.P25 }
-
 // Summarize computes the summary of xs without modifying it. NaN samples are
 // an error: they mean a timer or a reduction went wrong.
-func Summarize(xs []float64) (Summary, error) {
+func Summarize(xs []float64) (results.Summary, error) {
 	if len(xs) == 0 {
-		return Summary{}, fmt.Errorf("summarize: no samples")
+		return results.Summary{}, fmt.Errorf("summarize: no samples")
 	}
 	s := make([]float64, len(xs))
 	copy(s, xs)
 	sum := 0.0
 	for i, x := range s {
 		if math.IsNaN(x) {
-			return Summary{}, fmt.Errorf("summarize: sample %d is NaN", i)
+			return results.Summary{}, fmt.Errorf("summarize: sample %d is NaN", i)
 		}
 		sum += x
 	}
@@ -52,7 +35,7 @@ func Summarize(xs []float64) (Summary, error) {
 	if n > 1 {
 		sd = math.Sqrt(ss / float64(n-1))
 	}
-	return Summary{
+	return results.Summary{
 		N:      n,
 		Min:    s[0],
 		Max:    s[n-1],
@@ -92,20 +75,6 @@ func quantileSorted(s []float64, q float64) float64 {
 		return s[len(s)-1]
 	}
 	return s[i] + (h-lo)*(s[i+1]-s[i])
-}
-
-// Scale returns the summary with every value multiplied by f (e.g. 1e6 to
-// turn seconds into microseconds).
-func (s Summary) Scale(f float64) Summary {
-	s.Min *= f
-	s.Max *= f
-	s.Mean *= f
-	s.Median *= f
-	s.P25 *= f
-	s.P75 *= f
-	s.P99 *= f
-	s.Stddev *= math.Abs(f)
-	return s
 }
 
 // MaxOverRanks is the reference (single-process) form of what the sweep does

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"math"
 	"testing"
 	"time"
@@ -12,13 +13,13 @@ func TestSummarize(t *testing.T) {
 	tests := []struct {
 		name string
 		in   []float64
-		want Summary
+		want results.Summary
 	}{
-		{"one", []float64{5}, Summary{N: 1, Min: 5, Max: 5, Mean: 5, Median: 5, P25: 5, P75: 5, P99: 5}},
-		{"two", []float64{3, 1}, Summary{N: 2, Min: 1, Max: 3, Mean: 2, Median: 2, P25: 1.5, P75: 2.5, P99: 2.98, Stddev: math.Sqrt2}},
-		{"odd", []float64{5, 1, 4, 2, 3}, Summary{N: 5, Min: 1, Max: 5, Mean: 3, Median: 3, P25: 2, P75: 4, P99: 4.96, Stddev: math.Sqrt(2.5)}},
-		{"even", []float64{1, 2, 3, 4}, Summary{N: 4, Min: 1, Max: 4, Mean: 2.5, Median: 2.5, P25: 1.75, P75: 3.25, P99: 3.97, Stddev: math.Sqrt(5.0 / 3)}},
-		{"outlier", []float64{10, 10, 10, 10, 10, 10, 10, 10, 10, 1000}, Summary{N: 10, Min: 10, Max: 1000, Mean: 109, Median: 10, P25: 10, P75: 10, P99: 910.9, Stddev: math.Sqrt(98010)}},
+		{"one", []float64{5}, results.Summary{N: 1, Min: 5, Max: 5, Mean: 5, Median: 5, P25: 5, P75: 5, P99: 5}},
+		{"two", []float64{3, 1}, results.Summary{N: 2, Min: 1, Max: 3, Mean: 2, Median: 2, P25: 1.5, P75: 2.5, P99: 2.98, Stddev: math.Sqrt2}},
+		{"odd", []float64{5, 1, 4, 2, 3}, results.Summary{N: 5, Min: 1, Max: 5, Mean: 3, Median: 3, P25: 2, P75: 4, P99: 4.96, Stddev: math.Sqrt(2.5)}},
+		{"even", []float64{1, 2, 3, 4}, results.Summary{N: 4, Min: 1, Max: 4, Mean: 2.5, Median: 2.5, P25: 1.75, P75: 3.25, P99: 3.97, Stddev: math.Sqrt(5.0 / 3)}},
+		{"outlier", []float64{10, 10, 10, 10, 10, 10, 10, 10, 10, 1000}, results.Summary{N: 10, Min: 10, Max: 1000, Mean: 109, Median: 10, P25: 10, P75: 10, P99: 910.9, Stddev: math.Sqrt(98010)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

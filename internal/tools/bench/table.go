@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/dpmlgo/dpml/internal/tools/results"
 	"io"
 	"math"
 	"strconv"
@@ -43,22 +44,22 @@ func (t *Table) Header() {
 // count of wrong elements when results were checked (0 shows a check
 // passed), N/A otherwise. Failed checks, skipped points and phase times are
 // also shown after the numbers.
-func (t *Table) Rows(rs []Result) {
+func (t *Table) Rows(rs []results.Result) {
 	t.Header()
 	for _, r := range rs {
-		native, _ := nativeOf(rs, r.Bytes)
+		native, _ := results.NativeOf(rs, r.Bytes)
 		l, k := "-", "-"
-		if r.Variant == VariantDPML {
+		if r.Variant == results.VariantDPML {
 			l, k = dash(r.Leaders), dash(r.Pipeline)
-		} else if r.Variant == VariantAuto && r.Plan != nil {
-			l, k = itoa(r.Plan.Leaders), itoa(r.Plan.Pipeline)
+		} else if r.Variant == results.VariantAuto && r.Plan != nil {
+			l, k = strconv.Itoa(r.Plan.Leaders), strconv.Itoa(r.Plan.Pipeline)
 		}
 		var notes []string
 		if r.Spec != "" && r.Spec != r.Variant {
 			notes = append(notes, "spec "+r.Spec)
 		}
 		if !r.OK() {
-			t.line(FormatSize(r.Bytes), r.Variant, l, k, "-", "-", "-", "-", "-", "-", "-", "-", strings.Join(append(notes, "skipped: "+r.Skipped), " "))
+			t.line(results.FormatSize(r.Bytes), r.Variant, l, k, "-", "-", "-", "-", "-", "-", "-", "-", strings.Join(append(notes, "skipped: "+r.Skipped), " "))
 			continue
 		}
 		if r.Check == "mismatch" {
@@ -66,7 +67,7 @@ func (t *Table) Rows(rs []Result) {
 		}
 		if p := r.Plan; p != nil {
 			switch {
-			case r.Variant == VariantAuto:
+			case r.Variant == results.VariantAuto:
 				notes = append(notes, "plan "+p.Variant)
 			case p.Leaders != r.Leaders && r.Leaders != 0:
 				notes = append(notes, fmt.Sprintf("active l=%d", p.Leaders))
@@ -78,9 +79,9 @@ func (t *Table) Rows(rs []Result) {
 		if pc := r.PerCall; pc != nil {
 			notes = append(notes, fmt.Sprintf("per call min %s median %s", strings.TrimSpace(fmtUS(pc.Min)), strings.TrimSpace(fmtUS(pc.Median))))
 		}
-		t.line(FormatSize(r.Bytes), r.Variant, l, k, itoa(r.Iters),
+		t.line(results.FormatSize(r.Bytes), r.Variant, l, k, strconv.Itoa(r.Iters),
 			fmtUS(r.US.Min), fmtUS(r.US.Median), fmtUS(r.US.Mean), fmtUS(r.US.P99), fmtUS(r.US.IQR()),
-			fmtRatio(Ratio(r, native)), wrongCell(r), strings.Join(notes, " "))
+			fmtRatio(results.Ratio(r, native)), wrongCell(r), strings.Join(notes, " "))
 		if len(r.Phases) > 0 {
 			var b strings.Builder
 			b.WriteString("          phases (median us, max over ranks):")
@@ -93,11 +94,11 @@ func (t *Table) Rows(rs []Result) {
 }
 
 // WriteTable writes the whole report as a table, grouped by size.
-func WriteTable(w io.Writer, rep *Report) {
+func WriteTable(w io.Writer, rep *results.Report) {
 	t := NewTable(w)
 	t.Header()
 	for _, s := range rep.Sizes() {
-		var rs []Result
+		var rs []results.Result
 		for _, r := range rep.Results {
 			if r.Bytes == s {
 				rs = append(rs, r)
@@ -112,7 +113,7 @@ func dash(n int) string {
 	if n == 0 {
 		return "-"
 	}
-	return itoa(n)
+	return strconv.Itoa(n)
 }
 
 // fmtUS formats microseconds with precision adapted to the magnitude.
@@ -138,51 +139,51 @@ func fmtRatio(x float64) string {
 // WriteBest writes the closing summary: per size, the best fixed plan and
 // auto with their ratios to native (median / native median, lower is
 // better), and the memory-bandwidth floor when known.
-func WriteBest(w io.Writer, rep *Report) {
+func WriteBest(w io.Writer, rep *results.Report) {
 	fmt.Fprintf(w, "%8s  %-16s %10s %8s  %10s %8s  %10s\n", "size", "best fixed plan", "median_us", "ratio", "auto_us", "ratio", "floor_us")
 	for _, row := range summaryRows(rep) {
 		s, native, best, okb, auto, oka := row.bytes, row.native, row.best, row.okBest, row.auto, row.okAuto
 		bl, bm, bs := "-", "-", "-"
 		if okb {
-			bl, bm, bs = fmt.Sprintf("l=%d k=%d", best.Leaders, best.Pipeline), fmtUS(best.US.Median), fmtRatio(Ratio(best, native))
+			bl, bm, bs = fmt.Sprintf("l=%d k=%d", best.Leaders, best.Pipeline), fmtUS(best.US.Median), fmtRatio(results.Ratio(best, native))
 		}
 		am, as := "-", "-"
 		if oka {
-			am, as = fmtUS(auto.US.Median), fmtRatio(Ratio(auto, native))
+			am, as = fmtUS(auto.US.Median), fmtRatio(results.Ratio(auto, native))
 		}
 		fl := "-"
 		if native.FloorUS > 0 {
 			fl = fmtUS(native.FloorUS)
 		}
-		fmt.Fprintf(w, "%8s  %-16s %10s %8s  %10s %8s  %10s\n", FormatSize(s), bl, bm, bs, am, as, fl)
+		fmt.Fprintf(w, "%8s  %-16s %10s %8s  %10s %8s  %10s\n", results.FormatSize(s), bl, bm, bs, am, as, fl)
 	}
 }
 
 // BestFixed returns the fixed dpml plan with the lowest median at a size.
-func BestFixed(rs []Result, bytes int) (Result, bool) {
-	var best Result
+func BestFixed(rs []results.Result, bytes int) (results.Result, bool) {
+	var best results.Result
 	found := false
 	for _, r := range rs {
-		if r.Bytes == bytes && r.Variant == VariantDPML && r.OK() && (!found || r.US.Median < best.US.Median) {
+		if r.Bytes == bytes && r.Variant == results.VariantDPML && r.OK() && (!found || r.US.Median < best.US.Median) {
 			best, found = r, true
 		}
 	}
 	return best, found
 }
 
-func find(rs []Result, bytes int, variant string) (Result, bool) {
+func find(rs []results.Result, bytes int, variant string) (results.Result, bool) {
 	for _, r := range rs {
 		if r.Bytes == bytes && r.Variant == variant && r.OK() {
 			return r, true
 		}
 	}
-	return Result{}, false
+	return results.Result{}, false
 }
 
 // WriteRatios writes a Markdown table of the ratios DPML / native (medians
 // of the same run; below 1 is faster): best fixed plan and auto, per size,
 // with auto's plan, auto / best, and the memory floor when measured.
-func WriteRatios(w io.Writer, rep *Report) {
+func WriteRatios(w io.Writer, rep *results.Report) {
 	fmt.Fprintln(w, "| size | native us | best fixed | us | ratio | auto plan | auto us | ratio | auto / best | floor us |")
 	fmt.Fprintln(w, "| ---: | ---: | :--- | ---: | ---: | :--- | ---: | ---: | ---: | ---: |")
 	for _, row := range summaryRows(rep) {
@@ -193,12 +194,12 @@ func WriteRatios(w io.Writer, rep *Report) {
 			}
 			return f()
 		}
-		ratio := func(r Result) string { return fmtRatio(r.US.Median / native.US.Median) }
+		ratio := func(r results.Result) string { return fmtRatio(r.US.Median / native.US.Median) }
 		fl := "-"
 		if native.FloorUS > 0 {
 			fl = fmtUS(native.FloorUS)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", FormatSize(s), fmtUS(native.US.Median),
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", results.FormatSize(s), fmtUS(native.US.Median),
 			cell(okb, func() string { return fmt.Sprintf("l=%d k=%d", best.Leaders, best.Pipeline) }),
 			cell(okb, func() string { return fmtUS(best.US.Median) }), cell(okb, func() string { return ratio(best) }),
 			cell(oka && auto.Plan != nil, func() string { return planLabel(*auto.Plan) }),
@@ -209,7 +210,7 @@ func WriteRatios(w io.Writer, rep *Report) {
 
 // planLabel is a plan's short name: "native", "dpml l=8" or "pipelined
 // l=8 k=4", with "+cma" for cross-memory attach.
-func planLabel(p PlanInfo) string {
+func planLabel(p results.PlanInfo) string {
 	var s string
 	switch p.Variant {
 	case "native":
@@ -234,13 +235,13 @@ func planLabel(p PlanInfo) string {
 // summaryRow is one size of a summary: native, the best fixed plan and auto.
 type summaryRow struct {
 	bytes              int
-	native, best, auto Result
+	native, best, auto results.Result
 	okBest, okAuto     bool
 }
 
 // summaryRows lists the sizes that have a native result, with the best
 // fixed plan and auto where measured.
-func summaryRows(rep *Report) []summaryRow {
+func summaryRows(rep *results.Report) []summaryRow {
 	var out []summaryRow
 	for _, s := range rep.Sizes() {
 		native, ok := rep.Native(s)
@@ -249,7 +250,7 @@ func summaryRows(rep *Report) []summaryRow {
 		}
 		r := summaryRow{bytes: s, native: native}
 		r.best, r.okBest = BestFixed(rep.Results, s)
-		r.auto, r.okAuto = find(rep.Results, s, VariantAuto)
+		r.auto, r.okAuto = find(rep.Results, s, results.VariantAuto)
 		out = append(out, r)
 	}
 	return out
