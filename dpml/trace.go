@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dpmlgo/dpml/config"
+	"github.com/dpmlgo/dpml/internal/runtime/dropinhook"
 	"github.com/dpmlgo/dpml/internal/runtime/tsc"
 )
 
@@ -41,9 +42,13 @@ func (c *Comm) mark(p tracePoint) {
 	}
 }
 
-// TraceC records the drop-in library's C steps: enter and toGo of the call
-// about to run, back and leave of the previous one.
-func TraceC(c *Comm, enter, toGo, back, leave int64) {
+func init() {
+	dropinhook.TraceC = func(c any, enter, toGo, back, leave int64) { c.(*Comm).traceC(enter, toGo, back, leave) }
+}
+
+// traceC records the drop-in library's C steps: enter and toGo of the call
+// about to run, back and leave of the previous one (dropinhook.TraceC).
+func (c *Comm) traceC(enter, toGo, back, leave int64) {
 	if !c.tracing() {
 		return
 	}

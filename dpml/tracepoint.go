@@ -12,7 +12,7 @@ const (
 	tpOut                     // leader: result published (out flag raised)
 	tpSeen                    // the results seen (out flags waited for)
 	tpExit                    // result copied, returning
-	// The drop-in library's C steps (TraceC), where it is the caller.
+	// The drop-in library's C steps (dropinhook.TraceC), where it is the caller.
 	tpCEnter // MPI_Allreduce entered
 	tpCGo    // the call into Go
 	tpCBack  // back from Go

@@ -10,6 +10,11 @@ var (
 	// routine that failed with result rc; the communicator fails as
 	// with a failed call of its own, and the error is returned.
 	FusedFailed func(comm any, rc int) error
+	// TraceC records, in a diagnostic build (-tags dpmltrace; nil
+	// otherwise), the C layer's time stamps of a call: its entry and
+	// hand-over to Go, and the previous call's return from Go and from
+	// the C wrapper (dpml's step recorder).
+	TraceC func(comm any, enter, toGo, back, leave int64)
 )
 
 // OwnCoreSpin, set by libdpml.so once it has moved the Go runtime's
