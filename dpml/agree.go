@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/mpi"
+	"github.com/dpmlgo/dpml/shm"
 )
 
 // Sentinel errors of setup and of the debug check. Errors that Agree
@@ -60,10 +61,43 @@ func classOf(err error) uint64 {
 // waiting in a collective the others skipped. The error wraps ErrMismatch,
 // ErrConfig or ErrSetup as they apply, and also, on the rank where it
 // happened, the local error itself.
+//
+// Its collectives are bounded by DPML_TIMEOUT like the engine's own
+// (package doc, watchdog.go): a rank that never comes to the agreement
+// ends the job with a message naming the step, instead of leaving the
+// others waiting forever.
 func Agree(c *mpi.Comm, local error, settings []Setting) error {
 	if c == nil {
 		return nilCommError("Agree")
 	}
+	if w := watchAgreement(c); w != nil {
+		w.watch.enter(stepAgree)
+		defer w.stopWatch()
+	}
+	return agree(c, local, settings)
+}
+
+// watchAgreement registers a stand-in Comm for c with the watchdog for the
+// time of one agreement (New's own agreements run inside its watched
+// setup step and call agree directly); nil when DPML_TIMEOUT is negative
+// (wait forever).
+func watchAgreement(c *mpi.Comm) *Comm {
+	timeout, err := config.Duration(config.Timeout)
+	if err != nil || timeout == 0 {
+		timeout = shm.DefaultTimeout // a bad value fails the agreement itself
+	}
+	if timeout < 0 {
+		return nil
+	}
+	g := &Comm{parent: c}
+	g.rank, g.size = c.Rank(), c.Size()
+	g.wait.Timeout = timeout
+	g.startWatch()
+	return g
+}
+
+// agree is Agree without a watch of its own.
+func agree(c *mpi.Comm, local error, settings []Setting) error {
 	n := len(settings)
 	buf := make([]uint64, 1+2*n)
 	buf[0] = classOf(local)

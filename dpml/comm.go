@@ -231,7 +231,7 @@ func (d *Comm) build(c *mpi.Comm, opts []Option) error {
 	// local failure, then all agree on the outcome: a rank that bailed out
 	// early would leave the others blocked in the next collective.
 	d.laps.lap("dup")
-	if err := Agree(d.world, cfgErr, settings); err != nil {
+	if err := agree(d.world, cfgErr, settings); err != nil { // inside the watched setup step
 		d.release()
 		return err
 	}
@@ -416,7 +416,7 @@ func SplitNode(c *mpi.Comm) (*mpi.Comm, error) {
 // agree turns a local error into a job-wide one: the call fails on every
 // rank, with the same message, if it failed on any.
 func (c *Comm) agree(local error) error {
-	return Agree(c.world, local, nil)
+	return agree(c.world, local, nil)
 }
 
 // setup performs the collective construction. It runs every collective step

@@ -34,6 +34,8 @@ import (
 // Setup is one watched step (stepSetup) from before New's first collective
 // (the duplicate of the program's communicator) to its last: a peer that
 // stops during setup ends the job like one that stops during a call.
+// Agree outside New (libdpml.so's agreement at a communicator's first
+// call, New with Deferred) is watched the same way (stepAgree).
 //
 // A negative DPML_TIMEOUT (wait forever) disarms the watchdog.
 
@@ -45,12 +47,14 @@ const (
 	stepTuner
 	stepCheck
 	stepSetup
+	stepAgree
 	numSteps
 )
 
 var stepNames = [numSteps]string{stepNone: "no step", stepNative: "the MPI library's allreduce (native plan)",
 	stepInter: "the leaders' inter-node allreduce", stepTuner: "the tuner's exchange of call times",
-	stepCheck: "DPML_CHECK's comparison of the call's arguments", stepSetup: "the communicator's setup (its collectives)"}
+	stepCheck: "DPML_CHECK's comparison of the call's arguments", stepSetup: "the communicator's setup (its collectives)",
+	stepAgree: "the ranks' agreement on their settings (Agree)"}
 
 // watch is a Comm's watch word: (calls << 8) | step. Only the calling
 // goroutine writes it; the watchdog reads it.

@@ -178,3 +178,40 @@ func TestSetupWatched(t *testing.T) {
 		}
 	})
 }
+
+// TestAgreeWatched: Agree (the drop-in's agreement at a communicator's
+// first call, New's with Deferred) is bounded by DPML_TIMEOUT: rank 2
+// comes 1 s late with a 300 ms timeout, and every other rank's watchdog
+// reports the agreement (the test's hook stands in for the abort); then
+// rank 2 arrives and the agreement completes.
+//
+// Mutation check: Agree without watchAgreement reports nothing ("reports
+// [], want one naming the agreement").
+func TestAgreeWatched(t *testing.T) {
+	mpitest.Run(t, 2, 2, func(t *testing.T, w *mpi.Comm) {
+		var mu sync.Mutex
+		var got []string
+		testHookWatchAbort = func(c *Comm, msg string) {
+			mu.Lock()
+			got = append(got, msg)
+			mu.Unlock()
+		}
+		defer func() { testHookWatchAbort = nil }()
+		t.Setenv("DPML_TIMEOUT", "300ms")
+		if w.Rank() == 2 {
+			time.Sleep(time.Second)
+		}
+		if err := Agree(w, nil, []Setting{{Name: "x", Value: "1"}}); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		msgs := got
+		mu.Unlock()
+		if w.Rank() == 2 {
+			return // late itself: nobody waited on it
+		}
+		if len(msgs) != 1 || !strings.Contains(msgs[0], "agreement") || !strings.Contains(msgs[0], "DPML_TIMEOUT=300ms") {
+			t.Errorf("rank %d: reports %q, want one naming the agreement and DPML_TIMEOUT=300ms", w.Rank(), msgs)
+		}
+	})
+}
