@@ -55,6 +55,11 @@ func (k Key) pack() uint64 {
 	return uint64(k.Elem) | uint64(k.Op)<<8 | uint64(k.SizeLog2)<<16 | uint64(k.Nodes)<<24 | uint64(k.PPN)<<40
 }
 
+// unpack is pack's inverse.
+func unpack(p uint64) Key {
+	return Key{Elem: ElemClass(p & 0xff), Op: OpClass(p >> 8 & 0xff), SizeLog2: uint8(p >> 16), Nodes: uint16(p >> 24), PPN: uint16(p >> 40)}
+}
+
 // Arm is one plan choice of the tuner: a plan.Shape with the variant, l,
 // k and the intra-node transport (IntraShm or IntraCMA; IntraAuto for
 // Native) set, Overlap as the variant says, and SegmentBytes 0: the

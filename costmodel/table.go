@@ -360,11 +360,21 @@ func (t *Tuner) LoadTable(tb *Table) (loaded int, err error) {
 		if err != nil {
 			return loaded, err
 		}
-		e := t.newEntry(k)
-		idx := e.set.index(a)
+		pk := k.pack()
+		idx := t.setFor(k).index(a)
 		if idx < 0 {
 			continue
 		}
+		if en.State == "start" && t.keys[pk] == nil {
+			// A key not called yet starts there at its first call
+			// (entry): pricing every table size's arms here would
+			// cost each communicator's setup about a millisecond.
+			t.starts[pk] = idx
+			loaded++
+			continue
+		}
+		delete(t.starts, pk)
+		e := t.newEntry(k)
 		e.cur = uint8(idx)
 		if t.budgeted() {
 			// A starting point is the key's pick; a verdict leaves no
@@ -395,7 +405,6 @@ func (t *Tuner) LoadTable(tb *Table) (loaded int, err error) {
 			e.settledAt, e.firstSettled = 0, 0
 			e.confirmed = true // learned before: no scheduled look
 		}
-		pk := k.pack()
 		t.keys[pk] = e
 		if t.lastK == pk {
 			t.last = nil

@@ -156,3 +156,39 @@ func TestStartEntriesExplore(t *testing.T) {
 		}
 	}
 }
+
+// TestStartEntriesLazy: a table's start entries cost a tuner's setup
+// nothing per key (no entry is priced before the key's first call), yet
+// the first call of each key runs its start arm, and the fingerprint
+// already tells the starts apart.
+//
+// Mutation check: entry() not applying the start makes the first Choose
+// return the model's pick ("first call ran ..., want the start ...").
+func TestStartEntriesLazy(t *testing.T) {
+	cfg := DefaultConfig() // the budgeted learner: a start is the key's pick
+	cfg.SegmentBytes = deviceSegment(32)
+	tu, err := NewTunerFromTable(cfg, DefaultTable())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tu.Infos()); n != len(DefaultTable().Entries) {
+		t.Fatalf("%d keys reported, want the table's %d", n, len(DefaultTable().Entries))
+	}
+	empty, err := NewTuner(cfg, DefaultTable().ModelOr(DefaultModel()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tu.Fingerprint() == empty.Fingerprint() {
+		t.Error("the fingerprint does not see the table's starts")
+	}
+	for _, en := range DefaultTable().Entries {
+		k, _ := en.Key()
+		a, _ := en.Arm()
+		if got := tu.Choose(k); got != a {
+			t.Fatalf("entry %+v: first call ran %v, want the start %v", en, got, a)
+		}
+		if in, ok := tu.Info(k); !ok || in.Arm != a || in.Calls != 0 {
+			t.Fatalf("entry %+v after Choose: %+v (found %v), want its start %v and no call recorded", en, in, ok, a)
+		}
+	}
+}

@@ -577,6 +577,11 @@ type Tuner struct {
 	prov  Provenance
 	keys  map[uint64]*entry
 	sets  map[uint64]*armSet
+	// starts are a loaded table's "start" entries of keys not called yet:
+	// the arm index each key starts at, applied when the key is first
+	// used (entry), so that a communicator's setup does not price the
+	// arms of every size the table names (LoadTable, startEntry).
+	starts map[uint64]int
 
 	lastK uint64
 	last  *entry
@@ -642,7 +647,7 @@ func NewTuner(cfg Config, m Model) (*Tuner, error) {
 	slots := c.Batch * c.ConfirmBlock // a batch of blocks
 	return &Tuner{
 		cfg: c, model: m,
-		keys: map[uint64]*entry{}, sets: map[uint64]*armSet{},
+		keys: map[uint64]*entry{}, sets: map[uint64]*armSet{}, starts: map[uint64]int{},
 		pk: make([]*entry, slots), pa: make([]uint8, slots), pc: make([]uint64, slots), pw: make([]uint16, slots), pb: make([]uint16, slots),
 		pe: make([]float64, slots), px: make([]float64, slots), ex: make([]float64, pendingWidth*slots+1), sx: make([]int64, 2*slots+1),
 		touched: make([]*entry, 0, c.Batch),
@@ -666,19 +671,53 @@ func (t *Tuner) entry(k Key) *entry {
 	e := t.keys[pk]
 	if e == nil {
 		e = t.newEntry(k)
+		if idx, ok := t.starts[pk]; ok {
+			delete(t.starts, pk)
+			t.startEntry(e, idx)
+		}
 		t.keys[pk] = e
 	}
 	t.last, t.lastK = e, pk
 	return e
 }
 
-func (t *Tuner) newEntry(k Key) *entry {
+// startEntry puts a new entry at a table's start arm idx: the hill climb
+// (or, under a budget, the key's pick) begins there.
+func (t *Tuner) startEntry(e *entry, idx int) {
+	e.cur = uint8(idx)
+	if t.budgeted() {
+		t.startAt(e, idx)
+	}
+}
+
+// setFor returns the arm set of key k's class, built on first use.
+func (t *Tuner) setFor(k Key) *armSet {
 	sk := setKey(k)
 	set := t.sets[sk]
 	if set == nil {
 		set = newArmSet(k, &t.cfg)
 		t.sets[sk] = set
 	}
+	return set
+}
+
+// started returns k's entry, or for a key only a table's start names, a
+// fresh one at that start that is not kept (reports; nil for neither).
+func (t *Tuner) started(pk uint64, k Key) *entry {
+	if e := t.keys[pk]; e != nil {
+		return e
+	}
+	idx, ok := t.starts[pk]
+	if !ok {
+		return nil
+	}
+	e := t.newEntry(k)
+	t.startEntry(e, idx)
+	return e
+}
+
+func (t *Tuner) newEntry(k Key) *entry {
+	set := t.setFor(k)
 	e := &entry{key: k, set: set, prior: make([]float64, len(set.arms)), st: make([]armStat, len(set.arms)), settledAt: -1, firstSettled: -1, last: -1}
 	n, lay := k.Bytes(), k.Layout()
 	best, grid0 := 0, -1
@@ -1725,7 +1764,7 @@ func (e *entry) scheduleCalls(c *Config) {
 // peek returns k's entry, or a fresh one that is not kept (so that
 // inspecting a key does not change the tuner's state or fingerprint).
 func (t *Tuner) peek(k Key) *entry {
-	if e := t.keys[k.pack()]; e != nil {
+	if e := t.started(k.pack(), k); e != nil {
 		return e
 	}
 	return t.newEntry(k)
@@ -1785,7 +1824,7 @@ type ArmSample struct {
 
 // Info returns the state of key k; false if the tuner has not seen it.
 func (t *Tuner) Info(k Key) (Info, bool) {
-	e := t.keys[k.pack()]
+	e := t.started(k.pack(), k)
 	if e == nil {
 		return Info{}, false
 	}
@@ -1814,14 +1853,17 @@ func (e *entry) info() Info {
 
 // Infos returns every key's state, sorted by key.
 func (t *Tuner) Infos() []Info {
-	ks := make([]uint64, 0, len(t.keys))
+	ks := make([]uint64, 0, len(t.keys)+len(t.starts))
 	for k := range t.keys {
+		ks = append(ks, k)
+	}
+	for k := range t.starts {
 		ks = append(ks, k)
 	}
 	slices.Sort(ks)
 	out := make([]Info, 0, len(ks))
 	for _, k := range ks {
-		out = append(out, t.keys[k].info())
+		out = append(out, t.started(k, unpack(k)).info())
 	}
 	return out
 }
@@ -1844,6 +1886,16 @@ func (t *Tuner) Fingerprint() uint64 {
 		ks = append(ks, k)
 	}
 	slices.Sort(ks)
+	// The keys only a table's start names yet: the key and its arm.
+	ss := make([]uint64, 0, len(t.starts))
+	for k := range t.starts {
+		ss = append(ss, k)
+	}
+	slices.Sort(ss)
+	for _, k := range ss {
+		u(k)
+		u(uint64(t.starts[k]))
+	}
 	for _, k := range ks {
 		e := t.keys[k]
 		u(k)
