@@ -337,7 +337,9 @@ func (t *Tuner) Load(r io.Reader) (loaded int, err error) {
 // with a table starts tuned, and a key re-explores only when its
 // measurements drift from the estimate. It replaces any state the tuner
 // had for those keys, and returns how many entries it loaded; entries
-// whose arm is not feasible here are skipped. The table's model is not
+// whose arm is not feasible here are skipped. An entry with state "start"
+// of a key not called yet is the arm the key starts at, applied at its
+// first call (loading prices no key's arms). The table's model is not
 // used (pass tb.ModelOr(DefaultModel()) to NewTuner for that). Every rank
 // must load the same table.
 func (t *Tuner) LoadTable(tb *Table) (loaded int, err error) {
