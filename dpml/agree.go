@@ -10,7 +10,6 @@ import (
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/mpi"
-	"github.com/dpmlgo/dpml/shm"
 )
 
 // Sentinel errors of setup and of the debug check. Errors that Agree
@@ -82,10 +81,7 @@ func Agree(c *mpi.Comm, local error, settings []Setting) error {
 // setup step and call agree directly); nil when DPML_TIMEOUT is negative
 // (wait forever).
 func watchAgreement(c *mpi.Comm) *Comm {
-	timeout, err := config.Duration(config.Timeout)
-	if err != nil || timeout == 0 {
-		timeout = shm.DefaultTimeout // a bad value fails the agreement itself
-	}
+	timeout, _ := config.Duration(config.Timeout) // a bad value fails the agreement itself; 0: startWatch's default
 	if timeout < 0 {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package dpml
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"unsafe"
@@ -29,14 +30,13 @@ func Deferred() Option { return func(o *options) { o.deferred = true } }
 
 // ErrNotSetUp is returned by Plan on a communicator New made with Deferred
 // whose engine is not set up yet.
-var ErrNotSetUp = fmt.Errorf("dpml: communicator not set up yet (Deferred)")
+var ErrNotSetUp = errors.New("dpml: communicator not set up yet (Deferred)")
 
 // deferredSetup is what a Deferred communicator keeps until its setup.
 type deferredSetup struct {
 	opts        []Option
-	after       float64 // DPML_SETUP_AFTER in seconds, agreed at New
-	priced      float64 // the calls so far, priced (config.SetupPrice)
-	calls       int
+	after       float64  // DPML_SETUP_AFTER in seconds, agreed at New
+	priced      float64  // the calls so far, priced (config.SetupPrice)
 	override    Override // SetOverride before the setup
 	overrideSet bool
 }
@@ -73,7 +73,6 @@ func setupDue(priced float64, bytes int64, after float64) (bool, float64) {
 // alike.
 func runDeferred[T mpi.Number](c *Comm, send, recv []T, op mpi.Op) (done bool, err error) {
 	l := c.later
-	l.calls++
 	var due bool
 	due, l.priced = setupDue(l.priced, int64(len(recv))*int64(mpi.KindOf[T]().Size()), l.after)
 	if !due {
