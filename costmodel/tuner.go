@@ -808,6 +808,10 @@ func (s KeyState) Next() (a Arm, timed bool) {
 	return a, s.t.timed(s.e)
 }
 
+// Peek returns the arm the key's next call runs (Next's), without Next's
+// bookkeeping.
+func (s KeyState) Peek() Arm { return s.e.set.arms[s.e.next()] }
+
 // Record is RecordSpan for the state's key.
 func (s KeyState) Record(a Arm, entry, exit float64) (commit bool) {
 	return s.t.recordSpan(s.e, a, entry, exit)
@@ -1098,6 +1102,10 @@ func (t *Tuner) NoteOverhead(seconds float64) {
 	}
 	t.ovhLocal = seconds
 }
+
+// Commits returns how many commit steps the tuner has taken: a key's
+// state changes between two calls of its own only at a commit.
+func (t *Tuner) Commits() uint64 { return t.commits }
 
 // Overhead returns the agreed overhead per recorded call (seconds): the
 // running mean of the ranks' largest NoteOverhead values over commits.

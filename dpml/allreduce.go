@@ -184,7 +184,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 		return err
 	}
 	if c.fz.foreign {
-		c.grantFused(pp, kind, op, len(send), untuned, tuned, arm)
+		c.grantFused(pp, kind, op, len(send), untuned, tuned, key, ks, arm)
 	} else {
 		c.clearGo(pp, kern, kind, op, len(send), untuned, tuned, arm)
 	}

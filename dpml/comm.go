@@ -704,7 +704,8 @@ func (c *Comm) SetOverride(o Override) {
 	}
 	c.fixed, c.memo.valid = o, false
 	if c.fz.f != nil {
-		c.fz.f.Revoke() // libdpml.so's clearance was for the old plan
+		c.fz.f.Revoke() // libdpml.so's clearances were for the old plan
+		c.fz.parked.drop = true
 	}
 }
 
@@ -754,6 +755,16 @@ func (c *Comm) LastPlan() Plan {
 	if c.later != nil {
 		return Plan{Shape: plan.Shape{Variant: Native}} // the MPI library ran it (Deferred)
 	}
+	if p, n := c.lastParked(); p != nil {
+		// The C layer ran it under a parked clearance.
+		o := Override{}
+		if p.tuned {
+			o = Override(p.arm)
+		}
+		if pl, err := c.plan(n, p.kind.Size(), o); err == nil {
+			return pl
+		}
+	}
 	return c.memo.pp.p
 }
 
@@ -761,7 +772,16 @@ func (c *Comm) LastPlan() Plan {
 // state, switch and change counters, cost and skew); false when the tuner
 // did not decide that call.
 func (c *Comm) LastTunerInfo() (costmodel.Info, bool) {
-	if c == nil || !c.lastTuned || c.tuner == nil {
+	if c == nil || c.tuner == nil {
+		return costmodel.Info{}, false
+	}
+	if p, _ := c.lastParked(); p != nil {
+		if !p.tuned {
+			return costmodel.Info{}, false
+		}
+		return c.tuner.Info(p.key)
+	}
+	if !c.lastTuned {
 		return costmodel.Info{}, false
 	}
 	if !c.fz.clear.block {

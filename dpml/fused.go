@@ -104,6 +104,8 @@ type fusedView struct {
 	// blk: a confirmation block's stamps, call by call (CLOCK_MONOTONIC,
 	// ns), whether the drop-in or a Go clearance ran it (recordBlock).
 	blk blockStamps
+	// parked: the drop-in's parked clearances (parked.go).
+	parked parkedView
 }
 
 // blockStamps holds a confirmation block's entry and exit stamps, and the
@@ -380,6 +382,8 @@ func (c *Comm) fusedError(rc int) error {
 // makes it due). Every rank ran the same calls, so the learners stay
 // equal and every rank takes the commit step on the same call.
 func (c *Comm) takeBack() error {
+	last, _ := c.fz.f.LastParked()
+	c.creditParked(last - 1) // the one that ran the latest call last
 	n, gen := c.fz.f.Ran()
 	c.gen = gen
 	c.fz.calls += n
@@ -392,7 +396,11 @@ func (c *Comm) takeBack() error {
 	case c.fz.granted:
 		c.keyMemo.st.Skip(int(n))
 	}
+	if last > 0 {
+		c.creditOneParked(c.fz.f, last-1)
+	}
 	c.fz.f.TakeRan()
+	c.fz.f.TakeParked()
 	c.fz.granted, c.fz.block = false, false
 	if commit {
 		return c.exchange()
@@ -416,9 +424,19 @@ func (c *Comm) takeBack() error {
 // 1.1, so radixes 5-10% apart were told apart by noise, and auto ran
 // 12-22% behind the best fixed tree at 4-64 B, 0-4% with the blocks in C
 // (1x16, C client, b2b, medians of 6 runs).
-func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, arm costmodel.Arm) {
+//
+// Then the parked clearances (parked.go) follow the learner's state.
+func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, key costmodel.Key, ks costmodel.KeyState, arm costmodel.Arm) {
+	c.fz.f.ClearLast()
+	c.fz.f.SetGen(c.gen) // a parked clearance follows this call's generation
+	c.grantExact(pp, kind, op, count, untuned, tuned, arm)
+	c.parkCall(pp, kind, op, count, untuned, tuned, key, ks, c.fz.granted, c.fz.block)
+}
+
+// grantExact sets the exact clearance (grantFused).
+func (c *Comm) grantExact(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, arm costmodel.Arm) {
 	f := c.fz.f
-	f.Revoke()
+	f.RevokeExact()
 	c.fz.granted, c.fz.block = false, false
 	native := pp.p.Variant == Native
 	if !native && !c.cRuns(&pp.p, kind, op) {

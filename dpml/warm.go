@@ -21,7 +21,10 @@ const warmMaxBytes = 4 << 20
 // float32 elements from 4 bytes to 4 MiB runs once, on scratch buffers,
 // the plan the tuner starts that size on, which readies the plan's code,
 // its shared-memory lines and the leaders' connections. Nothing of it is
-// recorded by the tuner. Collective over the communicator; libdpml.so
+// recorded by the tuner. For libdpml.so's C layer it then parks a
+// clearance for each size class of float32 and float64 sums that it runs
+// without Go (parked.go), so that those sizes' first calls run there.
+// Collective over the communicator; libdpml.so
 // calls it on MPI_COMM_WORLD inside MPI_Init (DPML_SETUP_WORLD=warm).
 func (c *Comm) Warm() error {
 	if c == nil {
@@ -79,5 +82,6 @@ func (c *Comm) Warm() error {
 			return fmt.Errorf("dpml: warm, %d bytes: %w", bytes, err)
 		}
 	}
+	c.parkReady()
 	return nil
 }

@@ -166,7 +166,7 @@
 // settings on rank 0 at initialization, and on every rank at MPI_Finalize a
 // line of counters:
 //
-//	libdpml: rank 0: routed 2016 passed 4337 ( nested 4337 ) comms set up 1001 released 1001 fused 0 blocks 0 agreed 1
+//	libdpml: rank 0: routed 2016 passed 4337 ( nested 4337 ) comms set up 1001 released 1001 fused 0 blocks 0 parked 0 agreed 1
 //
 // (calls routed to the engine, calls passed to the MPI library by reason,
 // engines built and closed, and how many routed calls the C layer ran

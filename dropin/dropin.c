@@ -23,8 +23,9 @@ const char *const dpml_reason_words[DPML_NREASONS] = {"routed", "nested", "not-i
 uint64_t dpml_comms_setup, dpml_comms_released;
 // Routed calls the C layer ran itself, on the engine's clearance (fused.h).
 uint64_t dpml_fused_calls;
-// Of those, the calls of the learner's confirmation blocks (timed).
-uint64_t dpml_block_calls;
+// Of those, the calls of the learner's confirmation blocks (timed), and
+// the calls under a parked clearance.
+uint64_t dpml_block_calls, dpml_parked_calls;
 // Settings agreements run (one collective each, at a communicator's first
 // eligible call).
 uint64_t dpml_agreements;
@@ -575,16 +576,20 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 	last_comm = comm, last_reason = DPML_ROUTED;
 	if (settings.verbose >= 2) trace(DPML_ROUTED, count, dt, op, comm);
 	dpml_fused *F = s->fused;
-	if (F != NULL && dpml_fused_cleared(F, count, d->kind, o)) {
+	int parked = -1;
+	if (F != NULL && (dpml_fused_cleared(F, count, d->kind, o) || (parked = dpml_fused_parked(F, count, d->kind, o)) >= 0)) {
 		// A call the engine cleared (dpml/fused.go: the plan is fixed, or
-		// the learner needs this call neither timed nor seen): the tree's
-		// protocol in C, no Go. Every rank takes this branch on the same
-		// calls: the clearance is computed alike on all.
+		// the learner needs this call neither timed nor seen), for these
+		// exact arguments or parked for its key (dpml/parked.go): the
+		// tree's protocol in C, no Go. Every rank takes this branch on
+		// the same calls: the clearances are computed alike on all.
 		__atomic_fetch_add(&dpml_fused_calls, 1, __ATOMIC_RELAXED);
 		cleared_call cc = {send, recvbuf, count, d->kind, o, comm, s, 0};
 		dpml_fused_mpi m = {cleared_native, cleared_inter, cleared_unlock, &cc};
 		int mrc = MPI_SUCCESS, timed = 0;
-		int frc = dpml_fused_run(F, send, recvbuf, count, d->kind, o, &m, &mrc, &timed);
+		int frc = parked >= 0 ? dpml_fused_run_parked(F, parked, send, recvbuf, count, d->kind, o, &m, &mrc)
+				      : dpml_fused_run(F, send, recvbuf, count, d->kind, o, &m, &mrc, &timed);
+		if (parked >= 0) __atomic_fetch_add(&dpml_parked_calls, 1, __ATOMIC_RELAXED);
 		if (timed) __atomic_fetch_add(&dpml_block_calls, 1, __ATOMIC_RELAXED);
 		if (frc == DPML_FUSED_OK) {
 			if (!cc.unlocked) pthread_mutex_unlock(&s->mu);

@@ -248,11 +248,11 @@ func failures(out string) []string {
 // DPML_VERBOSE=1.
 type counters struct {
 	routed, passed, setup, released, fused, blocks int
-	agreed                                         int
+	parked, agreed                                 int
 	reasons                                        map[string]int
 }
 
-var summaryRE = regexp.MustCompile(`libdpml: rank (\d+): routed (\d+) passed (\d+) \(([^)]*)\) comms set up (\d+) released (\d+) fused (\d+) blocks (\d+) agreed (\d+)`)
+var summaryRE = regexp.MustCompile(`libdpml: rank (\d+): routed (\d+) passed (\d+) \(([^)]*)\) comms set up (\d+) released (\d+) fused (\d+) blocks (\d+) parked (\d+) agreed (\d+)`)
 
 func summaries(t *testing.T, stderr string) map[int]counters {
 	t.Helper()
@@ -265,7 +265,7 @@ func summaries(t *testing.T, stderr string) map[int]counters {
 			}
 			return n
 		}
-		c := counters{routed: atoi(s[2]), passed: atoi(s[3]), setup: atoi(s[5]), released: atoi(s[6]), fused: atoi(s[7]), blocks: atoi(s[8]), agreed: atoi(s[9]), reasons: map[string]int{}}
+		c := counters{routed: atoi(s[2]), passed: atoi(s[3]), setup: atoi(s[5]), released: atoi(s[6]), fused: atoi(s[7]), blocks: atoi(s[8]), parked: atoi(s[9]), agreed: atoi(s[10]), reasons: map[string]int{}}
 		f := strings.Fields(s[4])
 		for i := 0; i+1 < len(f); i += 2 {
 			c.reasons[f[i]] = atoi(f[i+1])
@@ -452,9 +452,12 @@ func TestRepeat(t *testing.T) {
 			m := compareOn(t, ppn, []string{"DPML_INTRA=tree", "DPML_LEADERS=1"}, cases*repeats,
 				work.progs["allreduce"], "-o", outDir, "repeat=1500")
 			for rank, c := range m {
-				// Each fused case's first call runs in Go, which clears the rest.
-				if want := fusedCases * (repeats - 1); c.fused != want {
-					t.Errorf("rank %d ran %d of %d routed calls in the C layer, want %d", rank, c.fused, c.routed, want)
+				// Each fused case's first call runs in Go, which clears
+				// the rest, but for the first case's (a double sum
+				// the library readies before the program's first call:
+				// a parked clearance runs all of its calls).
+				if want := fusedCases*(repeats-1) + 1; c.fused != want || c.parked != repeats {
+					t.Errorf("rank %d ran %d of %d routed calls in the C layer, %d of them parked, want %d and %d", rank, c.fused, c.routed, c.parked, want, repeats)
 				}
 			}
 			// Tuned, with the scheduled confirmation early enough to run:
@@ -497,6 +500,43 @@ func TestRepeat(t *testing.T) {
 				t.Errorf("no tree arm the C layer runs has a confirmation's 8 samples in the saved tuning table %+v", tb.Entries)
 			}
 			t.Logf("tuned: rank 0 ran %d of %d routed calls in the C layer, %d of them in confirmation blocks", m[0].fused, m[0].routed, m[0].blocks)
+		})
+	}
+}
+
+// TestParked: a program that alternates between sizes from its first
+// call (testdata/allreduce.c, part_alternate) runs them in the C layer
+// under parked clearances (dpml/parked.go), with results right and the
+// same calls run there on every rank. With DPML_TUNER=model every key is
+// settled from its first call: the float and double sums, which the
+// library readies before the program's first call, never enter Go, and
+// the int max enters it once, after which its exact clearance serves it.
+// With the learner (auto) the counts are only the same on every rank.
+//
+// Mutation checks: parkReady not run (no clearance before the first
+// call) fails the model counts; takeBack not crediting the parked calls
+// fails TestTunerCountsCCalls's count of calls with parked calls in it
+// and here the learner's stride; the C layer running a parked call at a
+// stale generation (SetGen left out) fails the results ("wrong
+// elements").
+func TestParked(t *testing.T) {
+	setup(t)
+	const rounds, cases = 500, 6
+	for _, ppn := range []string{"4", "2,2"} {
+		t.Run("ppn="+ppn, func(t *testing.T) {
+			m := compareOn(t, ppn, []string{"DPML_TUNER=model"}, rounds*cases, work.progs["allreduce"], "-o", outDir, fmt.Sprintf("alternate=%d", rounds))
+			for rank, c := range m {
+				if c.fused != c.routed-1 || c.parked != c.routed-rounds {
+					t.Errorf("rank %d ran %d of %d routed calls in the C layer, %d of them parked; want %d and %d", rank, c.fused, c.routed, c.parked, c.routed-1, c.routed-rounds)
+				}
+			}
+			m = compareOn(t, ppn, nil, rounds*cases, work.progs["allreduce"], "-o", outDir, fmt.Sprintf("alternate=%d", rounds))
+			for rank, c := range m {
+				if c.parked == 0 || c.parked != m[0].parked || c.fused != m[0].fused {
+					t.Errorf("rank %d ran %d calls in the C layer, %d parked (rank 0: %d, %d), want some parked, the same on every rank", rank, c.fused, c.parked, m[0].fused, m[0].parked)
+				}
+			}
+			t.Logf("auto: rank 0 ran %d of %d routed calls in the C layer, %d of them parked", m[0].fused, m[0].routed, m[0].parked)
 		})
 	}
 }

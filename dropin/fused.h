@@ -20,6 +20,9 @@
 // the bound of Config.ConfirmBlock).
 #define DPML_FUSED_MAX_BLOCK 64
 
+// The most parked clearances a state holds (dpml_fpark).
+#define DPML_FUSED_PARKED 32
+
 // dpml_mono_ns is CLOCK_MONOTONIC in ns: the clock the engine's nanotime
 // reads, for the waits' deadlines here and the drop-in's stamps.
 static inline int64_t dpml_mono_ns(void) {
@@ -46,6 +49,24 @@ typedef struct dpml_ftree {
 	int me;   // local rank
 	int root; // 1 at the tree's root
 } dpml_ftree;
+
+// dpml_fpark is a parked clearance: the next `budget` calls of (kind, op)
+// whose count lies in [lo, hi] run tree (or, with native set, the MPI
+// library's allreduce) without the engine, as the clearance of
+// dpml_fused does for one exact count. The engine parks a clearance for
+// every key it has cleared, so that a program that alternates between
+// sizes runs each of them in C, and for the sizes it readies before a
+// program's first calls (dpml's Warm), so that a size's first call runs in
+// C too. Every parked clearance of a key comes from the learner's state,
+// which is the same on every rank, so every rank runs the same calls here.
+typedef struct dpml_fpark {
+	int64_t budget;
+	uint64_t ran; // calls run since the engine's last call
+	int kind, op;
+	int lo, hi; // counts
+	int native;
+	const dpml_ftree *tree;
+} dpml_fpark;
 
 // dpml_fused is a communicator's fused-call state, in C memory: set up and
 // freed by the Go engine, read by the drop-in's C layer.
@@ -100,6 +121,16 @@ typedef struct dpml_fused {
 	// call, leaving out the program's time between them.
 	int timed;
 	int64_t blk_entry_ns[DPML_FUSED_MAX_BLOCK], blk_exit_ns[DPML_FUSED_MAX_BLOCK];
+
+	// The parked clearances (dpml_fpark), consulted when the clearance
+	// above does not cover a call: parked[0..nparked). parked_ran counts
+	// their calls since the engine's last call; last_parked is 1 + the
+	// index of the one that ran the latest call the C layer ran (0: the
+	// clearance above ran it), with that call's count in last_count.
+	int nparked;
+	dpml_fpark parked[DPML_FUSED_PARKED];
+	uint64_t parked_ran;
+	int last_parked, last_count;
 
 	// The failed wait of the last call that returned an error.
 	int fail_step; // 1: children, 2: the result, 3: the inter-node step
@@ -166,6 +197,22 @@ static inline int dpml_fused_cleared(const dpml_fused *F, int count, int kind, i
 // of a timed block.
 int dpml_fused_run(dpml_fused *F, const void *send, void *recv, int count, int kind, int op,
 	const dpml_fused_mpi *m, int *mpi_rc, int *timed);
+
+// dpml_fused_parked returns the index of the parked clearance that covers
+// a call of (count, kind, op), or -1. Inline: every call the clearance
+// above does not cover asks.
+static inline int dpml_fused_parked(const dpml_fused *F, int count, int kind, int op) {
+	for (int i = 0; i < F->nparked; i++) {
+		const dpml_fpark *p = &F->parked[i];
+		if (p->budget > 0 && p->kind == kind && p->op == op && p->lo <= count && count <= p->hi) return i;
+	}
+	return -1;
+}
+
+// dpml_fused_run_parked runs a call that parked clearance i covers, as
+// dpml_fused_run does one the clearance above covers (never timed).
+int dpml_fused_run_parked(dpml_fused *F, int i, const void *send, void *recv, int count, int kind, int op,
+	const dpml_fused_mpi *m, int *mpi_rc);
 
 // dpml_fused_enter_go notes, for the learner, when the C layer entered a
 // call it now routes through Go (c_entry_ns: dpml's trip and transition).

@@ -18,7 +18,9 @@
 // dpml-<job> entries in /dev/shm: must be 0), abort (rank 0 calls MPI_Abort
 // after routed calls; the others wait in a barrier), extremes=N (every
 // type and op with extreme values, N calls each, checked against the
-// type's arithmetic), policies (the scheduling policy of the main thread
+// type's arithmetic), repeat=N and repeat1=N (N back-to-back calls of
+// each of a few cases, or of the first), alternate=N (N rounds of one
+// call of each of a few cases), policies (the scheduling policy of the main thread
 // and of -pthread's thread, and how many of the process's threads are
 // SCHED_IDLE).
 //
@@ -411,6 +413,36 @@ static uint64_t run_case(const type_t *t, int op, long n, int in_place, MPI_Comm
 }
 
 static const type_t *type_named(const char *name);
+
+// part_alternate makes n rounds of one call of each of a few (type, op,
+// count), new inputs on every call, in place on every other round: a
+// program that alternates between sizes, whose float and double sums up
+// to 1 KiB libdpml.so readies before its first call (parked clearances).
+static void part_alternate(long n) {
+	static const struct {
+		const char *type;
+		int op;
+		long count;
+	} cases[] = {
+		{"MPI_FLOAT", SUM, 1}, {"MPI_DOUBLE", SUM, 2}, {"MPI_FLOAT", SUM, 3}, {"MPI_INT", MAX, 5},
+		{"MPI_DOUBLE", SUM, 100}, {"MPI_FLOAT", SUM, 256},
+	};
+	enum { NCASES = sizeof cases / sizeof cases[0] };
+	int size;
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	uint64_t h[NCASES];
+	for (int c = 0; c < NCASES; c++) h[c] = 0xcbf29ce484222325ULL;
+	for (long i = 0; i < n; i++) {
+		for (int c = 0; c < NCASES; c++) {
+			uint64_t x = run_case_at(type_named(cases[c].type), cases[c].op, cases[c].count, (int)(i & 1), MPI_COMM_WORLD,
+						 "alternate", 0, (int)((i * NCASES + c) % 1000) * size);
+			h[c] = fnv(h[c], &x, sizeof x);
+		}
+	}
+	for (int c = 0; c < NCASES; c++)
+		fprintf(out, "case alternate %s %s n=%ld x%ld rank %d hash %016llx\n", type_named(cases[c].type)->name,
+			op_names[cases[c].op], cases[c].count, n, world_rank, (unsigned long long)h[c]);
+}
 
 // part_repeat makes n back-to-back calls of each of a few (type, op,
 // count), or of the first only (one), new inputs on every call, in place
@@ -822,6 +854,7 @@ int main(int argc, char **argv) {
 		else if (strncmp(argv[a], "loop=", 5) == 0) part_loop(atol(argv[a] + 5));
 		else if (strncmp(argv[a], "repeat=", 7) == 0) part_repeat(atol(argv[a] + 7), 0);
 		else if (strncmp(argv[a], "repeat1=", 8) == 0) part_repeat(atol(argv[a] + 8), 1);
+		else if (strncmp(argv[a], "alternate=", 10) == 0) part_alternate(atol(argv[a] + 10));
 		else if (strncmp(argv[a], "extremes=", 9) == 0) part_extremes(atol(argv[a] + 9));
 		else if (strcmp(argv[a], "threads") == 0) part_threads(provided);
 		else if (strcmp(argv[a], "shm") == 0) fprintf(out, "shm rank %d entries %d\n", world_rank, shm_entries());

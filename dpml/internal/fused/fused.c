@@ -229,9 +229,8 @@ void dpml_fused_enter_go(dpml_fused *F) { F->c_entry_ns = dpml_mono_ns(); }
 // node's result (m->inter), the second half. A failed inter-node step is
 // DPML_FUSED_INTER with its MPI code in fail_index; the engine then raises
 // the node's abort word, which ends the other local ranks' wait.
-static int nodes_call(dpml_fused *F, const void *send, void *recv, int count, int kind, int op, uint64_t g,
-		      const dpml_fused_mpi *m) {
-	const dpml_ftree *T = F->tree;
+static int nodes_call(dpml_fused *F, const dpml_ftree *T, const void *send, void *recv, int count, int kind, int op,
+		      uint64_t g, const dpml_fused_mpi *m) {
 	int bytes = count * elem_size(kind);
 	int rc = dpml_fused_up(F, T, send, recv, count, kind, op, g);
 	if (rc != DPML_FUSED_OK) return rc;
@@ -252,6 +251,7 @@ int dpml_fused_run(dpml_fused *F, const void *send, void *recv, int count, int k
 	int t = F->timed && F->ran < DPML_FUSED_MAX_BLOCK;
 	uint64_t b = F->ran;
 	*timed = t, *mpi_rc = 0;
+	F->last_parked = 0;
 	if (t) F->blk_entry_ns[b] = dpml_mono_ns();
 	if (F->native) {
 		// The MPI library's own allreduce; a block's call keeps the
@@ -263,11 +263,30 @@ int dpml_fused_run(dpml_fused *F, const void *send, void *recv, int count, int k
 		return DPML_FUSED_OK;
 	}
 	uint64_t g = F->gen + 1;
-	int rc = F->nodes > 1 ? nodes_call(F, send, recv, count, kind, op, g, m)
+	int rc = F->nodes > 1 ? nodes_call(F, F->tree, send, recv, count, kind, op, g, m)
 			      : dpml_fused_call(F, F->tree, send, recv, count, kind, op, g);
 	if (rc != DPML_FUSED_OK) return rc;
 	F->gen = g, F->ran++, F->budget--;
 	if (t) F->blk_exit_ns[b] = dpml_mono_ns();
+	return DPML_FUSED_OK;
+}
+
+int dpml_fused_run_parked(dpml_fused *F, int i, const void *send, void *recv, int count, int kind, int op,
+			  const dpml_fused_mpi *m, int *mpi_rc) {
+	dpml_fpark *p = &F->parked[i];
+	*mpi_rc = 0;
+	F->last_parked = i + 1, F->last_count = count;
+	if (p->native) {
+		p->ran++, p->budget--, F->parked_ran++;
+		if (m->unlock != NULL) m->unlock(m->ctx);
+		*mpi_rc = m->native(m->ctx);
+		return DPML_FUSED_OK;
+	}
+	uint64_t g = F->gen + 1;
+	int rc = F->nodes > 1 ? nodes_call(F, p->tree, send, recv, count, kind, op, g, m)
+			      : dpml_fused_call(F, p->tree, send, recv, count, kind, op, g);
+	if (rc != DPML_FUSED_OK) return rc;
+	F->gen = g, p->ran++, p->budget--, F->parked_ran++;
 	return DPML_FUSED_OK;
 }
 

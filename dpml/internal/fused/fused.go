@@ -212,8 +212,62 @@ func (s *State) TakeBlock(n int, entry, exit []int64) int {
 	return n
 }
 
-// Revoke ends the clearance.
-func (s *State) Revoke() { s.f.budget, s.f.timed = 0, 0 }
+// Revoke ends the clearance and every parked one.
+func (s *State) Revoke() {
+	s.f.budget, s.f.timed = 0, 0
+	for i := range int(s.f.nparked) {
+		s.f.parked[i].budget = 0
+	}
+}
+
+// Parked is the most parked clearances a state holds (DPML_FUSED_PARKED).
+const Parked = C.DPML_FUSED_PARKED
+
+// Park sets parked clearance i (fused.h, dpml_fpark), i < Parked: the next
+// n calls of (kind, op) with a count in [lo, hi] may run tree t at the
+// communicator's next generations, or with t nil the MPI library's
+// allreduce. n 0 keeps it but lets no call run.
+func (s *State) Park(i int, n int64, t *Tree, kind, op, lo, hi int) {
+	p := &s.f.parked[i]
+	p.tree, p.native = nil, 1
+	if t != nil {
+		p.tree, p.native = t.t, 0
+	}
+	p.kind, p.op, p.lo, p.hi = C.int(kind), C.int(op), C.int(lo), C.int(hi)
+	p.budget = C.int64_t(n)
+	s.f.nparked = C.int(max(int(s.f.nparked), i+1))
+}
+
+// ParkedBudget returns the calls parked clearance i may still run.
+func (s *State) ParkedBudget(i int) int64 { return int64(s.f.parked[i].budget) }
+
+// ParkedRan returns the calls parked clearance i ran since the last
+// TakeParked.
+func (s *State) ParkedRan(i int) uint64 { return uint64(s.f.parked[i].ran) }
+
+// TakeParked zeroes the counts of the calls the parked clearances ran;
+// their budgets are what the calls left.
+func (s *State) TakeParked() {
+	for i := range int(s.f.nparked) {
+		s.f.parked[i].ran = 0
+	}
+	s.f.parked_ran = 0
+}
+
+// SetGen sets the communicator's generation the C layer's next call
+// follows (Grant sets it too).
+func (s *State) SetGen(gen uint64) { s.f.gen = C.uint64_t(gen) }
+
+// RevokeExact ends the clearance of exact arguments only.
+func (s *State) RevokeExact() { s.f.budget, s.f.timed = 0, 0 }
+
+// LastParked returns 1 + the index of the parked clearance that ran the
+// latest call the C layer ran, and that call's count; 0 when the exact
+// clearance ran it or Go ran the communicator's latest call (ClearLast).
+func (s *State) LastParked() (i, count int) { return int(s.f.last_parked), int(s.f.last_count) }
+
+// ClearLast notes that Go ran the communicator's latest call.
+func (s *State) ClearLast() { s.f.last_parked = 0 }
 
 // Ran returns the calls the drop-in ran since the last TakeRan and the
 // generation after them.
@@ -227,8 +281,9 @@ func (s *State) TakeEntry() int64 {
 	return e
 }
 
-// Pending reports whether the drop-in ran calls since the last TakeRan.
-func (s *State) Pending() bool { return s.f.ran != 0 }
+// Pending reports whether the drop-in ran calls since the last TakeRan
+// (the exact clearance's) or TakeParked (the parked ones').
+func (s *State) Pending() bool { return s.f.ran != 0 || s.f.parked_ran != 0 }
 
 // TakeRan zeroes the count of calls the drop-in ran and ends the clearance.
 func (s *State) TakeRan() { s.f.ran, s.f.budget, s.f.timed = 0, 0, 0 }
