@@ -177,7 +177,11 @@
 // library's own allreduce, and this library runs those without entering
 // Go; see dpml/fused.go; and how many of those were the blocks of
 // back-to-back calls the tuner's confirmation samples, which the C layer
-// runs and times as it runs a settled key's calls; and how many settings
+// runs and times as it runs a settled key's calls; and how many it ran
+// under a parked clearance: the engine also keeps one per tuning key it
+// has cleared, and readies one per size class of float and double sums up
+// to 1 KiB in MPI_Init, so that a program alternating between sizes, or
+// calling a size for the first time, runs in C too (dpml/parked.go); and how many settings
 // agreements ran: one per communicator until a communicator of every rank
 // of MPI_COMM_WORLD has agreed, none after). DPML_VERBOSE=2 adds a line per call with its
 // decision and a line per engine setup.
