@@ -1030,8 +1030,8 @@ func TestExtension(t *testing.T) {
 	if r.code != 0 || len(failures(r.out)) > 0 || strings.Count(r.out, "done fails=0") != 4 {
 		t.Fatalf("exit code %d\n%s\n%s\n%s", r.code, r.out, r.stdout, r.stderr)
 	}
-	if n := strings.Count(r.out, "case "); n != 4*32 {
-		t.Errorf("%d case lines, want 32 per rank:\n%s", n, r.out)
+	if n := strings.Count(r.out, "case "); n != 4*37 {
+		t.Errorf("%d case lines, want 37 per rank:\n%s", n, r.out)
 	}
 	m := summaries(t, r.stderr)
 	if len(m) != 4 {

@@ -170,6 +170,13 @@ int main(int argc, char **argv) {
 	}
 	MPI_Comm_free(&d2);
 
+	// The learner's plan, then a forced one, on a size the C layer runs
+	// under a parked clearance (16 floats, after a call of another size):
+	// the forced plan must run, not the parked clearance's.
+	for (int i = 0; i < 3; i++) plan_case("parked-auto", MPI_COMM_WORLD, "auto", 16, "");
+	plan_case("parked-other-size", MPI_COMM_WORLD, "auto", 3, "");
+	plan_case("parked-forced", MPI_COMM_WORLD, "dpml:l=2", 16, "dpml:l=2,");
+
 	fprintf(out, "done fails=%d\n", fails);
 	if (out != stdout) fclose(out);
 	MPI_Finalize();
