@@ -60,7 +60,6 @@ type parkedView struct {
 	drop    bool          // forget every clearance at the next grant (SetOverride)
 	main    costmodel.Key // the key of the exact clearance, when mainOn
 	mainOn  bool
-	calls   uint64 // calls the parked clearances ran (tests check the path ran)
 }
 
 // creditParked credits the calls the parked clearances ran since the
@@ -83,7 +82,6 @@ func (c *Comm) creditOneParked(f *fused.State, i int) {
 		return
 	}
 	c.fz.calls += n
-	c.fz.parked.calls += n
 	if p.tuned {
 		p.st.Skip(int(n))
 	}
@@ -94,8 +92,8 @@ func (c *Comm) creditOneParked(f *fused.State, i int) {
 // changed: all of them after a commit step or when full is set, else the
 // call's key and the exact clearance's previous key. tuned: the tuner
 // chose pp (key ks); untuned: pp is the fixed plan of these arguments.
-// block: the exact clearance is a timed block, during which no parked
-// clearance runs.
+// mainOn: the exact clearance is this tuned key's; block: it is a timed
+// block, during which no parked clearance runs.
 func (c *Comm) parkCall(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, key costmodel.Key, ks costmodel.KeyState, mainOn, block bool) {
 	v := &c.fz.parked
 	f := c.fz.f
@@ -122,7 +120,7 @@ func (c *Comm) parkCall(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untun
 		return
 	}
 	prevMain, prevOn := v.main, v.mainOn
-	v.main, v.mainOn = key, mainOn && tuned
+	v.main, v.mainOn = key, mainOn // granted only for a tuned key
 	if (tuned || untuned) && c.cRunsCall(&pp.p, kind, op) {
 		c.parkNew(kind, op, count, tuned, key, ks, pp)
 	}
