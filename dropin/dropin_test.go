@@ -1052,3 +1052,53 @@ func TestExtension(t *testing.T) {
 		t.Errorf("without libdpml.so: exit code %d\n%s\n%s", r.code, r.out, r.stderr)
 	}
 }
+
+// TestPrefault: with DPML_SETUP_WORLD=warm (the default) MPI_Init maps
+// every page of libdpml.so's code and read-only data into each rank's
+// page tables, so that no code path's first run takes page faults (which
+// the ranks of a node take at the same moment and queue on). The oracle
+// is the kernel's: Rss of those mappings in /proc/self/smaps, read by the
+// program after its calls, is at least 99% of their size, and what rank
+// 0 says it mapped in (DPML_VERBOSE=1) is most of that size (the smaps
+// lines also hold the data the dynamic linker made read-only). Whether
+// pages a process never ran are mapped without it depends on how the
+// kernel holds the file in its cache, so Rss alone cannot tell.
+// Without the library the program sees no such mapping. Mutation:
+// prefault_self not called -> no "mapped in" line.
+func TestPrefault(t *testing.T) {
+	setup(t)
+	prog := work.progs["allreduce"]
+	re := regexp.MustCompile(`resident rank (\d+) size (\d+) rss (\d+)`)
+	said := regexp.MustCompile(`libdpml: rank 0: mapped in (\d+) KiB of the library's code and read-only data`)
+	for _, c := range []struct {
+		name    string
+		preload bool
+	}{{"default", true}, {"no-library", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			r := dpmlrun(t, c.preload, nil, prog, "resident")
+			ms := re.FindAllStringSubmatch(r.stdout, -1)
+			if r.code != 0 || len(ms) != 4 {
+				t.Fatalf("exit %d, %d resident lines, want 4:\n%s\n%s", r.code, len(ms), r.stdout, r.stderr)
+			}
+			mapped := -1
+			if m := said.FindStringSubmatch(r.stderr); m != nil {
+				mapped, _ = strconv.Atoi(m[1])
+			}
+			if c.preload == (mapped < 0) {
+				t.Errorf("library loaded %v, yet mapped-in report %d KiB:\n%s", c.preload, mapped, r.stderr)
+			}
+			for _, m := range ms {
+				size, _ := strconv.Atoi(m[2])
+				rss, _ := strconv.Atoi(m[3])
+				switch {
+				case !c.preload && size != 0:
+					t.Errorf("rank %s: %d KiB of libdpml.so mapped without the library", m[1], size)
+				case c.preload && (size == 0 || rss*100 < size*99):
+					t.Errorf("rank %s: %d of %d KiB of libdpml.so's read-only mappings resident; want at least 99%%", m[1], rss, size)
+				case c.preload && m[1] == "0" && (mapped > size || mapped*2 < size):
+					t.Errorf("rank 0 mapped in %d KiB of %d KiB of read-only mappings; want most of them", mapped, size)
+				}
+			}
+		})
+	}
+}

@@ -22,7 +22,8 @@
 // each of a few cases, or of the first), alternate=N (N rounds of one
 // call of each of a few cases), policies (the scheduling policy of the main thread
 // and of -pthread's thread, and how many of the process's threads are
-// SCHED_IDLE).
+// SCHED_IDLE), resident (how much of libdpml.so's read-only mappings the
+// process's page tables map).
 //
 // Data are small integers in every type, so floating-point results are
 // exact whatever the reduction order, and runs with and without the
@@ -809,6 +810,32 @@ static void part_policies(void) {
 	fprintf(out, "policies rank %d main %d prog %d idle %d of %d\n", world_rank, sched_getscheduler(0), prog, idle, n);
 }
 
+// part_resident prints, for the read-only mappings of libdpml.so in this
+// process (its code and read-only data: /proc/self/smaps lines "r-xp" and
+// "r--p" of a path containing "libdpml"), their size and how much of it
+// the process's page tables map (Rss), in KiB.
+static void part_resident(void) {
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[4096];
+	long size = 0, rss = 0;
+	int in = 0;
+	while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+		unsigned long lo, hi;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && strchr(line, '/') != NULL) {
+			in = strstr(line, "libdpml") != NULL && perms[0] == 'r' && perms[1] == '-' && perms[3] == 'p' && strstr(line, "(deleted)") == NULL;
+		} else if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3) {
+			in = 0;
+		} else if (in) {
+			long v;
+			if (sscanf(line, "Size: %ld kB", &v) == 1) size += v;
+			else if (sscanf(line, "Rss: %ld kB", &v) == 1) rss += v;
+		}
+	}
+	if (f != NULL) fclose(f);
+	fprintf(out, "resident rank %d size %ld rss %ld\n", world_rank, size, rss);
+}
+
 int main(int argc, char **argv) {
 	int a = 1, provided = 0;
 	int required = MPI_THREAD_SINGLE;
@@ -861,6 +888,7 @@ int main(int argc, char **argv) {
 		else if (strcmp(argv[a], "abort") == 0) part_abort();
 		else if (strcmp(argv[a], "overlap") == 0) part_overlap();
 		else if (strcmp(argv[a], "policies") == 0) part_policies();
+		else if (strcmp(argv[a], "resident") == 0) part_resident();
 		else {
 			FAIL("unknown part %s", argv[a]);
 			continue;
