@@ -860,6 +860,60 @@ func (s KeyState) Skip(n int) {
 	t.prevE, t.prevA = e, int(e.cur)
 }
 
+// Samples plans a settled key's next stride samples for a caller that
+// runs the key's calls without Next and Record and stamps the sampled
+// ones itself (libdpml.so's C layer): after the key's next gap calls
+// (Untimed's), every stride-th call is a sample, up to n of them, the
+// last being the one that makes the commit step due (the batch full) or
+// the max-th. n is 0 unless the key is settled with no candidate waiting
+// (its due call), no commit step holds the tuner, and the cost rule
+// prices a call by its own entry and exit (every rule but CostPenult,
+// whose entries are the previous call's exits). The caller reports the
+// calls with RecordSampled, which leaves the state what Next and Record
+// of each call would have left.
+func (s KeyState) Samples(max int) (gap, stride, n int) {
+	e, t := s.e, s.t
+	c := &t.cfg
+	if c.Mode == ModeModel || t.held || e.state != Frozen || e.due > 0 || c.Cost == CostPenult || max <= 0 {
+		return 0, 0, 0
+	}
+	units, room := t.units, len(t.pe)-t.np
+	if units >= c.Batch || room < 1 {
+		return 0, 0, 0
+	}
+	for n = 1; n < max; n++ {
+		// The n-th sample makes the commit due (sampled) or leaves
+		// no room for the next (recordSpan's full buffer).
+		if units+n >= c.Batch || room-n < c.ConfirmBlock || room-n < 1 {
+			break
+		}
+	}
+	return s.Untimed(), e.stride, n
+}
+
+// RecordSampled credits ran calls of the key made as Samples planned
+// (gap, stride): the calls gap, gap+stride, ... among them are samples,
+// entered and left at entry[j] and exit[j] on this rank (as Record's); the
+// others are credited as Skip's. It reports whether the commit step is
+// due.
+func (s KeyState) RecordSampled(gap, stride, ran int, entry, exit []float64) (commit bool) {
+	done := 0
+	for j := range min(len(entry), len(exit)) {
+		at := gap + j*stride
+		if at >= ran {
+			break
+		}
+		s.Skip(at - done)
+		a := s.t.choose(s.e)
+		if s.t.recordSpan(s.e, a, entry[j], exit[j]) {
+			commit = true
+		}
+		done = at + 1
+	}
+	s.Skip(ran - done)
+	return commit
+}
+
 // Block returns the arm a and the length n of the confirmation block
 // (Config.ConfirmBlock) the key's next calls make, when a caller may run
 // them without Next and Record on every call and report them at once

@@ -648,6 +648,99 @@ func TestKeyStateSkip(t *testing.T) {
 	}
 }
 
+// TestKeyStateSamples: a settled key's stride samples planned by Samples
+// and credited by RecordSampled (libdpml.so's C layer runs and stamps
+// them: dpml/fused.go) leave the learner as Next and Record of each call
+// would, across commit steps and re-explorations. Two single-rank learners
+// see the same calls at the same times: one every call, the other each
+// planned run at once, cut short at a random call as when the program
+// moves to another size. The sample that makes the commit step due must be
+// the last planned, and RecordSampled must say so when it ran.
+//
+// Mutation checks: Samples ignoring the batch (n = max) -> "commit due at
+// sample 1 of 16"; RecordSampled skipping one call fewer before each
+// sample -> "RecordSampled says commit false, the calls one by one true".
+func TestKeyStateSamples(t *testing.T) {
+	ts := newTuners(t, 2, Config{Budget: -1, Batch: 6}, DefaultModel())
+	k := MakeKey(ElemFloat32, OpArith, 8, Layout{Nodes: 1, PPN: 16})
+	cost := bowl(1e-6, 1, 0, 3)
+	rng := rand.New(rand.NewPCG(3, 4))
+	times := func(a Arm, v float64) float64 { return v * cost(0, a) }
+	// call makes one call of k on tuner i at time v (scaled by its arm's cost), as the engine does.
+	call := func(i int, v float64) (timed, commit bool) {
+		ks := ts[i].State(k)
+		a, timed := ks.Next()
+		x := 0.0
+		if timed {
+			x = times(a, v)
+		}
+		if commit = ks.Record(a, 0, x); commit {
+			if err := commitLocal(ts[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return timed, commit
+	}
+	for n := 0; n < 3000; n++ {
+		v := 1 + 0.1*rng.Float64()
+		call(0, v)
+		call(1, v)
+	}
+	planned, commits := 0, 0
+	for round := 0; round < 3000; round++ {
+		ks := ts[1].State(k)
+		gap, stride, n := ks.Samples(16)
+		if n == 0 {
+			v := 1 + 0.1*rng.Float64()
+			call(0, v)
+			call(1, v)
+			continue
+		}
+		planned++
+		total := gap + (n-1)*stride + 1
+		ran := total
+		if rng.IntN(4) == 0 {
+			ran = rng.IntN(total + 1) // cut short
+		}
+		a := ks.Peek()
+		var es, xs []float64
+		commit0 := false
+		for j := 0; j < ran; j++ {
+			v := 1 + 0.1*rng.Float64()
+			timed, c := call(0, v)
+			sample := j >= gap && (j-gap)%stride == 0
+			if timed != sample {
+				t.Fatalf("round %d: call %d of a run planned (gap %d, stride %d, %d samples) timed %v", round, j, gap, stride, n, timed)
+			}
+			if c && j != total-1 {
+				t.Fatalf("round %d: commit due at sample %d of %d", round, (j-gap)/stride+1, n)
+			}
+			commit0 = commit0 || c
+			if sample {
+				es, xs = append(es, 0), append(xs, times(a, v))
+			}
+		}
+		commit1 := ks.RecordSampled(gap, stride, ran, es, xs)
+		if commit1 != commit0 {
+			t.Fatalf("round %d: RecordSampled says commit %v, the calls one by one %v", round, commit1, commit0)
+		}
+		if commit1 {
+			commits++
+			if err := commitLocal(ts[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if fa, fb := ts[0].Fingerprint(), ts[1].Fingerprint(); fa != fb {
+			t.Fatalf("round %d: learners differ after %d of %d planned calls: fingerprints %#x and %#x", round, ran, total, fa, fb)
+		}
+	}
+	if planned == 0 || commits == 0 {
+		t.Fatalf("%d planned runs, %d commit steps through them: the path did not run", planned, commits)
+	}
+	ia, _ := ts[0].Info(k)
+	t.Logf("%d planned runs, %d commits; %d calls, stride %d", planned, commits, ia.Calls, ia.Stride)
+}
+
 // TestKeyStateBlock: the confirmation's blocks that a caller runs without
 // Next and Record on every call and reports with RecordBlock (libdpml.so's
 // C layer does: dpml/fused.go) leave the learner exactly as Next and

@@ -91,7 +91,14 @@ type fusedView struct {
 	block      bool
 	blockArm   costmodel.Arm
 	blockCalls uint64
-	calls      uint64 // fused calls so far (the drop-in's included at takeBack): tests check the path ran
+	// sampled: the clearance also covers the key's next stride samples
+	// (costmodel.KeyState.Samples: after smpGap calls, one in smpStride),
+	// which the drop-in stamps and takeBack records; sampleCalls counts
+	// them (tests check the path ran).
+	sampled           bool
+	smpGap, smpStride int
+	sampleCalls       uint64
+	calls             uint64 // fused calls so far (the drop-in's included at takeBack): tests check the path ran
 	// foreign: libdpml.so's C layer holds f (fusedState) and follows its
 	// clearance; only then does a call pay for the C clearance's
 	// bookkeeping (takeBack, the entry stamp, grantFused). Go callers
@@ -393,6 +400,8 @@ func (c *Comm) takeBack() error {
 		m := c.fz.f.TakeBlock(int(n), c.fz.blk.entry[:], c.fz.blk.exit[:])
 		c.fz.blockCalls += n
 		commit = c.recordBlock(c.fz.blockArm, m)
+	case c.fz.sampled:
+		commit = c.recordSampled(int(n))
 	case c.fz.granted:
 		c.keyMemo.st.Skip(int(n))
 	}
@@ -401,11 +410,29 @@ func (c *Comm) takeBack() error {
 	}
 	c.fz.f.TakeRan()
 	c.fz.f.TakeParked()
-	c.fz.granted, c.fz.block = false, false
+	c.fz.granted, c.fz.block, c.fz.sampled = false, false, false
 	if commit {
 		return c.exchange()
 	}
 	return nil
+}
+
+// recordSampled records the ran calls of a sampled clearance (takeBack):
+// the stride samples among them with the drop-in's stamps, the others
+// credited untimed (costmodel.KeyState.RecordSampled).
+func (c *Comm) recordSampled(ran int) bool {
+	b := &c.fz.blk
+	m := 0
+	if ran > c.fz.smpGap {
+		m = min((ran-c.fz.smpGap-1)/c.fz.smpStride+1, len(b.entry))
+	}
+	m = c.fz.f.TakeBlock(m, b.entry[:], b.exit[:])
+	for j := range m {
+		b.es[j] = float64(b.entry[j]-c.clockOffset) * 1e-9
+		b.xs[j] = float64(b.exit[j]-c.clockOffset) * 1e-9
+	}
+	c.fz.sampleCalls += uint64(m)
+	return c.keyMemo.st.RecordSampled(c.fz.smpGap, c.fz.smpStride, ran, b.es[:m], b.xs[:m])
 }
 
 // grantFused sets the drop-in's clearance after a call that ran plan pp
@@ -429,21 +456,30 @@ func (c *Comm) takeBack() error {
 func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, key costmodel.Key, ks costmodel.KeyState, arm costmodel.Arm) {
 	c.fz.f.ClearLast()
 	c.fz.f.SetGen(c.gen) // a parked clearance follows this call's generation
-	c.grantExact(pp, kind, op, count, untuned, tuned, arm)
+	c.grantExact(pp, kind, op, count, untuned, tuned, ks, arm)
 	c.parkCall(pp, kind, op, count, untuned, tuned, key, ks, c.fz.granted, c.fz.block)
 }
 
 // grantExact sets the exact clearance (grantFused).
-func (c *Comm) grantExact(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, arm costmodel.Arm) {
+func (c *Comm) grantExact(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, ks costmodel.KeyState, arm costmodel.Arm) {
 	f := c.fz.f
 	f.RevokeExact()
-	c.fz.granted, c.fz.block = false, false
+	c.fz.granted, c.fz.block, c.fz.sampled = false, false, false
 	native := pp.p.Variant == Native
 	if !native && !c.cRuns(&pp.p, kind, op) {
 		return
 	}
 	grant := c.clearCalls(untuned, tuned)
 	block := false
+	gap, stride, samples := 0, 0, 0
+	if tuned && !c.mustSee() {
+		// Once settled, the key's stride samples too: the drop-in
+		// stamps them, and the engine is entered once for several.
+		gap, stride, samples = ks.Samples(fused.MaxBlock)
+		if samples > 0 {
+			grant = gap + (samples-1)*stride + 1
+		}
+	}
 	if grant <= 0 && tuned {
 		grant = c.blockAfter(arm)
 		block = grant > 0
@@ -460,6 +496,10 @@ func (c *Comm) grantExact(pp *prepared, kind mpi.Kind, op mpi.Op, count int, unt
 	}
 	c.fz.granted, c.fz.block, c.fz.blockArm = tuned, block, arm
 	f.Grant(int64(min(grant, maxGrant)), t, count, int(kind), int(op), c.gen, block)
+	if samples > 0 && !block {
+		c.fz.sampled, c.fz.smpGap, c.fz.smpStride = true, gap, stride
+		f.Sample(int64(gap), int64(stride), samples)
+	}
 }
 
 // clearCalls is how many of the next calls of the same arguments a

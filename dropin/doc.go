@@ -166,7 +166,7 @@
 // settings on rank 0 at initialization, and on every rank at MPI_Finalize a
 // line of counters:
 //
-//	libdpml: rank 0: routed 2016 passed 4337 ( nested 4337 ) comms set up 1001 released 1001 fused 0 blocks 0 parked 0 agreed 1
+//	libdpml: rank 0: routed 2016 passed 4337 ( nested 4337 ) comms set up 1001 released 1001 fused 0 blocks 0 sampled 0 parked 0 agreed 1
 //
 // (calls routed to the engine, calls passed to the MPI library by reason,
 // engines built and closed, and how many routed calls the C layer ran
@@ -177,7 +177,9 @@
 // library's own allreduce, and this library runs those without entering
 // Go; see dpml/fused.go; and how many of those were the blocks of
 // back-to-back calls the tuner's confirmation samples, which the C layer
-// runs and times as it runs a settled key's calls; and how many it ran
+// runs and times as it runs a settled key's calls; and how many were a
+// settled key's stride samples, which it times too, several before the
+// engine is entered to record them; and how many it ran
 // under a parked clearance: the engine also keeps one per tuning key it
 // has cleared, and readies one per size class of float and double sums up
 // to 1 KiB in MPI_Init, so that a program alternating between sizes, or

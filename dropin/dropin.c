@@ -32,7 +32,7 @@ uint64_t dpml_comms_setup, dpml_comms_released;
 uint64_t dpml_fused_calls;
 // Of those, the calls of the learner's confirmation blocks (timed), and
 // the calls under a parked clearance.
-uint64_t dpml_block_calls, dpml_parked_calls;
+uint64_t dpml_block_calls, dpml_sample_calls, dpml_parked_calls;
 // Settings agreements run (one collective each, at a communicator's first
 // eligible call).
 uint64_t dpml_agreements;
@@ -597,7 +597,8 @@ int dpml_allreduce_entry(const void *sendbuf, void *recvbuf, int count, MPI_Data
 		int frc = parked >= 0 ? dpml_fused_run_parked(F, parked, send, recvbuf, count, d->kind, o, &m, &mrc)
 				      : dpml_fused_run(F, send, recvbuf, count, d->kind, o, &m, &mrc, &timed);
 		if (parked >= 0) __atomic_fetch_add(&dpml_parked_calls, 1, __ATOMIC_RELAXED);
-		if (timed) __atomic_fetch_add(&dpml_block_calls, 1, __ATOMIC_RELAXED);
+		if (timed == 1) __atomic_fetch_add(&dpml_block_calls, 1, __ATOMIC_RELAXED);
+		if (timed == 2) __atomic_fetch_add(&dpml_sample_calls, 1, __ATOMIC_RELAXED);
 		if (frc == DPML_FUSED_OK) {
 			if (!cc.unlocked) pthread_mutex_unlock(&s->mu);
 			free(tmp);

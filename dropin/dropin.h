@@ -46,6 +46,7 @@ extern uint64_t dpml_counts[DPML_NREASONS];
 extern uint64_t dpml_comms_setup, dpml_comms_released;
 extern uint64_t dpml_fused_calls; // routed calls the C layer ran itself (fused.h)
 extern uint64_t dpml_block_calls; // of those, calls of the learner's timed blocks
+extern uint64_t dpml_sample_calls; // and settled keys' stride samples, stamped
 extern uint64_t dpml_parked_calls; // of those, calls under a parked clearance
 extern uint64_t dpml_agreements;  // settings agreements run
 void dpml_note_released(void);

@@ -248,11 +248,11 @@ func failures(out string) []string {
 // DPML_VERBOSE=1.
 type counters struct {
 	routed, passed, setup, released, fused, blocks int
-	parked, agreed                                 int
+	sampled, parked, agreed                        int
 	reasons                                        map[string]int
 }
 
-var summaryRE = regexp.MustCompile(`libdpml: rank (\d+): routed (\d+) passed (\d+) \(([^)]*)\) comms set up (\d+) released (\d+) fused (\d+) blocks (\d+) parked (\d+) agreed (\d+)`)
+var summaryRE = regexp.MustCompile(`libdpml: rank (\d+): routed (\d+) passed (\d+) \(([^)]*)\) comms set up (\d+) released (\d+) fused (\d+) blocks (\d+) sampled (\d+) parked (\d+) agreed (\d+)`)
 
 func summaries(t *testing.T, stderr string) map[int]counters {
 	t.Helper()
@@ -265,7 +265,7 @@ func summaries(t *testing.T, stderr string) map[int]counters {
 			}
 			return n
 		}
-		c := counters{routed: atoi(s[2]), passed: atoi(s[3]), setup: atoi(s[5]), released: atoi(s[6]), fused: atoi(s[7]), blocks: atoi(s[8]), parked: atoi(s[9]), agreed: atoi(s[10]), reasons: map[string]int{}}
+		c := counters{routed: atoi(s[2]), passed: atoi(s[3]), setup: atoi(s[5]), released: atoi(s[6]), fused: atoi(s[7]), blocks: atoi(s[8]), sampled: atoi(s[9]), parked: atoi(s[10]), agreed: atoi(s[11]), reasons: map[string]int{}}
 		f := strings.Fields(s[4])
 		for i := 0; i+1 < len(f); i += 2 {
 			c.reasons[f[i]] = atoi(f[i+1])
@@ -499,7 +499,14 @@ func TestRepeat(t *testing.T) {
 			if full == 0 {
 				t.Errorf("no tree arm the C layer runs has a confirmation's 8 samples in the saved tuning table %+v", tb.Entries)
 			}
-			t.Logf("tuned: rank 0 ran %d of %d routed calls in the C layer, %d of them in confirmation blocks", m[0].fused, m[0].routed, m[0].blocks)
+			// Settled keys' stride samples run and are timed in C too,
+			// several per entry into Go (grantExact, KeyState.Samples).
+			for rank, c := range m {
+				if c.sampled == 0 || c.sampled != m[0].sampled || c.blocks+c.sampled > c.fused {
+					t.Errorf("rank %d ran %d stride samples in the C layer (rank 0: %d; fused calls %d, blocks %d), want > 0, equal on all ranks", rank, c.sampled, m[0].sampled, c.fused, c.blocks)
+				}
+			}
+			t.Logf("tuned: rank 0 ran %d of %d routed calls in the C layer, %d of them in confirmation blocks, %d stride samples", m[0].fused, m[0].routed, m[0].blocks, m[0].sampled)
 		})
 	}
 }

@@ -392,9 +392,9 @@ func summary() string {
 			s += fmt.Sprintf(" %s %d", reasonName(i), n)
 		}
 	}
-	return fmt.Sprintf("routed %d passed %d (%s ) comms set up %d released %d fused %d blocks %d parked %d agreed %d",
+	return fmt.Sprintf("routed %d passed %d (%s ) comms set up %d released %d fused %d blocks %d sampled %d parked %d agreed %d",
 		uint64(C.dpml_counts[0]), passed, s, uint64(C.dpml_comms_setup), uint64(C.dpml_comms_released), uint64(C.dpml_fused_calls),
-		uint64(C.dpml_block_calls), uint64(C.dpml_parked_calls), uint64(C.dpml_agreements))
+		uint64(C.dpml_block_calls), uint64(C.dpml_sample_calls), uint64(C.dpml_parked_calls), uint64(C.dpml_agreements))
 }
 
 func worldRank() int {

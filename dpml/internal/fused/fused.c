@@ -247,10 +247,15 @@ static int nodes_call(dpml_fused *F, const dpml_ftree *T, const void *send, void
 int dpml_fused_run(dpml_fused *F, const void *send, void *recv, int count, int kind, int op,
 		   const dpml_fused_mpi *m, int *mpi_rc, int *timed) {
 	// A timed clearance is a block of the learner's confirmation: each
-	// call's entry and exit (fused.h).
+	// call's entry and exit (fused.h); a sampled one stamps its samples.
 	int t = F->timed && F->ran < DPML_FUSED_MAX_BLOCK;
 	uint64_t b = F->ran;
 	*timed = t, *mpi_rc = 0;
+	if (!F->timed && F->smp_n > 0 && (int64_t)b >= F->smp_at && ((int64_t)b - F->smp_at) % F->smp_stride == 0) {
+		// A stride sample (fused.h): stamped as a block's call is.
+		int64_t j = ((int64_t)b - F->smp_at) / F->smp_stride;
+		if (j < F->smp_n && j < DPML_FUSED_MAX_BLOCK) t = 1, b = (uint64_t)j, *timed = 2;
+	}
 	F->last_parked = 0;
 	if (t) F->blk_entry_ns[b] = dpml_mono_ns();
 	if (F->native) {

@@ -190,11 +190,19 @@ func (s *State) Grant(n int64, t *Tree, count, kind, op int, gen uint64, timed b
 		f.tree, f.native = t.t, 0
 	}
 	f.count, f.kind, f.op, f.gen = C.int(count), C.int(kind), C.int(op), C.uint64_t(gen)
-	f.timed = 0
+	f.timed, f.smp_n = 0, 0
 	if timed {
 		f.timed = 1
 	}
 	f.budget = C.int64_t(n)
+}
+
+// Sample makes the clearance Grant set (not a timed one) stamp n stride
+// samples, its calls at, at+stride, ... (fused.h, smp_n); TakeBlock then
+// returns their stamps.
+func (s *State) Sample(at, stride int64, n int) {
+	f := s.f
+	f.smp_at, f.smp_stride, f.smp_n = C.int64_t(at), C.int64_t(max(stride, 1)), C.int(min(n, MaxBlock))
 }
 
 // MaxBlock is the longest timed clearance the drop-in stamps call by call.
@@ -214,7 +222,7 @@ func (s *State) TakeBlock(n int, entry, exit []int64) int {
 
 // Revoke ends the clearance and every parked one.
 func (s *State) Revoke() {
-	s.f.budget, s.f.timed = 0, 0
+	s.f.budget, s.f.timed, s.f.smp_n = 0, 0, 0
 	for i := range int(s.f.nparked) {
 		s.f.parked[i].budget = 0
 	}
@@ -259,7 +267,7 @@ func (s *State) TakeParked() {
 func (s *State) SetGen(gen uint64) { s.f.gen = C.uint64_t(gen) }
 
 // RevokeExact ends the clearance of exact arguments only.
-func (s *State) RevokeExact() { s.f.budget, s.f.timed = 0, 0 }
+func (s *State) RevokeExact() { s.f.budget, s.f.timed, s.f.smp_n = 0, 0, 0 }
 
 // LastParked returns 1 + the index of the parked clearance that ran the
 // latest call the C layer ran, and that call's count; 0 when the exact
@@ -286,4 +294,4 @@ func (s *State) TakeEntry() int64 {
 func (s *State) Pending() bool { return s.f.ran != 0 || s.f.parked_ran != 0 }
 
 // TakeRan zeroes the count of calls the drop-in ran and ends the clearance.
-func (s *State) TakeRan() { s.f.ran, s.f.budget, s.f.timed = 0, 0, 0 }
+func (s *State) TakeRan() { s.f.ran, s.f.budget, s.f.timed, s.f.smp_n = 0, 0, 0, 0 }

@@ -122,6 +122,17 @@ typedef struct dpml_fused {
 	int timed;
 	int64_t blk_entry_ns[DPML_FUSED_MAX_BLOCK], blk_exit_ns[DPML_FUSED_MAX_BLOCK];
 
+	// A settled key's stride samples (costmodel.KeyState.Samples), when
+	// smp_n > 0 and the clearance is not a block: its calls smp_at,
+	// smp_at + smp_stride, ... (counted from 0 by ran), smp_n of them,
+	// are stamped as a block's are, into blk_entry_ns and blk_exit_ns
+	// from index 0, and the engine records them at its next call. The
+	// budget ends at the last of them, which makes the learner's commit
+	// step due: the engine is entered once for smp_n samples rather than
+	// once for each.
+	int64_t smp_at, smp_stride;
+	int smp_n;
+
 	// The parked clearances (dpml_fpark), consulted when the clearance
 	// above does not cover a call: parked[0..nparked). parked_ran counts
 	// their calls since the engine's last call; last_parked is 1 + the
@@ -193,8 +204,8 @@ static inline int dpml_fused_cleared(const dpml_fused *F, int count, int kind, i
 // dpml_fused_run runs a cleared call: send (NULL for in place) and recv,
 // count elements of kind, op. It returns DPML_FUSED_OK, with *mpi_rc the
 // native call's MPI result (MPI's success, 0, otherwise), or a tree call's
-// error (then fail_* say which wait), and sets *timed when the call was one
-// of a timed block.
+// error (then fail_* say which wait), and sets *timed to 1 when the call
+// was one of a timed block, 2 when it was a stamped stride sample.
 int dpml_fused_run(dpml_fused *F, const void *send, void *recv, int count, int kind, int op,
 	const dpml_fused_mpi *m, int *mpi_rc, int *timed);
 
