@@ -42,7 +42,10 @@ import (
 // communicator), all of them for a plan that is fixed (no tuner, or DPML_TUNER=model, or
 // SetOverride), and for a tuned key that has settled, the calls before its
 // next stride sample (costmodel.KeyState.Untimed): the learner needs to see
-// those neither timed nor one by one. The engine takes the count and the
+// those neither timed nor one by one; and, unless a commit step holds the
+// learner, its next stride samples too, up to the one that fills the
+// learner's batch (costmodel.KeyState.Samples), which the drop-in stamps
+// (fused.h, smp_n): the engine is then entered once for several samples. The engine takes the count and the
 // generation back at its next call (takeBack) and credits the learner
 // (KeyState.Skip), so the learner's state is what it would have been had
 // every call come through Go. Every rank clears the same calls: the budget
