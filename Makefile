@@ -23,6 +23,10 @@ LDFLAGS  := -X main.gitCommit=$(COMMIT) -X github.com/dpmlgo/dpml/internal/runti
 # and from C (dpmlbench-c with libdpml.so preloaded).
 BENCH_ARGS ?= -sizes 8:4M:x8 -leaders 1,2 -pipeline 1,2 -time 50ms -progress -pattern b2b
 CBENCH_ARGS ?= -sizes 8:4M:x8 -variants native,auto,dpml:l=1,dpml:l=2,pipelined:l=2,k=2 -time 50ms -progress -pattern b2b -check
+# The tools with plotting and progress bars are modules of their own
+# (go.work joins them here), so that a program importing the library
+# never downloads those dependencies; ./... stops at a module's edge.
+TOOLPKGS := ./cmd/dpmlbench/... ./cmd/dpmlnccl/... ./internal/tools/bench/...
 MPI      ?= openmpi
 ifeq ($(MPI),openmpi)
 BIN      := bin
@@ -148,7 +152,7 @@ deps-mpich:
 # bin/mpich/dpmlrun is built with the tag mpich too: it launches with
 # MPICH's Hydra unless the program says otherwise (dpmlrun -mpi).
 build: deps lib nccl-plugin commands
-	$(GO) build $(GOTAGS) ./...
+	$(GO) build $(GOTAGS) ./... $(TOOLPKGS)
 	@# The Go-vs-C call probe and its C twin (bench/diag/gocall.sh).
 	$(GO) build $(GOTAGS) -ldflags "$(LDFLAGS)" -o $(BIN)/gocall ./bench/diag/gocall
 	$(MPICC) -O2 -Wall -o $(BIN)/gocall-c bench/diag/gocall/ctwin/gocall.c
@@ -157,7 +161,7 @@ build: deps lib nccl-plugin commands
 # client into $(BIN).
 commands: deps
 	@mkdir -p $(BIN)
-	$(GO) build $(GOTAGS) -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
+	$(GO) build $(GOTAGS) -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/... ./cmd/dpmlbench
 	@# The C benchmark client (no Go files in its directory: go skips it).
 	$(MPICC) -O2 -Wall -I dropin -DDPML_COMMIT='"$(COMMIT)"' -o $(BIN)/dpmlbench-c cmd/dpmlbench-c/dpmlbench-c.c -ldl -lm
 
@@ -232,7 +236,7 @@ fakesharp:
 # Open MPI in full, then the MPICH subset (see MPICH_QUICK_*); make
 # test-mpich runs MPICH's suites in full.
 test: deps-openmpi deps-mpich
-	$(GO) test ./... -count=1 -timeout 20m
+	$(GO) test ./... $(TOOLPKGS) -count=1 -timeout 20m
 	@# The portable kernels too (what a build without the simd experiment runs).
 	GOEXPERIMENT= $(GO) test ./dpml -run 'Kernel|Partition' -count=1
 	@# The diagnostic build's step recorder (DPML_TRACE, dpml/trace.go).
@@ -265,7 +269,7 @@ fuzz:
 lint:
 	@out="$$(gofmt -l .)"; \
 	if [ -n "$$out" ]; then echo "gofmt -l: these files need gofmt -w:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
+	$(GO) vet ./... $(TOOLPKGS)
 
 # Both clients write the clients' default layout: bench/results/local-<UTC
 # time>/<client>-<pattern> (bench.DefaultOutDir).

@@ -1,6 +1,8 @@
 package costmodel
 
 import (
+	"encoding/json"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -60,6 +62,44 @@ func TestOfflineReadsSchemaOnly(t *testing.T) {
 					t.Errorf("%s depends on %s", pkg, dep)
 				}
 			}
+		}
+	}
+}
+
+// TestLibraryModuleGraph: the library's own module (the repository's
+// go.mod, without go.work's tool modules) requires no plotting or
+// progress-bar module, so a program importing the library never loads
+// them (module graph pruning stops at gonum, whose own requirements a
+// program that does not import it never reads): the tools that need
+// them (cmd/dpmlbench, cmd/dpmlnccl, internal/tools/bench) are modules
+// of their own. The oracle is go mod edit -json of the root go.mod.
+// Mutation: gonum.org/v1/plot required in the root go.mod -> it is
+// listed.
+func TestLibraryModuleGraph(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	cmd := exec.Command(gobin, "mod", "edit", "-json")
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go mod edit -json: %v\n%s", err, out)
+	}
+	var mod struct {
+		Module  struct{ Path string }
+		Require []struct{ Path, Version string }
+	}
+	if err := json.Unmarshal(out, &mod); err != nil {
+		t.Fatal(err)
+	}
+	if mod.Module.Path != "github.com/dpmlgo/dpml" || len(mod.Require) == 0 {
+		t.Fatalf("go.mod of %q with %d requirements: not the library's", mod.Module.Path, len(mod.Require))
+	}
+	for _, r := range mod.Require {
+		if strings.HasPrefix(r.Path, "gonum.org/v1/plot") || strings.HasPrefix(r.Path, "github.com/schollz/progressbar") {
+			t.Errorf("the library's go.mod requires %s %s", r.Path, r.Version)
 		}
 	}
 }
