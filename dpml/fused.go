@@ -45,7 +45,8 @@ import (
 // those neither timed nor one by one; and, unless a commit step holds the
 // learner, its next stride samples too, up to the one that fills the
 // learner's batch (costmodel.KeyState.Samples), which the drop-in stamps
-// (fused.h, smp_n): the engine is then entered once for several samples. The engine takes the count and the
+// (fused.h, smp_n): the engine is then entered once for several samples.
+// The engine takes the count and the
 // generation back at its next call (takeBack) and credits the learner
 // (KeyState.Skip), so the learner's state is what it would have been had
 // every call come through Go. Every rank clears the same calls: the budget
@@ -499,7 +500,7 @@ func (c *Comm) grantExact(pp *prepared, kind mpi.Kind, op mpi.Op, count int, unt
 	}
 	c.fz.granted, c.fz.block, c.fz.blockArm = tuned, block, arm
 	f.Grant(int64(min(grant, maxGrant)), t, count, int(kind), int(op), c.gen, block)
-	if samples > 0 && !block {
+	if samples > 0 { // then grant > 0 without a block
 		c.fz.sampled, c.fz.smpGap, c.fz.smpStride = true, gap, stride
 		f.Sample(int64(gap), int64(stride), samples)
 	}
