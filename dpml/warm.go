@@ -2,10 +2,12 @@ package dpml
 
 import (
 	"fmt"
+	"os"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dpmlgo/dpml/internal/runtime/prefault"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
@@ -15,9 +17,12 @@ import (
 const warmMaxBytes = 4 << 20
 
 // Warm prepares the communicator for a program's first calls, at the cost
-// of a few milliseconds now: every rank maps the node segment's data pages
-// in (a call would otherwise fault them in, one 4 KiB page at a time,
-// on its first run of each size), and every message size class of
+// of a few milliseconds now: every rank maps the code and read-only data
+// of the program (or of libdpml.so) into its page tables, once per
+// process (package internal/runtime/prefault: a code path's first run
+// would otherwise fault its pages in, on every rank of the node at once),
+// and the node segment's data pages (a call would otherwise fault them
+// in, one 4 KiB page at a time, on its first run of each size), and every message size class of
 // float32 elements from 4 bytes to 4 MiB runs once, on scratch buffers,
 // the plan the tuner starts that size on, which readies the plan's code,
 // its shared-memory lines and the leaders' connections. Nothing of it is
@@ -38,6 +43,9 @@ func (c *Comm) Warm() error {
 	}
 	if c.later != nil {
 		return nil // Deferred: nothing to ready before the setup
+	}
+	if n, d, first := prefault.Self(); first && c.verbose > 0 && c.rank == 0 {
+		fmt.Fprintf(os.Stderr, "dpml: rank 0: mapped in %d KiB of the code and read-only data in %.2f ms\n", n>>10, d.Seconds()*1e3)
 	}
 	if c.seg != nil {
 		// Each rank first allocates its own share of the pages (the

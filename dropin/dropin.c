@@ -4,18 +4,11 @@
 // (main.go) owns the DPML engine objects; this file decides which calls reach
 // it. See doc.go for the design.
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1 // dl_iterate_phdr
-#endif
-#include <dlfcn.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "dropin.h"
 #include "dpml_kinds.h"
@@ -656,58 +649,6 @@ int dpml_finalize_entry(void) {
 
 int MPI_Finalize(void) { return dpml_finalize_entry(); }
 
-// prefault_self maps in every page of this library's read-only segments
-// (its code, and the Go runtime's tables and read-only data) for the
-// calling process. Why: the first time a code path runs in a process, each
-// page of it not yet in the process's page tables is a fault, and the
-// ranks of a node run the same path at the same moment, so they fault the
-// same shared pages at once and queue on them. On the device (1x32) the
-// program's first call of a size that enters the Go side, after its
-// calls of the sizes the C layer runs, spent 8-136 us (median 65) in two or
-// three such faults before the engine was reached, and every rank waited
-// for the slowest. After this, a code path's first run costs its cache
-// misses only. The pages are the library file's, shared with every other
-// process that maps it: nothing is copied. MADV_POPULATE_READ (Linux 5.14)
-// does it in one call; on older kernels a read of each page does.
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
-#endif
-static long prefault_bytes; // what prefault_self mapped in (DPML_VERBOSE)
-
-static int prefault_phdr(struct dl_phdr_info *info, size_t size, void *self) {
-	(void)size;
-	uintptr_t at = (uintptr_t)self;
-	int mine = 0;
-	for (int i = 0; i < info->dlpi_phnum && !mine; i++) {
-		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + p->p_vaddr;
-		mine = p->p_type == PT_LOAD && at >= lo && at < lo + p->p_memsz;
-	}
-	if (!mine) return 0;
-	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-		if (p->p_type != PT_LOAD || (p->p_flags & PF_W) || !(p->p_flags & PF_R)) continue;
-		uintptr_t lo = (info->dlpi_addr + p->p_vaddr) & ~(pg - 1);
-		uintptr_t hi = (info->dlpi_addr + p->p_vaddr + p->p_filesz + pg - 1) & ~(pg - 1);
-		if (hi <= lo) continue;
-		prefault_bytes += (long)(hi - lo);
-		if (madvise((void *)lo, hi - lo, MADV_POPULATE_READ) == 0) continue;
-		for (uintptr_t a = lo; a < hi; a += pg) (void)*(volatile const char *)a;
-	}
-	return 1;
-}
-
-static void prefault_self(void) {
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	dl_iterate_phdr(prefault_phdr, (void *)(uintptr_t)prefault_self);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (settings.verbose >= 1 && settings.world_rank == 0)
-		fprintf(stderr, "libdpml: rank 0: mapped in %ld KiB of the library's code and read-only data in %.2f ms\n", prefault_bytes >> 10,
-			(t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) * 1e-6);
-}
-
 // init_at_start runs, right after the program's MPI_Init, what the first
 // MPI_Allreduce would otherwise: the library's initialization (the Go
 // side's settings and scheduler) and the settings agreement on
@@ -740,7 +681,6 @@ static void init_at_start(void) {
 	// A program times its calls, not its MPI_Init: setting up
 	// MPI_COMM_WORLD here gives its first MPI_Allreduce the engine.
 	if (!settings.setup_world || settings.disabled || settings.from_call > 1) return;
-	if (settings.setup_world == 2) prefault_self();
 	// A rank without the communicator's state (a local allocation or
 	// attribute failure) keeps every rank from setting up here.
 	// The engine is shared with congruent communicators (world_engine)

@@ -1062,21 +1062,22 @@ func TestExtension(t *testing.T) {
 
 // TestPrefault: with DPML_SETUP_WORLD=warm (the default) MPI_Init maps
 // every page of libdpml.so's code and read-only data into each rank's
-// page tables, so that no code path's first run takes page faults (which
-// the ranks of a node take at the same moment and queue on). The oracle
-// is the kernel's: Rss of those mappings in /proc/self/smaps, read by the
-// program after its calls, is at least 99% of their size, and what rank
-// 0 says it mapped in (DPML_VERBOSE=1) is most of that size (the smaps
-// lines also hold the data the dynamic linker made read-only). Whether
-// pages a process never ran are mapped without it depends on how the
-// kernel holds the file in its cache, so Rss alone cannot tell.
-// Without the library the program sees no such mapping. Mutation:
-// prefault_self not called -> no "mapped in" line.
+// page tables (dpml's Warm, package internal/runtime/prefault), so that
+// no code path's first run takes page faults (which the ranks of a node
+// take at the same moment and queue on). The oracle is the kernel's: Rss
+// of those mappings in /proc/self/smaps, read by the program after its
+// calls, is at least 99% of their size, and what rank 0 says it mapped
+// in (DPML_VERBOSE=1) is most of that size (the smaps lines also hold
+// the data the dynamic linker made read-only). Whether pages a process
+// never ran are mapped without it depends on how the kernel holds the
+// file in its cache, so Rss alone cannot tell. Without the library the
+// program sees no such mapping. Mutation: Warm not calling
+// prefault.Self -> no "mapped in" line.
 func TestPrefault(t *testing.T) {
 	setup(t)
 	prog := work.progs["allreduce"]
 	re := regexp.MustCompile(`resident rank (\d+) size (\d+) rss (\d+)`)
-	said := regexp.MustCompile(`libdpml: rank 0: mapped in (\d+) KiB of the library's code and read-only data`)
+	said := regexp.MustCompile(`dpml: rank 0: mapped in (\d+) KiB of the code and read-only data`)
 	for _, c := range []struct {
 		name    string
 		preload bool
