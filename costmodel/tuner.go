@@ -865,29 +865,25 @@ func (s KeyState) Skip(n int) {
 // ones itself (libdpml.so's C layer): after the key's next gap calls
 // (Untimed's), every stride-th call is a sample, up to n of them, the
 // last being the one that makes the commit step due (the batch full) or
-// the max-th. n is 0 unless the key is settled with no candidate waiting
+// the most-th. n is 0 unless the key is settled with no candidate waiting
 // (its due call), no commit step holds the tuner, and the cost rule
 // prices a call by its own entry and exit (every rule but CostPenult,
 // whose entries are the previous call's exits). The caller reports the
 // calls with RecordSampled, which leaves the state what Next and Record
 // of each call would have left.
-func (s KeyState) Samples(max int) (gap, stride, n int) {
+func (s KeyState) Samples(most int) (gap, stride, n int) {
 	e, t := s.e, s.t
 	c := &t.cfg
-	if c.Mode == ModeModel || t.held || e.state != Frozen || e.due > 0 || c.Cost == CostPenult || max <= 0 {
+	if c.Mode == ModeModel || t.held || e.state != Frozen || e.due > 0 || c.Cost == CostPenult || most <= 0 {
 		return 0, 0, 0
 	}
 	units, room := t.units, len(t.pe)-t.np
 	if units >= c.Batch || room < 1 {
 		return 0, 0, 0
 	}
-	for n = 1; n < max; n++ {
-		// The n-th sample makes the commit due (sampled) or leaves
-		// no room for the next (recordSpan's full buffer).
-		if units+n >= c.Batch || room-n < c.ConfirmBlock || room-n < 1 {
-			break
-		}
-	}
+	// The n-th sample makes the commit due (sampled: the batch full, or
+	// less room left than a block needs), or is the most-th.
+	n = max(1, min(most, c.Batch-units, room-c.ConfirmBlock+1))
 	return s.Untimed(), e.stride, n
 }
 
