@@ -612,6 +612,8 @@ type Tuner struct {
 	np      int
 	touched []*entry
 	commits uint64
+	// recorded: calls committed as samples (Recorded).
+	recorded uint64
 	// ovhLocal: what the tuner cost this rank since the last commit, as
 	// the engine last noted it (NoteOverhead); ovh: the agreed overhead
 	// per recorded call, a running mean of the ranks' largest, the same
@@ -1157,6 +1159,10 @@ func (t *Tuner) NoteOverhead(seconds float64) {
 // state changes between two calls of its own only at a commit.
 func (t *Tuner) Commits() uint64 { return t.commits }
 
+// Recorded returns how many calls the tuner's commit steps have taken
+// as samples (each call of a block counted).
+func (t *Tuner) Recorded() uint64 { return t.recorded }
+
 // Overhead returns the agreed overhead per recorded call (seconds): the
 // running mean of the ranks' largest NoteOverhead values over commits.
 func (t *Tuner) Overhead() float64 { return t.ovh }
@@ -1309,6 +1315,7 @@ func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 		t.touched[i] = nil
 	}
 	t.touched = t.touched[:0]
+	t.recorded += uint64(n)
 	t.np, t.units, t.blocks = 0, 0, false
 	t.commits++
 	return nil

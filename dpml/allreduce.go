@@ -60,6 +60,12 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if c.err != nil {
 		return fmt.Errorf("dpml: communicator unusable after an earlier failure: %w", c.err)
 	}
+	var tr int64 // a C caller's trip into Go and back (transition), read on entry
+	if c.fz.foreign {
+		if ce := c.fz.f.TakeEntry(); ce != 0 {
+			tr = c.transition(ce)
+		}
+	}
 	if c.later != nil {
 		if done, err := runDeferred(c, send, recv, op); done {
 			return err
@@ -151,15 +157,14 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if timed {
 		t0 = c.now()
 	}
-	if c.fz.foreign {
-		if ce := c.fz.f.TakeEntry(); ce != 0 && timed {
-			// A block's calls are timed each, so the trip of a
-			// plan the C layer runs itself falls between them,
-			// which the learner leaves out (costmodel's lag).
-			shift, ovh := c.trip(&pp.p, kind, op, ce)
-			t0 -= shift
-			c.tunOvh += ovh
-		}
+	if tr != 0 && timed {
+		// A block's calls are timed each, so the trip of a plan the
+		// C layer runs itself falls between them, which the learner
+		// leaves out (costmodel's lag).
+		shift, ovh := c.trip(&pp.p, kind, op, tr)
+		t0 -= shift
+		c.tunOvh += ovh
+		c.books.trip(ovh)
 	}
 	c.mark(tpPlan)
 	// The plan lives in the Comm (c.memo): a pointer to a local would

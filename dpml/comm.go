@@ -123,6 +123,7 @@ type inFlight struct {
 	// tuner bounds a settled key's sampling by it (NoteOverhead,
 	// costmodel.Config.SampleShare).
 	tunOvh    int64
+	books     tunerBooks    // the same over the communicator's life, by part (DPML_VERBOSE)
 	xchg      exchangeState // the tuner's commit step in flight (tune.go)
 	lastKey   costmodel.Key // the tuning key of the last call, when lastTuned
 	lastTuned bool

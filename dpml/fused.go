@@ -572,9 +572,13 @@ func (c *Comm) mustSee() bool { return c.check || c.verbose >= 2 || c.timing }
 
 // transition is the two cgo transitions a call made by libdpml.so's C
 // layer pays to run in Go, into Go and back, estimated as twice the one
-// into this call (entered at ce on CLOCK_MONOTONIC); the device's trace
-// measured them alike (150-184 ns in, 144-185 ns out). An implausible
-// reading (the clock's, or a call of its own) counts nothing.
+// into this call (entered at ce on CLOCK_MONOTONIC), read first thing in
+// the engine: the device's trace measured them alike (150-184 ns in,
+// 144-185 ns out). Read later, after the tuner's commit step and the
+// credit of the C layer's calls that the same call may run, it counted
+// their time twice more, as the tuner's overhead or in the sample of a
+// plan Go runs. An implausible reading (the clock's, or a call of its
+// own) counts nothing.
 //
 // Who pays it: a plan the C layer runs itself once cleared (cRunsCall)
 // pays nothing in its steady state, so a timed call's trip is the
@@ -591,12 +595,11 @@ func (c *Comm) transition(ce int64) int64 {
 	return 2 * d
 }
 
-// trip splits what a timed call of plan p by libdpml.so's C layer,
-// entered at ce, paid to run in Go (transition): the shift of the call's
-// entry when every call of p pays it, or the tuner's overhead when only
-// timed calls do (the C layer runs the others itself: cRunsCall).
-func (c *Comm) trip(p *Plan, kind mpi.Kind, op mpi.Op, ce int64) (shift, overhead int64) {
-	tr := c.transition(ce)
+// trip splits what a timed call of plan p by libdpml.so's C layer paid
+// to run in Go, tr (transition): the shift of the call's entry when every
+// call of p pays it, or the tuner's overhead when only timed calls do
+// (the C layer runs the others itself: cRunsCall).
+func (c *Comm) trip(p *Plan, kind mpi.Kind, op mpi.Op, tr int64) (shift, overhead int64) {
 	if c.cRunsCall(p, kind, op) {
 		return 0, tr
 	}

@@ -142,7 +142,7 @@ func TestTransitionCost(t *testing.T) {
 		if tc.op == mpi.OpProd {
 			kind = mpi.KindComplex64 // 8 bytes, like the plans above
 		}
-		got, ovh := c.trip(tc.p, kind, tc.op, nanotime()-tc.ago)
+		got, ovh := c.trip(tc.p, kind, tc.op, c.transition(nanotime()-tc.ago))
 		if got < tc.min || got > tc.max {
 			t.Errorf("%s: charged %d ns, want %d..%d", tc.name, got, tc.min, tc.max)
 		}

@@ -503,7 +503,7 @@ func (c *Comm) exchange() error {
 		if err == nil {
 			err = c.tuner.Commit(x.buf, x.sum)
 		}
-		c.tunOvh += nanotime() - t0 // the next batch's share
+		c.noteStep(t0) // the next batch's share
 		if err != nil {
 			return fmt.Errorf("dpml: tuner exchange: %w", err)
 		}
@@ -516,13 +516,41 @@ func (c *Comm) exchange() error {
 	} else {
 		x.req, err = mpi.IallreduceInPlace(c.world, x.buf, mpi.OpMax)
 	}
-	c.tunOvh += nanotime() - t0
+	c.noteStep(t0)
 	if err != nil {
 		return fmt.Errorf("dpml: tuner exchange: %w", err)
 	}
 	x.phase = 1
 	c.tuner.Hold()
 	return nil
+}
+
+// tunerBooks is what the tuner cost this rank over the communicator's
+// life, by part, for DPML_VERBOSE: its commit steps' own time (the
+// exchange's start, the lag calls' tests, the folds or waits, Commit),
+// and the trips into Go and back of timed calls whose plan libdpml.so's C
+// layer runs itself when the learner needs no time (trip).
+type tunerBooks struct {
+	stepNs int64
+	trips  uint64
+	tripNs int64
+}
+
+// trip books a timed call's trip of ns nanoseconds (0: the plan pays
+// its trip on every call; not the tuner's).
+func (b *tunerBooks) trip(ns int64) {
+	if ns > 0 {
+		b.trips++
+		b.tripNs += ns
+	}
+}
+
+// noteStep books the commit step's work since t0 (nanotime) as the
+// tuner's overhead.
+func (c *Comm) noteStep(t0 int64) {
+	d := nanotime() - t0
+	c.tunOvh += d
+	c.books.stepNs += d
 }
 
 // secondOp is the reduction of the tuner's second exchange.
@@ -549,7 +577,7 @@ func (c *Comm) advanceExchange(all bool) error {
 			if !x.shm {
 				_, err = x.req.Test()
 			}
-			c.tunOvh += nanotime() - t0
+			c.noteStep(t0)
 			if err != nil {
 				return fmt.Errorf("dpml: tuner exchange: %w", err)
 			}
@@ -578,7 +606,7 @@ func (c *Comm) advanceExchange(all bool) error {
 				x.req, err = mpi.IallreduceInPlace(c.world, x.sum, c.secondOp())
 			}
 			x.phase, x.calls = 2, 0
-			c.tunOvh += nanotime() - t0
+			c.noteStep(t0)
 			if err != nil {
 				return fmt.Errorf("dpml: tuner exchange: %w", err)
 			}
@@ -594,7 +622,7 @@ func (c *Comm) advanceExchange(all bool) error {
 				x.shms++
 			}
 		}
-		c.tunOvh += nanotime() - t0
+		c.noteStep(t0)
 		if err != nil {
 			return fmt.Errorf("dpml: tuner exchange: %w", err)
 		}
@@ -625,6 +653,20 @@ func (c *Comm) provenance(note string) costmodel.Provenance {
 	}
 }
 
+// booksText is printTuner's account of this rank's books (tunerBooks)
+// over the calls the learner recorded this run: what a recorded call
+// cost beyond an unrecorded one, whole and by part.
+func (c *Comm) booksText() string {
+	b := &c.books
+	n := c.tuner.Recorded()
+	if n == 0 {
+		return "; this rank recorded no call"
+	}
+	per := func(ns int64) float64 { return float64(ns) / float64(n) * 1e-3 }
+	return fmt.Sprintf(" (the ranks' largest, recent commits); this rank over the run: %.2f us per recorded call (%d calls): %d commit steps %.2f, %d trips into Go %.2f",
+		per(b.stepNs+b.tripNs), n, c.tuner.Commits(), per(b.stepNs), b.trips, per(b.tripNs))
+}
+
 // printTuner writes, at DPML_VERBOSE=1 (rank 0, at Close), the keys
 // called and the tuner's agreed overhead per recorded call
 // (Tuner.Overhead), which sets how sparsely a settled key samples (its
@@ -641,12 +683,11 @@ func (c *Comm) printTuner(w io.Writer, perKey bool) {
 			used = append(used, in)
 		}
 	}
+	fmt.Fprintf(w, "dpml: tuner, %d key(s) called, %.2f us of overhead per recorded call%s\n", len(used), c.tuner.Overhead()*1e6, c.booksText())
 	if !perKey {
-		fmt.Fprintf(w, "dpml: tuner, %d key(s) called, %.2f us of overhead per recorded call\n", len(used), c.tuner.Overhead()*1e6)
 		return
 	}
-	fmt.Fprintf(w, "dpml: tuner, %d key(s) called, %.2f us of overhead per recorded call: key | plan | state | calls | switches | changes | cost us | skew us | episodes | samples | stride\n",
-		len(used), c.tuner.Overhead()*1e6)
+	fmt.Fprintf(w, "dpml: tuner per key: key | plan | state | calls | switches | changes | cost us | skew us | episodes | samples | stride\n")
 	for _, in := range used {
 		fmt.Fprintf(w, "dpml:   %v | %v | %v | %d | %d | %d | %.2f | %.2f | %d | %d | %d\n", in.Key, in.Arm, in.State, in.Calls,
 			in.Switches, in.Changes, in.Cost*1e6, in.Skew*1e6, in.Episodes, in.Samples, in.Stride)
