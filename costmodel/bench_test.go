@@ -87,3 +87,41 @@ func BenchmarkCallExploring(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCommitCold is one commit step's Commit in a program's first
+// calls: the default table's tuner, every size from 4 B to 16 MiB called
+// 100 times in turn on 1x32 (the cold benchmark pattern), each call
+// priced by the model. Only Commit is timed.
+func BenchmarkCommitCold(b *testing.B) {
+	lay := Layout{Nodes: 1, PPN: 32}
+	var commits int
+	for i := 0; i < b.N; {
+		b.StopTimer()
+		tu, err := NewTunerFromDefault(DefaultConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for bytes := 4; bytes <= 16<<20 && i < b.N; bytes *= 4 {
+			k := MakeKey(ElemFloat32, OpArith, bytes, lay)
+			cost := modelSurface(DefaultModel(), k, 1<<20)
+			var at float64
+			for j := 0; j < 100 && i < b.N; j++ {
+				a := tu.Choose(k)
+				d := cost(j, a)
+				if tu.RecordSpan(k, a, at, at+d) {
+					m := tu.Pending()
+					s := tu.Exits(m)
+					b.StartTimer()
+					if err := tu.Commit(m, s); err != nil {
+						b.Fatal(err)
+					}
+					b.StopTimer()
+					i++
+					commits++
+				}
+				at += d + 1e-6
+			}
+		}
+	}
+	b.ReportMetric(float64(commits), "commits")
+}

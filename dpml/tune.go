@@ -501,7 +501,9 @@ func (c *Comm) exchange() error {
 			c.watch.leave()
 		}
 		if err == nil {
+			tc := nanotime()
 			err = c.tuner.Commit(x.buf, x.sum)
+			c.books.commitNs += nanotime() - tc
 		}
 		c.noteStep(t0) // the next batch's share
 		if err != nil {
@@ -532,6 +534,9 @@ func (c *Comm) exchange() error {
 // layer runs itself when the learner needs no time (trip).
 type tunerBooks struct {
 	stepNs int64
+	// foldNs, commitNs: the parts of stepNs in the folds or waits of
+	// the exchange, and in Commit.
+	foldNs, commitNs int64
 	trips  uint64
 	tripNs int64
 }
@@ -584,6 +589,7 @@ func (c *Comm) advanceExchange(all bool) error {
 			return nil
 		}
 		var err error
+		tf := nanotime()
 		switch {
 		case x.shm && all:
 			err = c.xchgBarrier()
@@ -598,6 +604,7 @@ func (c *Comm) advanceExchange(all bool) error {
 		if err == nil && x.shm && x.phase == 2 {
 			xchgFold(c, exitsArea, x.sum, c.secondOp() == mpi.OpSum)
 		}
+		c.books.foldNs += nanotime() - tf
 		if err == nil && x.phase == 1 && c.tuner.Second() != costmodel.SecondNone {
 			x.sum = c.tuner.Exits(x.buf)
 			if x.shm {
@@ -617,7 +624,9 @@ func (c *Comm) advanceExchange(all bool) error {
 		}
 		x.phase, x.req = 0, nil
 		if err == nil {
+			tc := nanotime()
 			err = c.tuner.Commit(x.buf, x.sum)
+			c.books.commitNs += nanotime() - tc
 			if x.shm {
 				x.shms++
 			}
@@ -663,8 +672,8 @@ func (c *Comm) booksText() string {
 		return "; this rank recorded no call"
 	}
 	per := func(ns int64) float64 { return float64(ns) / float64(n) * 1e-3 }
-	return fmt.Sprintf(" (the ranks' largest, recent commits); this rank over the run: %.2f us per recorded call (%d calls): %d commit steps %.2f, %d trips into Go %.2f",
-		per(b.stepNs+b.tripNs), n, c.tuner.Commits(), per(b.stepNs), b.trips, per(b.tripNs))
+	return fmt.Sprintf(" (the ranks' largest, recent commits); this rank over the run: %.2f us per recorded call (%d calls): %d commit steps %.2f (exchange %.2f, Commit %.2f), %d trips into Go %.2f",
+		per(b.stepNs+b.tripNs), n, c.tuner.Commits(), per(b.stepNs), per(b.foldNs), per(b.commitNs), b.trips, per(b.tripNs))
 }
 
 // printTuner writes, at DPML_VERBOSE=1 (rank 0, at Close), the keys
