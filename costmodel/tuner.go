@@ -602,6 +602,8 @@ type Tuner struct {
 	pe, px []float64 // buffered entry and exit times
 	ex     []float64 // Pending's exchange buffer: pendingWidth per slot, + 1
 	sx     []int64   // Exits' exchange buffer: up to 2 per slot, + 1
+	vd     []float64 // Verdicts' buffer (verdictLen)
+	st3    []float64 // Stamps' buffer (stampLen)
 	units  int       // samples buffered (Batch's unit)
 	blocks bool      // a completed block is buffered (Exits' width)
 	// prevE, prevA: the key and arm of the call recorded last (CostPenult
@@ -652,6 +654,7 @@ func NewTuner(cfg Config, m Model) (*Tuner, error) {
 		keys: map[uint64]*entry{}, sets: map[uint64]*armSet{}, starts: map[uint64]int{},
 		pk: make([]*entry, slots), pa: make([]uint8, slots), pc: make([]uint64, slots), pw: make([]uint16, slots), pb: make([]uint16, slots),
 		pe: make([]float64, slots), px: make([]float64, slots), ex: make([]float64, pendingWidth*slots+1), sx: make([]int64, 2*slots+1),
+		vd: make([]float64, verdictLen(slots)), st3: make([]float64, stampLen(slots)),
 		touched: make([]*entry, 0, c.Batch),
 	}, nil
 }
@@ -1252,21 +1255,27 @@ func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 	if n == 0 || len(maxed) != pendingLen(n) || (sum && len(summed) != t.exitsWidth(n)) {
 		return fmt.Errorf("costmodel: commit of %d and %d values for %d pending samples (want %d and %d)", len(maxed), len(summed), n, pendingLen(n), t.exitsWidth(n))
 	}
-	if v := maxed[pendingWidth*n]; v > 0 && !math.IsInf(v, 0) {
-		// The same value on every rank (a max), folded in the same
-		// order: the ranks' floors agree.
-		if t.ovh == 0 {
-			t.ovh = v
-		} else {
-			t.ovh += (v - t.ovh) / 4
-		}
-	}
+	t.noteAgreedOverhead(maxed[pendingWidth*n])
 	var ranks int64 = 1
 	if t.Second() == SecondSum {
 		if ranks = summed[n]; ranks < 1 {
 			return fmt.Errorf("costmodel: commit with a rank count of %d", ranks)
 		}
 	}
+	v := t.vd[:verdictLen(n)]
+	for j := 0; j < n; j++ {
+		v[j], v[n+j], v[2*n+j] = maxed[j], t.callCost(j, maxed, summed, ranks), maxed[j]+maxed[n+j]
+		v[3*n+j] = t.lag(j, maxed, summed)
+	}
+	t.apply(v)
+	return nil
+}
+
+// apply commits the buffered samples given their verdicts (Verdicts'
+// layout, the overhead aside): each sample's cost and skew, in order,
+// then advances every key that got samples.
+func (t *Tuner) apply(v []float64) {
+	n := t.np
 	for i := 0; i < n; i++ {
 		e, w := t.pk[i], int(t.pw[i])
 		if w == 0 {
@@ -1284,10 +1293,10 @@ func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 		}
 		var cost, skew float64
 		for j := i - w + 1; j <= i; j++ {
-			cost += t.callCost(j, maxed, summed, ranks)
-			skew += maxed[j] + maxed[n+j]
+			cost += v[n+j]
+			skew += v[2*n+j]
 			if j > i-w+1 {
-				cost += t.lag(j, maxed, summed)
+				cost += v[3*n+j]
 			}
 		}
 		cost /= float64(w) // a block's period per call
@@ -1295,7 +1304,7 @@ func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 			t.charge(e, t.pa[i], cost, w)
 		}
 		e.note(cost, skew/float64(w))
-		e.pace(t.pa[i], maxed[i], t.pc[i])
+		e.pace(t.pa[i], v[i], t.pc[i])
 		e.observe(t.pa[i], cost, &t.cfg)
 	}
 	clear(t.pk[:n])
@@ -1318,7 +1327,19 @@ func (t *Tuner) Commit(maxed []float64, summed []int64) error {
 	t.recorded += uint64(n)
 	t.np, t.units, t.blocks = 0, 0, false
 	t.commits++
-	return nil
+}
+
+// noteAgreedOverhead folds the ranks' largest overhead per recorded call
+// of a commit step, v, into the running mean (Overhead). v is the same
+// on every rank, folded in the same order: the ranks' floors agree.
+func (t *Tuner) noteAgreedOverhead(v float64) {
+	if v > 0 && !math.IsInf(v, 0) {
+		if t.ovh == 0 {
+			t.ovh = v
+		} else {
+			t.ovh += (v - t.ovh) / 4
+		}
+	}
 }
 
 // callCost is buffered call i's cost under Config.Cost, given Commit's
