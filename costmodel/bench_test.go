@@ -94,6 +94,7 @@ func BenchmarkCallExploring(b *testing.B) {
 // priced by the model. Only Commit is timed.
 func BenchmarkCommitCold(b *testing.B) {
 	lay := Layout{Nodes: 1, PPN: 32}
+	flush := make([]byte, 64<<20)
 	var commits int
 	for i := 0; i < b.N; {
 		b.StopTimer()
@@ -111,6 +112,9 @@ func BenchmarkCommitCold(b *testing.B) {
 				if tu.RecordSpan(k, a, at, at+d) {
 					m := tu.Pending()
 					s := tu.Exits(m)
+					for f := 0; f < len(flush); f += 64 {
+						flush[f]++
+					}
 					b.StartTimer()
 					if err := tu.Commit(m, s); err != nil {
 						b.Fatal(err)

@@ -29,14 +29,14 @@ import (
 
 // Fold fields: for n buffered calls, each field is a block of n values.
 const (
-	fEntry1 = iota // the last entry
-	fEntry2        // the second-to-last entry (-Inf: one rank)
-	fNegEntry      // the first entry, negated
-	fDur           // the longest local duration
-	fExit1         // the last exit
-	fExit2         // the second-to-last exit (-Inf: one rank)
-	fGap           // the largest exit of the call before minus this call's entry (-Inf: none)
-	fExitSum       // the sum of the exits
+	fEntry1   = iota // the last entry
+	fEntry2          // the second-to-last entry (-Inf: one rank)
+	fNegEntry        // the first entry, negated
+	fDur             // the longest local duration
+	fExit1           // the last exit
+	fExit2           // the second-to-last exit (-Inf: one rank)
+	fGap             // the largest exit of the call before minus this call's entry (-Inf: none)
+	fExitSum         // the sum of the exits
 	foldFields
 )
 

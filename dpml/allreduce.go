@@ -79,7 +79,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	}
 	c.mark(tpEnter)
 	c.settleClear()
-	if c.xchg.phase != 0 && (len(send) > 0 || !c.xchg.shm) {
+	if c.xchg.phase != 0 && (len(send) > 0 || !c.xchg.fold) {
 		// Through the node segment only calls with data count: they
 		// are the ones that wait for every local rank (exchangeState).
 		if err := c.advanceExchange(false); err != nil {

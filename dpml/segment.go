@@ -89,16 +89,15 @@ type nodeSegment struct {
 func segmentLayout(ppn, slot int) (size, dataOff int) {
 	hdr := alignBytes * (1 + (1+plan.MaxTrees)*ppn)
 	dataOff = shm.PadTo(hdr, pageBytes)
-	return dataOff + 2*slot*(ppn+1) + xchgAreas*ppn*xchgStride, dataOff
+	return dataOff + 2*slot*(ppn+1) + (2*ppn+2)*xchgStride, dataOff
 }
 
-// xchgStride is the bytes of one rank's exchange area: the learner's
-// buffers (costmodel.ExchangeValues 8-byte values), padded to a line.
+// xchgStride is the bytes of one exchange area of the tuner's commit step
+// (tune.go, exchangeState): a rank's stamps or the node's verdicts (at
+// most costmodel.ExchangeValues 8-byte values), padded to a line. The
+// segment holds two stamp areas per local rank (even and odd commit
+// steps) and two verdict areas.
 var xchgStride = shm.PadTo(8*costmodel.ExchangeValues, alignBytes)
-
-// xchgAreas is the exchange areas per rank: the samples of even and of odd
-// commit steps, and the exits (tune.go, exchangeState).
-const xchgAreas = 3
 
 // viewSegment lays the typed view over a mapped segment.
 func viewSegment(mem *shm.Segment, ppn, slot int) (*nodeSegment, error) {
@@ -132,10 +131,14 @@ func viewSegment(mem *shm.Segment, ppn, slot int) (*nodeSegment, error) {
 	return s, nil
 }
 
-// xchgArea returns local rank i's exchange area a (< xchgAreas):
-// costmodel.ExchangeValues 8-byte values.
-func (s *nodeSegment) xchgArea(a, i int) unsafe.Pointer {
+// stampArea returns local rank i's stamp area a (0 or 1).
+func (s *nodeSegment) stampArea(a, i int) unsafe.Pointer {
 	return unsafe.Add(s.xchg, (a*s.ppn+i)*xchgStride)
+}
+
+// verdictArea returns the node's verdict area a (0 or 1).
+func (s *nodeSegment) verdictArea(a int) unsafe.Pointer {
+	return unsafe.Add(s.xchg, (2*s.ppn+a)*xchgStride)
 }
 
 // slot returns local rank i's input slot in buffer set b.

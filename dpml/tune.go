@@ -24,11 +24,13 @@ import (
 // The tuner (package costmodel) picks the variant, l and k of every call
 // that forces nothing. It is a deterministic state machine fed, every few
 // calls, with the calls' entry and exit times on a clock common to the
-// ranks (two small non-blocking max-allreduces per batch, each completed
-// DPML_TUNER_LAG calls after it starts: the cost of a call is the
-// second-to-last exit after the last entry, the arrival skew kept apart),
-// so every rank takes the same decision on every call without a broadcast
-// per call and no call waits for the exchange's slowest rank. DPML_TUNER=static turns it off (the built-in
+// ranks (one exchange per batch, through the node segment, where one rank
+// per node folds the others' times, and among the nodes' folders,
+// committed DPML_TUNER_LAG calls after it starts: the cost of a call is
+// the second-to-last exit after the last entry, the arrival skew kept
+// apart; exchangeState), so every rank takes the same decision on every
+// call without a broadcast per call and no call waits for the exchange's
+// slowest rank. DPML_TUNER=static turns it off (the built-in
 // default policy then decides); DPML_TUNING_FILE names a table to start from
 // and to save to at Close.
 
@@ -369,32 +371,37 @@ func (c *Comm) observe(ks costmodel.KeyState, arm costmodel.Arm, entry, exit int
 	return c.exchange()
 }
 
-// exchangeLag is how many of the communicator's later calls through the
-// engine each half of the tuner's exchange has to complete in
-// (exchangeState): the ranks that arrive last at the call that starts it
-// are waited for by nobody, and the calls between progress it.
-const exchangeLag = 8
-
-// exchangeState is the tuner's commit step in flight: the max-allreduce
-// of the buffered samples (phase 1), then, if the cost rule needs it, the
-// second allreduce (phase 2), each started at one call and completed at
-// the exchangeLag-th call through the engine after it, the same call on
-// every rank, where Commit then runs. The tuner is held meanwhile
-// (costmodel.Tuner.Hold). lag 0 (DPML_TUNER_LAG=0): both run blocking at
-// the call that starts them, as a blocking collective would.
+// exchangeState is the tuner's commit step in flight. Through the node
+// segment (foldExchange: DPML_TUNER_LAG of at least minFoldLag, the
+// default) it is one exchange that only one rank per node reads:
 //
-// On one node (and lag at least 2) the step needs no MPI at all: each rank
-// writes its buffer into its own exchange area of the node segment
-// (nodeSegment.xchgArea) and, at the lag-th call, reads every rank's and
-// reduces them itself, in local-rank order, so every rank gets the same
-// values. The calls in between are what makes that safe: a rank writes
-// after its call's collective (or at a call's entry), and a call with data
-// completes on no rank before every local rank has entered it, so at the
-// entry of the second call after the write every area is written. The
-// samples alternate between two areas (a step may start at the entry of
-// the call where the one before committed, while a slower rank reads);
-// the exits' area is written again only lag calls after its last reader.
-// Calls without data do not count there.
+//	call S        every rank writes its Stamps into its own stamp area
+//	              (nodeSegment.stampArea, alternating between commit steps)
+//	call S+2      the node's folder (its first leader, c.pos 0) folds the
+//	              node's stamps in local-rank order; on one node it writes
+//	              the verdicts (costmodel.Tuner.Verdicts) into the node's
+//	              verdict area, on several it starts a non-blocking
+//	              allgather of the node folds among the nodes' folders
+//	call S+lag-2  (several nodes) the folder completes the gather, merges
+//	              the folds in node order and writes the verdicts
+//	call S+lag    every rank reads the verdicts and commits them
+//
+// Calls counts the calls with data through the engine since S, the same
+// on every rank. The calls in between are what makes the shared reads
+// safe: a call with data completes on no rank before every local rank has
+// entered it, so at the entry of the second call after a write (at a
+// call's entry or after its collective) the write is done on every rank.
+// The stamp areas alternate, and a verdict area is written again only
+// two commit steps later, after every rank has read it. No rank but the
+// folders makes an MPI call for the tuner, and those make one per step,
+// progressed by the inter-node steps they run anyway.
+//
+// Otherwise (DPML_TUNER_LAG below minFoldLag) the step is two
+// max-allreduces over all ranks (Pending, then the exits Commit's cost
+// rule needs), each started at one call and completed at the lag-th call
+// through the engine after it; lag 0: both blocking, at the call that
+// starts them. The tuner is held while a step is in flight
+// (costmodel.Tuner.Hold).
 type exchangeState struct {
 	phase int // 0: none in flight
 	calls int // calls through the engine since the phase started
@@ -402,69 +409,37 @@ type exchangeState struct {
 	req   *mpi.Request
 	buf   []float64
 	sum   []int64
-	shm   bool // this step goes through the node segment
+	fold  bool // this step goes through the node segment (foldExchange)
 	gen   int  // commit steps started through the node segment
-	shms  int  // and completed (tests)
+	folds int  // and completed (tests)
+	n     int  // the step's Stamps length
+	// The folder's: its node's fold, merged with the other nodes'
+	// (acc), every node's fold (all, several nodes), and how far the
+	// step has gone (stage: 1 folded, 2 verdicts written).
+	acc, all []float64
+	stage    int
 }
 
-// shmExchange reports whether the commit step can go through the node
-// segment (exchangeState).
-func (c *Comm) shmExchange() bool {
-	return c.xchg.lag >= 2 && c.nodes == 1 && c.seg != nil
+// minFoldLag is the least DPML_TUNER_LAG at which the commit step goes
+// through the node segment: the stamps are read two calls after they are
+// written, and the verdicts two calls after.
+const minFoldLag = 4
+
+// foldExchange reports whether the commit step goes through the node
+// segment (exchangeState): the same answer on every rank.
+func (c *Comm) foldExchange() bool {
+	return c.xchg.lag >= minFoldLag && c.seg != nil
 }
 
-// The exchange areas (nodeSegment.xchgArea) of the samples of the commit
-// step in flight, and of the exits.
-func (x *exchangeState) samplesArea() int { return x.gen % 2 }
+// folder reports whether this rank folds its node's stamps: the node's
+// first leader, a member of the leader communicator of the nodes' first
+// leaders.
+func (c *Comm) folder() bool { return c.pos == 0 }
 
-const exitsArea = 2
-
-// xchgPublish writes v (n 8-byte values) to this rank's exchange area a.
+// xchgPublish writes v (n 8-byte values) to this rank's stamp area a.
 func (c *Comm) xchgPublish(a int, v unsafe.Pointer, n int) {
-	memmove(c.seg.xchgArea(a, c.local), v, 8*n)
+	memmove(c.seg.stampArea(a, c.local), v, 8*n)
 }
-
-// xchgFold sets buf to the element-wise sum (or maximum) of every local
-// rank's exchange area a, in local-rank order: the same values on every
-// rank (a maximum is exact, and so is a sum of integers).
-func xchgFold[T float64 | int64](c *Comm, a int, buf []T, sum bool) {
-	xchgTouch(c, a, 8*len(buf))
-	for i := range c.ppn {
-		src := unsafe.Slice((*T)(c.seg.xchgArea(a, i)), len(buf))
-		if i == 0 {
-			copy(buf, src)
-			continue
-		}
-		for j, v := range src {
-			switch {
-			case sum:
-				buf[j] += v
-			case v > buf[j]:
-				buf[j] = v
-			}
-		}
-	}
-}
-
-// xchgTouch reads one word of each line of the first n bytes of every
-// local rank's exchange area a. Each rank wrote its own area, so each line
-// is a transfer from another core's cache; the fold's loop takes them one
-// area at a time, and on 32 ranks spent about 14 us per commit step on
-// them. As independent loads issued together the transfers overlap, and
-// the fold then reads lines already here.
-func xchgTouch(c *Comm, a, n int) {
-	var t uint64
-	for i := range c.ppn {
-		p := c.seg.xchgArea(a, i)
-		for off := 0; off < n; off += alignBytes {
-			t += *(*uint64)(unsafe.Add(p, off))
-		}
-	}
-	xchgSink = t
-}
-
-// xchgSink keeps xchgTouch's loads.
-var xchgSink uint64
 
 // xchgBarrier waits for every local rank (Close, where no later call
 // separates the writes from the reads).
@@ -476,10 +451,9 @@ func (c *Comm) xchgBarrier() error {
 }
 
 // exchange starts the tuner's commit step (collective over c.world: every
-// rank's learner asks for it on the same call): the buffered samples'
-// times max-allreduced (and the second exchange its cost rule needs),
-// then Commit, completed by advanceExchange at later calls. A step already
-// in flight is not restarted: the tuner is held until it commits.
+// rank's learner asks for it on the same call), completed by
+// advanceExchange at later calls (exchangeState). A step already in
+// flight is not restarted: the tuner is held until it commits.
 func (c *Comm) exchange() error {
 	if c.xchg.phase != 0 {
 		return nil
@@ -488,9 +462,10 @@ func (c *Comm) exchange() error {
 	c.tunOvh = 0
 	t0 := nanotime()
 	x := &c.xchg
-	x.buf, x.sum, x.calls = c.tuner.Pending(), nil, 0
+	x.buf, x.sum, x.calls, x.stage = nil, nil, 0, 0
 	var err error
 	if x.lag == 0 {
+		x.buf = c.tuner.Pending()
 		c.watch.enter(stepTuner)
 		err = mpi.AllreduceInPlace(c.world, x.buf, mpi.OpMax)
 		c.watch.leave()
@@ -501,9 +476,7 @@ func (c *Comm) exchange() error {
 			c.watch.leave()
 		}
 		if err == nil {
-			tc := nanotime()
 			err = c.tuner.Commit(x.buf, x.sum)
-			c.books.commitNs += nanotime() - tc
 		}
 		c.noteStep(t0) // the next batch's share
 		if err != nil {
@@ -511,11 +484,14 @@ func (c *Comm) exchange() error {
 		}
 		return nil
 	}
-	x.shm = c.shmExchange()
-	if x.shm {
+	x.fold = c.foldExchange()
+	if x.fold {
 		x.gen++
-		c.xchgPublish(x.samplesArea(), unsafe.Pointer(unsafe.SliceData(x.buf)), len(x.buf))
+		st := c.tuner.Stamps()
+		x.n = len(st)
+		c.xchgPublish(x.gen%2, unsafe.Pointer(unsafe.SliceData(st)), len(st))
 	} else {
+		x.buf = c.tuner.Pending()
 		x.req, err = mpi.IallreduceInPlace(c.world, x.buf, mpi.OpMax)
 	}
 	c.noteStep(t0)
@@ -529,16 +505,16 @@ func (c *Comm) exchange() error {
 
 // tunerBooks is what the tuner cost this rank over the communicator's
 // life, by part, for DPML_VERBOSE: its commit steps' own time (the
-// exchange's start, the lag calls' tests, the folds or waits, Commit),
+// exchange's start, the lag calls, the folds or waits, the commit),
 // and the trips into Go and back of timed calls whose plan libdpml.so's C
 // layer runs itself when the learner needs no time (trip).
 type tunerBooks struct {
 	stepNs int64
-	// foldNs, commitNs: the parts of stepNs in the folds or waits of
-	// the exchange, and in Commit.
+	// foldNs, commitNs: the parts of stepNs in the folds, gathers or
+	// waits of the exchange, and in the commit.
 	foldNs, commitNs int64
-	trips  uint64
-	tripNs int64
+	trips            uint64
+	tripNs           int64
 }
 
 // trip books a timed call's trip of ns nanoseconds (0: the plan pays
@@ -567,51 +543,42 @@ func (c *Comm) secondOp() mpi.Op {
 }
 
 // advanceExchange counts a call through the engine for the exchange in
-// flight: it tests the request (MPI progresses a non-blocking collective
-// only inside MPI calls), and at the exchangeLag-th call it waits for it
+// flight and takes the step's part due at it (exchangeState). Through
+// MPI it tests the request (MPI progresses a non-blocking collective
+// only inside MPI calls), and at the lag-th call it waits for it
 // (bounded by DPML_TIMEOUT) and starts the second phase or commits. The
 // phase ends at the same call on every rank whatever each rank's test
 // saw. all: complete it now (Close), at the same point on every rank.
 func (c *Comm) advanceExchange(all bool) error {
 	x := &c.xchg
+	if x.phase != 0 && x.fold {
+		t0 := nanotime()
+		err := c.advanceFold(all)
+		c.noteStep(t0)
+		if err != nil {
+			return fmt.Errorf("dpml: tuner exchange: %w", err)
+		}
+		return nil
+	}
 	for x.phase != 0 {
 		t0 := nanotime()
 		x.calls++
 		if x.calls < x.lag && !all {
-			var err error
-			if !x.shm {
-				_, err = x.req.Test()
-			}
+			_, err := x.req.Test()
 			c.noteStep(t0)
 			if err != nil {
 				return fmt.Errorf("dpml: tuner exchange: %w", err)
 			}
 			return nil
 		}
-		var err error
 		tf := nanotime()
-		switch {
-		case x.shm && all:
-			err = c.xchgBarrier()
-		case !x.shm:
-			c.watch.enter(stepTuner)
-			err = x.req.Wait()
-			c.watch.leave()
-		}
-		if err == nil && x.shm && x.phase == 1 {
-			xchgFold(c, x.samplesArea(), x.buf, false)
-		}
-		if err == nil && x.shm && x.phase == 2 {
-			xchgFold(c, exitsArea, x.sum, c.secondOp() == mpi.OpSum)
-		}
+		c.watch.enter(stepTuner)
+		err := x.req.Wait()
+		c.watch.leave()
 		c.books.foldNs += nanotime() - tf
 		if err == nil && x.phase == 1 && c.tuner.Second() != costmodel.SecondNone {
 			x.sum = c.tuner.Exits(x.buf)
-			if x.shm {
-				c.xchgPublish(exitsArea, unsafe.Pointer(unsafe.SliceData(x.sum)), len(x.sum))
-			} else {
-				x.req, err = mpi.IallreduceInPlace(c.world, x.sum, c.secondOp())
-			}
+			x.req, err = mpi.IallreduceInPlace(c.world, x.sum, c.secondOp())
 			x.phase, x.calls = 2, 0
 			c.noteStep(t0)
 			if err != nil {
@@ -627,9 +594,6 @@ func (c *Comm) advanceExchange(all bool) error {
 			tc := nanotime()
 			err = c.tuner.Commit(x.buf, x.sum)
 			c.books.commitNs += nanotime() - tc
-			if x.shm {
-				x.shms++
-			}
 		}
 		c.noteStep(t0)
 		if err != nil {
@@ -637,6 +601,139 @@ func (c *Comm) advanceExchange(all bool) error {
 		}
 	}
 	return nil
+}
+
+// advanceFold is advanceExchange for a step through the node segment.
+func (c *Comm) advanceFold(all bool) error {
+	x := &c.xchg
+	if all {
+		// Close: every rank's stamps, then the verdicts, are written
+		// once every local rank has passed the barrier before reading.
+		if x.calls < foldAt {
+			if err := c.xchgBarrier(); err != nil {
+				return err
+			}
+		}
+		if c.folder() {
+			if err := c.foldNode(); err != nil {
+				return err
+			}
+			if err := c.finishFold(); err != nil {
+				return err
+			}
+		}
+		if err := c.xchgBarrier(); err != nil {
+			return err
+		}
+		return c.commitFold()
+	}
+	x.calls++
+	if c.folder() {
+		if x.calls >= foldAt {
+			if err := c.foldNode(); err != nil {
+				return err
+			}
+		}
+		if x.calls >= x.lag-foldAt {
+			if err := c.finishFold(); err != nil {
+				return err
+			}
+		}
+	}
+	if x.calls < x.lag {
+		return nil
+	}
+	return c.commitFold()
+}
+
+// foldAt is the call after the step's start at whose entry every local
+// rank's stamps are written (exchangeState).
+const foldAt = 2
+
+// foldNode folds the node's stamps (the folder, once per step): on one
+// node into the verdicts, on several into the node's fold, whose
+// allgather among the folders it starts.
+func (c *Comm) foldNode() error {
+	x := &c.xchg
+	if x.stage >= 1 {
+		return nil
+	}
+	x.stage = 1
+	tf := nanotime()
+	defer func() { c.books.foldNs += nanotime() - tf }()
+	fl := costmodel.FoldLen(x.n)
+	if cap(x.acc) < fl {
+		x.acc = make([]float64, costmodel.FoldValues)
+	}
+	acc := x.acc[:fl]
+	for i := range c.ppn {
+		st := unsafe.Slice((*float64)(c.seg.stampArea(x.gen%2, i)), x.n)
+		if err := costmodel.Fold(acc, st, i == 0); err != nil {
+			return err
+		}
+	}
+	if c.nodes == 1 {
+		return c.writeVerdicts(acc)
+	}
+	if cap(x.all) < c.nodes*fl {
+		x.all = make([]float64, c.nodes*costmodel.FoldValues)
+	}
+	x.req = &mpi.Request{}
+	return mpi.IallgatherReq(c.leaderComm, acc, x.all[:c.nodes*fl], x.req)
+}
+
+// finishFold completes the folders' allgather (several nodes), merges
+// the nodes' folds in node order and writes the verdicts.
+func (c *Comm) finishFold() error {
+	x := &c.xchg
+	if x.stage >= 2 {
+		return nil
+	}
+	tf := nanotime()
+	defer func() { c.books.foldNs += nanotime() - tf }()
+	c.watch.enter(stepTuner)
+	err := x.req.Wait()
+	c.watch.leave()
+	x.req = nil
+	if err != nil {
+		return err
+	}
+	fl := costmodel.FoldLen(x.n)
+	acc := x.acc[:fl]
+	copy(acc, x.all[:fl])
+	for j := 1; j < c.nodes; j++ {
+		if err := costmodel.Merge(acc, x.all[j*fl:(j+1)*fl]); err != nil {
+			return err
+		}
+	}
+	return c.writeVerdicts(acc)
+}
+
+// writeVerdicts turns the complete fold into the verdicts and writes
+// them into the node's verdict area of this step.
+func (c *Comm) writeVerdicts(fold []float64) error {
+	v, err := c.tuner.Verdicts(fold)
+	if err != nil {
+		return err
+	}
+	memmove(c.seg.verdictArea(c.xchg.gen%2), unsafe.Pointer(unsafe.SliceData(v)), 8*len(v))
+	c.xchg.stage = 2
+	return nil
+}
+
+// commitFold reads the step's verdicts from the node segment and commits
+// them (every rank, at the same call).
+func (c *Comm) commitFold() error {
+	x := &c.xchg
+	x.phase = 0
+	tc := nanotime()
+	v := unsafe.Slice((*float64)(c.seg.verdictArea(x.gen%2)), costmodel.VerdictLen(costmodel.FoldLen(x.n)))
+	err := c.tuner.CommitVerdicts(v)
+	c.books.commitNs += nanotime() - tc
+	if err == nil {
+		x.folds++
+	}
+	return err
 }
 
 // saveTuning writes the tuning table (rank 0, at Close): see

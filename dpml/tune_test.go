@@ -247,10 +247,11 @@ func TestExchangeDeferred(t *testing.T) {
 					if (lag != "0") != (inFlight > 0) {
 						t.Errorf("DPML_TUNER_LAG=%s: %d calls returned with the exchange in flight", lag, inFlight)
 					}
-					// On one node the commit step goes through the
-					// node segment, elsewhere through MPI.
-					if shm := lay[0] == 1 && lag != "0"; shm != (c.xchg.shms > 0) {
-						t.Errorf("%d commit steps through the node segment, want some: %v", c.xchg.shms, shm)
+					// With a lag the commit step goes through the
+					// node segment (and the folders' gather across
+					// nodes), without one through MPI.
+					if fold := lag != "0"; fold != (c.xchg.folds > 0) {
+						t.Errorf("%d commit steps through the node segment, want some: %v", c.xchg.folds, fold)
 					}
 					var samples uint64
 					for _, in := range c.tuner.Infos() {
@@ -265,66 +266,67 @@ func TestExchangeDeferred(t *testing.T) {
 	}
 }
 
-// TestXchgReduce: the node-segment exchange's reductions give what the
-// MPI library's allreduce gives on the same values (the oracle): the
-// element-wise maximum of float64s (negative, zero, large) and the sum
-// and maximum of int64s, on every rank alike. Mutation: xchgFold
-// skipping the last local rank fails it.
-func TestXchgReduce(t *testing.T) {
-	mpitest.Run(t, 1, 4, func(t *testing.T, w *mpi.Comm) {
-		c, err := New(w, WithSegmentBytes(64<<10))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		r := w.Rank()
-		const n = 257
-		f := make([]float64, n)
-		k := make([]int64, n)
-		for j := range n {
-			f[j] = float64((r*7919+j*104729)%1000-500) * 1e-6
-			k[j] = int64((r*31+j*17)%97 - 40)
-		}
-		if f[0] == 0 {
-			f[0] = -0.5 // a negative first value on some rank
-		}
-		for _, a := range []int{0, 1, exitsArea} {
-			c.xchgPublish(a, unsafe.Pointer(&f[0]), n)
-			if a == exitsArea {
-				c.xchgPublish(a, unsafe.Pointer(&k[0]), n)
-			}
-		}
-		if err := c.node.Barrier(); err != nil {
-			t.Fatal(err)
-		}
-		for _, a := range []int{0, 1} {
-			got := make([]float64, n)
-			xchgFold(c, a, got, false)
-			want := slices.Clone(f)
-			if err := mpi.AllreduceInPlace(w, want, mpi.OpMax); err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("area %d: max through the segment differs from MPI's", a)
-			}
-		}
-		for _, sum := range []bool{true, false} {
-			got := make([]int64, n)
-			xchgFold(c, exitsArea, got, sum)
-			want := slices.Clone(k)
-			op := mpi.OpMax
-			if sum {
-				op = mpi.OpSum
-			}
-			if err := mpi.AllreduceInPlace(w, want, op); err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("sum %v: the segment's reduction differs from MPI's", sum)
-			}
-		}
-		if err := c.node.Barrier(); err != nil { // nobody reads while another closes
-			t.Fatal(err)
-		}
-	})
+// TestFoldExchange: the commit step through the node segment and the
+// folders' gather commits, on every rank, the verdicts of every rank's
+// stamps: the oracle gathers each step's stamps from all ranks through
+// the MPI library and folds them in world rank order. On one node and on
+// two. Mutations: the folder folding one local rank fewer -> "step 1:
+// verdict 0 ..."; the nodes' folds not merged -> the same on 2x2.
+func TestFoldExchange(t *testing.T) {
+	for _, lay := range [][2]int{{1, 4}, {2, 2}} {
+		t.Run(fmt.Sprintf("%dx%d", lay[0], lay[1]), func(t *testing.T) {
+			mpitest.Run(t, lay[0], lay[1], func(t *testing.T, w *mpi.Comm) {
+				os.Setenv("DPML_TUNER_BUDGET", "-1") // explore first: many commits
+				defer os.Unsetenv("DPML_TUNER_BUDGET")
+				c, err := New(w, WithSegmentBytes(64<<10))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				var want []float64 // the step in flight's verdicts, from the oracle
+				steps := 0
+				for i := 0; i < 3000 && steps < 6; i++ {
+					n := []int{3, 700, 9000}[i%3]
+					send, recv := make([]float32, n), make([]float32, n)
+					folds := c.xchg.folds
+					if err := Allreduce(c, send, recv, mpi.OpSum); err != nil {
+						t.Fatal(err)
+					}
+					if c.xchg.folds > folds && want != nil {
+						steps++
+						got := unsafe.Slice((*float64)(c.seg.verdictArea(c.xchg.gen%2)), len(want))
+						for j := range want {
+							if got[j] != want[j] {
+								t.Fatalf("step %d: verdict %d of %d is %g, the oracle's %g", steps, j, len(want), got[j], want[j])
+							}
+						}
+						want = nil
+					}
+					if c.xchg.phase == 0 || c.xchg.calls != 0 || !c.xchg.fold {
+						continue
+					}
+					// A step has just started: the same call on every rank.
+					st := c.tuner.Stamps()
+					all := make([]float64, len(st)*w.Size())
+					if err := mpi.Allgather(w, st, all); err != nil {
+						t.Fatal(err)
+					}
+					f := make([]float64, costmodel.FoldLen(len(st)))
+					for r := range w.Size() {
+						if err := costmodel.Fold(f, all[r*len(st):(r+1)*len(st)], r == 0); err != nil {
+							t.Fatal(err)
+						}
+					}
+					v, err := c.tuner.Verdicts(f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want = slices.Clone(v)
+				}
+				if steps < 6 {
+					t.Fatalf("%d commit steps checked, want 6", steps)
+				}
+			})
+		})
+	}
 }
