@@ -297,39 +297,3 @@ func Allgather[T Number](c *Comm, send, recv []T) error {
 	}
 	return nil
 }
-
-// IallgatherReq starts Allgather as a non-blocking call in a Request the
-// caller owns, which must not be pending (its zero value, or one
-// completed by Wait, Test or Waitall); send and recv stay pinned until it
-// completes.
-func IallgatherReq[T Number](c *Comm, send, recv []T, r *Request) error {
-	const fn = "Iallgather"
-	if err := checkComm(c, fn); err != nil {
-		return err
-	}
-	n := len(send)
-	if err := checkCount(fn, n); err != nil {
-		return err
-	}
-	if len(recv) != n*c.size {
-		return lengthError(fn, "recv", len(recv), n*c.size)
-	}
-	if overlap(send, recv) {
-		return overlapError(fn)
-	}
-	if r == nil || r.active {
-		return fmt.Errorf("%w: %s: the Request is nil or still pending", ErrArg, fn)
-	}
-	k := KindOf[T]()
-	sp, rp := bufPtr(send), bufPtr(recv)
-	r.fn, r.dt = "MPI_Iallgather", handles.dt[k]
-	pin(r, sp)
-	pin(r, rp)
-	pace()
-	if rc := C.dpml_iallgather((*C.char)(sp), (*C.char)(rp), C.int(n), hx.dt[k], c.x, r.reqPtr()); rc != C.MPI_SUCCESS {
-		r.pin.Unpin()
-		return mpiError("MPI_Iallgather", rc)
-	}
-	r.active = true
-	return nil
-}

@@ -141,9 +141,6 @@ static inline int dpml_bcast(char *b, int n, uintptr_t dt, int root, uintptr_t c
 static inline int dpml_allgather(const char *s, char *r, int n, uintptr_t dt, uintptr_t c) {
 	return MPI_Allgather(DPML_S(s), n, DPML_DT(dt), DPML_R(r), n, DPML_DT(dt), DPML_COMM(c));
 }
-static inline int dpml_iallgather(const char *s, char *r, int n, uintptr_t dt, uintptr_t c, char *req) {
-	return MPI_Iallgather(DPML_S(s), n, DPML_DT(dt), DPML_R(r), n, DPML_DT(dt), DPML_COMM(c), (MPI_Request *)req);
-}
 static inline int dpml_send(const char *b, int n, uintptr_t dt, int dest, int tag, uintptr_t c) {
 	return MPI_Send(DPML_S(b), n, DPML_DT(dt), dest, tag, DPML_COMM(c));
 }
