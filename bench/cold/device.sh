@@ -12,11 +12,13 @@
 # warm (b2b after 2,000 untimed calls per size, 4 B-4 MiB) for NEW and OLD;
 # then, on 1x32, a tuning run that writes the machine profile (warm, the
 # learner without its budget) and the cold pattern again starting from
-# it; then the first-call probe (firstcall.c). Every other run has a
+# it, and the cold pattern of fixed plans (FIXEDVARIANTS: the MPI library
+# and a set of trees, copies and pipelines), twice, for the best fixed
+# plan per size; then the first-call probe (firstcall.c). Every other run has a
 # machine-profile directory of its own, empty: a new user's first runs.
 # BUDGET (seconds, default 540) bounds the whole; LAUNCHES (default 2)
 # repeats the main loop; LAYOUTS ("1x32 4x8"), PATTERNS ("cold100 bar100
-# cold10"), WARM (1), PROFILE (1) and PROBE (1) select parts; a layout
+# cold10"), WARM (1), PROFILE (1), FIXED (1) and PROBE (1) select parts; a layout
 # 1xN runs N ranks under mpirun (MPIRUN_ARGS, default "--bind-to core
 # --map-by core"), MxN runs M emulated nodes of N ranks under dpmlrun
 # (DPMLRUN_ARGS, default "-cores-per-node N"), the profile runs use the
@@ -81,6 +83,10 @@ for r in $([ "${PROFILE:-1}" = 1 ] && echo 1 2); do
 	one $FIRST-cold10-profile-$r $FIRST $NEW "DPML_PROFILE_DIR=$P" 60 $COLD10
 done
 [ "${PROFILE:-1}" = 1 ] && ls -la $P >> $OUT/r/commands.txt 2>&1
+FIXEDVARIANTS=${FIXEDVARIANTS:-native,dpml:l=1,intra=tree,r=4,dpml:l=1,intra=tree,r=8,dpml:l=1,intra=tree,r=16,dpml:l=4,intra=shm,dpml:l=8,intra=shm,dpml:l=16,intra=shm,dpml:l=32,intra=shm,pipelined:l=8,k=2,intra=shm,pipelined:l=8,k=4,intra=shm,pipelined:l=16,k=4,intra=shm}
+for r in $([ "${FIXED:-1}" = 1 ] && echo 1 2); do
+	one $FIRST-cold100-fixed-$r $FIRST $NEW "" 90 -pattern cold -calls 100 -sizes ${SIZES100:-4:16M:x4} -check -variants $FIXEDVARIANTS
+done
 if [ "${PROBE:-1}" = 1 ] && command -v mpicc > /dev/null; then
 	mpicc -O2 -o $OUT/r/firstcall bench/cold/firstcall.c
 	for r in 1 2 3; do
