@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""summary.py DIR [headline]: the cold and warm tables from bench/cold/device.sh's logs.
+"""summary.py DIR [headline]: the cold, warm and best-fixed tables from bench/cold/device.sh's logs.
 
 Each cell is the median over launches of a same-run ratio: the variant's
 time over the MPI library's (native) in the same launch, for the same size,
@@ -118,7 +118,43 @@ def warm(d):
             print(f"| {s} | {cell(n, 0, '%.2f')} | {cell(n, 1, '%.2f')} | {cell(o, 0, '%.2f')} | {cell(o, 1, '%.2f')} | {rel} |")
 
 
+def fixed(d):
+    """The machine profile's cold runs against the best fixed plan: per
+    size, each fixed plan's mean time over the MPI library's in the same
+    run (device.sh's FIXED runs, cold back to back, N = 100), its median
+    over launches, the best of them, and the profile run's auto ratio
+    (median over its launches) over that best."""
+    import csv
+    best = {}  # (layout, bytes) -> {variant: [ratio per launch]}
+    for f in sorted(glob.glob(os.path.join(d, "*-cold100-fixed-*", "cold.csv"))):
+        lay = os.path.basename(os.path.dirname(f)).split("-")[0]
+        # The variant's field may hold commas unquoted (older clients): it
+        # is what lies between the op and the nine fields after it.
+        rows = [(r[0], ",".join(r[4:-9]), float(r[-4])) for r in list(csv.reader(open(f)))[1:]]
+        native = {b: m for b, v, m in rows if v == "native"}
+        for b, v, m in rows:
+            if v != "native" and b in native:
+                best.setdefault((lay, int(b)), {}).setdefault(v, []).append(m / native[b])
+    prof = {}
+    for lay, pat, build, rows in runs(d):
+        if pat == "cold100" and build in ("profile", "auto"):
+            for b, v in rows.items():
+                prof.setdefault((lay, build, b), []).append(v["auto"][2] / v["native"][2])
+    for lay in layouts(best):
+        print(f"\n{lay}, cold, back to back, N = 100: the best fixed plan and auto with the machine profile (medians over launches of same-run ratios to the MPI library)")
+        print("| bytes | best fixed plan | best ÷ MPI | profile ÷ MPI | profile ÷ best | auto (no profile) ÷ best |")
+        print("| ---: | --- | ---: | ---: | ---: | ---: |")
+        for b in sorted(x[1] for x in best if x[0] == lay):
+            v = {k: statistics.median(r) for k, r in best[(lay, b)].items()}
+            name = min(v, key=v.get)
+            p, a = prof.get((lay, "profile", b)), prof.get((lay, "auto", b))
+            cell = lambda r: f"{statistics.median(r) / v[name]:.2f}" if r else "-"
+            pm = f"{statistics.median(p):.2f}" if p else "-"
+            print(f"| {size(b)} | {name} | {v[name]:.2f} | {pm} | {cell(p)} | {cell(a)} |")
+
+
 tables(sys.argv[1])
 warm(sys.argv[1])
+fixed(sys.argv[1])
 if len(sys.argv) > 2 and sys.argv[2] == "headline":
     headline(sys.argv[1])

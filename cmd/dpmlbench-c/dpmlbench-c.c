@@ -1635,8 +1635,10 @@ static int run_cold(int argc, char **argv, const char *mpilib, double start) {
 			wrong[vi] = wsum, ran[vi] = 1;
 			wrong_total += wsum;
 			if (csv) {
-				fprintf(csv, "%ld,%ld,%s,%s,%s,%s,%d,%d,%.4f,%.4f,%.4f,%.4f,", count * cfg.es, count, cfg.type, op_names[cfg.op], v->spec,
-					pattern_names[cfg.pattern], n, cfg.fresh, first * 1e6, m10 * 1e6, mean * 1e6, med * 1e6);
+				fprintf(csv, "%ld,%ld,%s,%s,", count * cfg.es, count, cfg.type, op_names[cfg.op]);
+				csv_str(csv, v->spec); // a plan spec's parameters are separated by commas
+				fprintf(csv, ",%s,%d,%d,%.4f,%.4f,%.4f,%.4f,", pattern_names[cfg.pattern], n, cfg.fresh, first * 1e6, m10 * 1e6,
+					mean * 1e6, med * 1e6);
 				csv_str(csv, pl);
 				fprintf(csv, ",%lld\n", wsum);
 			}

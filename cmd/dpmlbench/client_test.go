@@ -647,15 +647,18 @@ func TestClientCOffload(t *testing.T) {
 }
 
 // TestClientCCold: -pattern cold and cold-barrier: per size a native and
-// an auto row with ratios and #wrong 0, and cold.csv with one line per
-// (size, variant). Mutation: the variants' rows printed without the
-// ratios (nat never set) -> the auto rows' ratio columns read "-".
+// an auto row with ratios and #wrong 0, and cold.csv with one record of
+// the header's fields per (size, variant), a plan spec's commas quoted.
+// Mutations: the variants' rows printed without the ratios (nat never
+// set) -> the auto rows' ratio columns read "-"; the spec written
+// unquoted -> "record 3 has 15 fields, the header 14".
 func TestClientCCold(t *testing.T) {
 	setupClient(t)
 	for _, pattern := range []string{"cold", "cold-barrier"} {
 		t.Run(pattern, func(t *testing.T) {
 			out := t.TempDir()
-			r := runClient(t, withLib(), nil, "-pattern", pattern, "-calls", "3", "-sizes", "4,64K", "-check", "-out", out)
+			const fixed = "dpml:l=1,intra=shm"
+			r := runClient(t, withLib(), nil, "-pattern", pattern, "-calls", "3", "-sizes", "4,64K", "-check", "-variants", "native,auto,"+fixed, "-out", out)
 			if r.code != 0 {
 				t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -676,12 +679,28 @@ func TestClientCCold(t *testing.T) {
 			if rows != 4 {
 				t.Errorf("%d rows, want 4:\n%s", rows, r.stdout)
 			}
-			csv, err := os.ReadFile(filepath.Join(out, "cold.csv"))
+			data, err := os.ReadFile(filepath.Join(out, "cold.csv"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := strings.Count(string(csv), "\n"); n != 5 {
-				t.Errorf("cold.csv has %d lines, want a header and 4:\n%s", n, csv)
+			rd := csv.NewReader(bytes.NewReader(data))
+			rd.FieldsPerRecord = -1
+			recs, err := rd.ReadAll()
+			if err != nil || len(recs) != 7 {
+				t.Fatalf("cold.csv: %d records (want a header and 6), %v:\n%s", len(recs), err, data)
+			}
+			specs := map[string]int{}
+			for i, rec := range recs {
+				if len(rec) != len(recs[0]) {
+					t.Errorf("record %d has %d fields, the header %d: %q", i, len(rec), len(recs[0]), rec)
+					continue
+				}
+				if i > 0 {
+					specs[rec[4]]++
+				}
+			}
+			if specs["native"] != 2 || specs["auto"] != 2 || specs[fixed] != 2 {
+				t.Errorf("cold.csv's variants: %v", specs)
 			}
 		})
 	}
