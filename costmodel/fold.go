@@ -92,20 +92,43 @@ func Fold(f, s []float64, first bool) error {
 		return fmt.Errorf("costmodel: fold of %d stamps into %d values", len(s), len(f))
 	}
 	n := (len(s) - 1) / 3
-	for i := 0; i < n; i++ {
-		e, x, g := s[i], s[n+i], s[2*n+i]
-		if first {
-			f[fEntry1*n+i], f[fEntry2*n+i], f[fNegEntry*n+i] = e, math.Inf(-1), -e
-			f[fDur*n+i], f[fExit1*n+i], f[fExit2*n+i] = x-e, x, math.Inf(-1)
-			f[fGap*n+i], f[fExitSum*n+i] = g, x
-			continue
+	// Field by field over whole blocks: a node's folder runs this once
+	// per local rank in every commit step.
+	e, x, g := s[:n], s[n:2*n], s[2*n:3*n]
+	e1, e2, ne := f[fEntry1*n:][:n], f[fEntry2*n:][:n], f[fNegEntry*n:][:n]
+	d, x1, x2 := f[fDur*n:][:n], f[fExit1*n:][:n], f[fExit2*n:][:n]
+	fg, sum := f[fGap*n:][:n], f[fExitSum*n:][:n]
+	if first {
+		for i, v := range e {
+			e1[i], e2[i], ne[i], d[i] = v, math.Inf(-1), -v, x[i]-v
 		}
-		top2(f[fEntry1*n+i:], f[fEntry2*n+i:], e, math.Inf(-1))
-		f[fNegEntry*n+i] = max(f[fNegEntry*n+i], -e)
-		f[fDur*n+i] = max(f[fDur*n+i], x-e)
-		top2(f[fExit1*n+i:], f[fExit2*n+i:], x, math.Inf(-1))
-		f[fGap*n+i] = max(f[fGap*n+i], g)
-		f[fExitSum*n+i] += x
+		copy(x1, x)
+		for i := range x2 {
+			x2[i] = math.Inf(-1)
+		}
+		copy(fg, g)
+		copy(sum, x)
+	} else {
+		for i, v := range e {
+			if v > e1[i] {
+				e1[i], e2[i] = v, e1[i]
+			} else if v > e2[i] {
+				e2[i] = v
+			}
+			ne[i] = max(ne[i], -v)
+			d[i] = max(d[i], x[i]-v)
+		}
+		for i, v := range x {
+			if v > x1[i] {
+				x1[i], x2[i] = v, x1[i]
+			} else if v > x2[i] {
+				x2[i] = v
+			}
+			sum[i] += v
+		}
+		for i, v := range g {
+			fg[i] = max(fg[i], v)
+		}
 	}
 	if first {
 		f[foldFields*n], f[foldFields*n+1] = s[3*n], 1
