@@ -437,10 +437,11 @@ func TestDocLinks(t *testing.T) {
 // section points to, bench/cold/device.sh and bench/cold/summary.py, as a
 // new user would on a small machine: the cold pattern (N = 10) on one
 // node of 4 ranks and on 2 emulated nodes of 2, the defaults against
-// DPML_TUNER=model, then the tables. Every run must end well (results
+// DPML_TUNER=model, and on the first layout the fixed plans' cold pattern
+// twice (FIXED), then the tables. Every run must end well (results
 // checked by the client, which exits non-zero on a wrong element), and the
 // summary must hold a table per layout with a ratio for every size and
-// build, and the headline rows. Mutations: device.sh's emulated-node
+// build, the best fixed plan per size, and the headline rows. Mutations: device.sh's emulated-node
 // branch without -preload, or its library path made relative to the
 // working directory again -> "libdpml.so not loaded".
 func TestReproduceTables(t *testing.T) {
@@ -459,7 +460,7 @@ func TestReproduceTables(t *testing.T) {
 	run.Dir = root
 	run.Env = append(cleanEnv(), "PATH="+filepath.Join(built.dir, "shim")+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"LAYOUTS=1x4 2x2", "PATTERNS=cold10", "LAUNCHES=1", "WARM=0", "PROFILE=0", "PROBE=0",
-		"MPIRUN_ARGS=--oversubscribe --bind-to none", "DPMLRUN_ARGS=", "SIZES10=4:64K:x16", "BUDGET=300")
+		"MPIRUN_ARGS=--oversubscribe --bind-to none", "DPMLRUN_ARGS=", "SIZES10=4:64K:x16", "SIZES100=4:64K:x16", "BUDGET=300")
 	if b, err := run.CombinedOutput(); err != nil {
 		t.Fatalf("device.sh: %v\n%s", err, b)
 	}
@@ -470,8 +471,8 @@ func TestReproduceTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ends := regexp.MustCompile(`(?m)^rc=0 at `).FindAllIndex(cmds, -1); len(ends) != 4 {
-		t.Fatalf("%d of 4 runs ended with status 0:\n%s", len(ends), cmds)
+	if ends := regexp.MustCompile(`(?m)^rc=0 at `).FindAllIndex(cmds, -1); len(ends) != 6 {
+		t.Fatalf("%d of 6 runs ended with status 0:\n%s", len(ends), cmds)
 	}
 	logs, _ := filepath.Glob(filepath.Join(out, "r", "*.log"))
 	for _, l := range logs {
@@ -499,6 +500,16 @@ func TestReproduceTables(t *testing.T) {
 		}
 		if !strings.Contains(string(table), "**"+lay+"**") || !strings.Contains(string(table), "| cold b2b, N=10 | 4 | ") {
 			t.Errorf("no headline rows for %s:\n%s", lay, table)
+		}
+	}
+	i := strings.Index(string(table), "1x4, cold, back to back, N = 100: the best fixed plan")
+	if i < 0 {
+		t.Fatalf("no best-fixed table:\n%s", table)
+	}
+	for _, size := range []string{"4", "64", "1K", "16K"} {
+		row := regexp.MustCompile(`(?m)^\| ` + size + ` \| (dpml|pipelined):\S+ \| \d+\.\d\d \|`)
+		if !row.Match(table[i:]) {
+			t.Errorf("best-fixed table: no row for %s bytes:\n%s", size, table[i:])
 		}
 	}
 }
