@@ -8,7 +8,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/plan"
 )
@@ -112,29 +111,9 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if err != nil {
 		return err
 	}
-	var key costmodel.Key
-	var arm costmodel.Arm
-	// A call that forces nothing is the tuner's, whose arms include the
-	// offload's (offloadArms); without a tuner the offload's dispatch rule
-	// decides (offload.go).
-	tuned := c.tuned(o, len(send), kind.Size())
-	untuned := !tuned && o == (Override{}) // the plan is fixed for these arguments
-	if !tuned && c.off != nil {
-		o = c.routeOffload(kind, op, len(send), o)
-	}
-	var timed bool // the clock only when the tuner keeps the time
-	var ks costmodel.KeyState
-	if tuned {
-		key, ks = c.keyState(kind, op, len(send))
-		arm, timed = ks.Next()
-		if arm.Offload == plan.OffloadSharp && (c.off == nil || c.off.caps.Supports(kind, op) != nil) {
-			// A key's element and op classes may hold types the
-			// offload does not take: those calls run (and are
-			// recorded as) the host twin.
-			arm.Offload = plan.OffloadAuto
-		}
-		o = Override(arm) // an arm is a whole shape: variant, l, k, transport and offload
-	}
+	sel := c.selectPlan(kind, op, len(send), o) // select.go: the one home of plan selection
+	o, tuned, untuned, timed := sel.o, sel.tuned, sel.untuned, sel.timed
+	key, ks, arm := sel.key, sel.ks, sel.arm
 	c.lastKey, c.lastTuned = key, tuned
 	pp, err := c.planFor(len(send), kind.Size(), o)
 	if err != nil {

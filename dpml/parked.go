@@ -269,15 +269,8 @@ func (c *Comm) parkReady() {
 		es := kind.Size()
 		for b := es; b <= fusedMaxBytes; b *= 2 {
 			count := b / es
-			tuned := c.tuned(Override{}, count, es)
-			var key costmodel.Key
-			var ks costmodel.KeyState
-			o := Override{}
-			if tuned {
-				key = c.tunerKey(kind, mpi.OpSum, count)
-				ks = c.tuner.State(key)
-				o = Override(ks.Peek())
-			} else if c.off != nil {
+			o, tuned, key, ks := c.peekPlan(kind, mpi.OpSum, count)
+			if !tuned && c.off != nil {
 				continue // the offload's dispatch rule may route them elsewhere
 			}
 			p, err := c.plan(count, es, o)

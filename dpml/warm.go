@@ -82,10 +82,7 @@ func (c *Comm) Warm() error {
 	send := unsafe.Slice((*float32)(unsafe.Pointer(&mem[0])), n)
 	recv := unsafe.Slice((*float32)(unsafe.Pointer(&mem[warmMaxBytes])), n)
 	for bytes := 4; bytes <= warmMaxBytes; bytes *= 4 {
-		o := Override{}
-		if c.tuner != nil && c.nodes != c.size {
-			o = Override(c.tuner.Choose(c.tunerKey(mpi.KindFloat32, mpi.OpSum, bytes/4)))
-		}
+		o, _, _, _ := c.peekPlan(mpi.KindFloat32, mpi.OpSum, bytes/4) // the plan the key starts on
 		if err := AllreduceWith(c, send[:bytes/4], recv[:bytes/4], mpi.OpSum, o); err != nil {
 			return fmt.Errorf("dpml: warm, %d bytes: %w", bytes, err)
 		}
