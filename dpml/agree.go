@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dpmlgo/dpml/config"
+	"github.com/dpmlgo/dpml/internal/runtime/dropinhook"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
@@ -280,10 +281,17 @@ func hashString(s string) uint64 {
 	return h.Sum64()
 }
 
-// SettingsOf returns the settings compared at stage a (config.Compared),
+func init() {
+	dropinhook.AgreeDropin = func(c any, local error) error {
+		s, _ := settingsOf(config.AtDropin) // a value that does not parse differs from the parsed ones
+		return Agree(c.(*mpi.Comm), local, s)
+	}
+}
+
+// settingsOf returns the settings compared at stage a (config.Compared),
 // each with its canonical value on this rank, and the errors of those that
 // do not parse (their value is then as written).
-func SettingsOf(a config.Agreement) ([]Setting, error) {
+func settingsOf(a config.Agreement) ([]Setting, error) {
 	var out []Setting
 	var errs []error
 	for _, name := range config.Compared(a) {

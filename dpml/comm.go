@@ -290,7 +290,7 @@ func (c *Comm) readSettings(opts []Option) (options, []Setting, error) {
 			errs = append(errs, err)
 		}
 	}
-	settings, err := SettingsOf(config.AtNew)
+	settings, err := settingsOf(config.AtNew)
 	keep(err)
 	// DPML_GOSCHED, once per process, before the engine's first MPI call
 	// (package internal/runtime/gosched).

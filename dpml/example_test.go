@@ -177,3 +177,23 @@ func ExampleDeferred() {
 	fmt.Println(buf, c.LastPlan().Variant == dpml.Native)
 	// Output: [1 2 3] true
 }
+
+// Agree makes a program's own start-up checks fail together: every rank
+// passes its local error and the settings that must match, and gets nil
+// everywhere or the same error everywhere, never a rank left waiting in a
+// collective the others skipped.
+func ExampleAgree() {
+	if _, err := mpi.Init(); err != nil {
+		log.Fatal(err)
+	}
+	world := mpi.World()
+	// This rank's view of what every rank must share, and whether it
+	// could read its input.
+	var local error // e.g. os.ReadFile's error
+	settings := []dpml.Setting{{Name: "grid", Value: "512x512"}, {Name: "steps", Value: "100"}}
+	if err := dpml.Agree(world, local, settings); err != nil {
+		log.Fatal(err) // the same text on every rank, naming what differs where
+	}
+	fmt.Println("agreed")
+	// Output: agreed
+}

@@ -171,8 +171,7 @@ func dpmlGoAgree(h C.uintptr_t) C.int {
 	if c == nil {
 		return 1
 	}
-	settings, _ := dpml.SettingsOf(config.AtDropin)
-	err := dpml.Agree(c, initErr, settings)
+	err := dropinhook.AgreeDropin(c, initErr)
 	if err == nil {
 		return 0
 	}

@@ -15,6 +15,11 @@ var (
 	// hand-over to Go, and the previous call's return from Go and from
 	// the C wrapper (dpml's step recorder).
 	TraceC func(comm any, enter, toGo, back, leave int64)
+	// AgreeDropin is the ranks' agreement on the drop-in's own settings
+	// (config.AtDropin) and on local, this rank's error, over comm (an
+	// *mpi.Comm), at a communicator's first eligible call: nil on every
+	// rank, or the same error on every rank (dpml.Agree).
+	AgreeDropin func(comm any, local error) error
 )
 
 // OwnCoreSpin, set by libdpml.so once it has moved the Go runtime's
