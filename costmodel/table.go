@@ -338,8 +338,9 @@ func (t *Tuner) Load(r io.Reader) (loaded int, err error) {
 // measurements drift from the estimate. It replaces any state the tuner
 // had for those keys, and returns how many entries it loaded; entries
 // whose arm is not feasible here are skipped. An entry with state "start"
-// of a key not called yet is the arm the key starts at, applied at its
-// first call (loading prices no key's arms). The table's model is not
+// is the arm the key starts at. Entries of keys not called yet are applied
+// at their first call (loading prices no key's arms); Info, Infos, Table
+// and Fingerprint see them as applied. The table's model is not
 // used (pass tb.ModelOr(DefaultModel()) to NewTuner for that). Every rank
 // must load the same table.
 func (t *Tuner) LoadTable(tb *Table) (loaded int, err error) {
@@ -367,46 +368,18 @@ func (t *Tuner) LoadTable(tb *Table) (loaded int, err error) {
 		if idx < 0 {
 			continue
 		}
-		if en.State == "start" && t.keys[pk] == nil {
+		st := start{idx: idx, verdict: en.State != "start", est: en.Estimate, samples: en.Samples}
+		if t.keys[pk] == nil {
 			// A key not called yet starts there at its first call
 			// (entry): pricing every table size's arms here would
 			// cost each communicator's setup about a millisecond.
-			t.starts[pk] = idx
+			t.starts[pk] = st
 			loaded++
 			continue
 		}
 		delete(t.starts, pk)
 		e := t.newEntry(k)
-		e.cur = uint8(idx)
-		if t.budgeted() {
-			// A starting point is the key's pick; a verdict leaves no
-			// candidates until a drift.
-			t.startAt(e, idx)
-			if en.State != "start" {
-				est := en.Estimate
-				if !(est > 0) || math.IsInf(est, 0) {
-					est = e.prior[idx]
-				}
-				e.est = est
-				e.samples = en.Samples
-				for i := range e.tried {
-					e.tried[i] = true
-				}
-				t.schedule(e)
-			}
-		} else if en.State == "start" {
-			// A starting point, not a verdict: the hill-climb begins at
-			// this arm (e.g. a table measured before the engine changed).
-		} else {
-			est := en.Estimate
-			if !(est > 0) || math.IsInf(est, 0) {
-				est = e.prior[idx]
-			}
-			e.freeze(est, &t.cfg)
-			e.samples = en.Samples
-			e.settledAt, e.firstSettled = 0, 0
-			e.confirmed = true // learned before: no scheduled look
-		}
+		t.startEntry(e, st)
 		t.keys[pk] = e
 		if t.lastK == pk {
 			t.last = nil

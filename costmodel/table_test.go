@@ -192,3 +192,65 @@ func TestStartEntriesLazy(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictsLazy: a table's verdicts of keys not called yet are applied
+// at each key's first call, not at load (no key is priced at load), and
+// everything that reads the tuner sees them as applied: Info and Table
+// before the call, the key's state after it, for the budgeted learner and
+// for the climb, alike to a tuner that called every key before loading
+// (where LoadTable applies them at once). Mutation: startEntry ignoring a
+// verdict's estimate -> "budget 0, 2^2 before its call: {... Estimate:
+// 4.21668e-06 ...}, want frozen, estimate 1.2345e-05, 40 samples".
+func TestVerdictsLazy(t *testing.T) {
+	lay := Layout{Nodes: 1, PPN: 32}
+	var tb Table
+	tb.Schema = SchemaVersion
+	sizes := []int{2, 10, 14, 20}
+	for i, lg := range sizes {
+		tb.Entries = append(tb.Entries, Entry{Elem: "float32", Op: "arith", Log2Bytes: lg, Nodes: 1, PPN: 32,
+			Variant: "dpml", Leaders: []int{1, 8, 16, 32}[i], Pipeline: 1, Estimate: 1.2345e-5 * float64(i+1), Samples: 40, State: "frozen"})
+	}
+	for _, budget := range []float64{0, -1} {
+		cfg := DefaultConfig()
+		cfg.Budget = budget
+		cfg.SegmentBytes = deviceSegment(32)
+		if budget < 0 {
+			cfg.Budget = -1
+		}
+		lazy := newTuners(t, 1, cfg, DefaultModel())[0]
+		eager := newTuners(t, 1, cfg, DefaultModel())[0]
+		for _, lg := range sizes {
+			eager.Choose(MakeKey(ElemFloat32, OpArith, 1<<lg, lay)) // live before the load: applied at once
+		}
+		for _, tu := range []*Tuner{lazy, eager} {
+			if n, err := tu.LoadTable(&tb); err != nil || n != len(sizes) {
+				t.Fatalf("LoadTable: %d, %v", n, err)
+			}
+		}
+		if len(lazy.keys) != 0 {
+			t.Errorf("budget %g: %d keys priced at load, want none", budget, len(lazy.keys))
+		}
+		if lazy.Fingerprint() == newTuners(t, 1, cfg, DefaultModel())[0].Fingerprint() {
+			t.Errorf("budget %g: the fingerprint does not see the pending verdicts", budget)
+		}
+		for i, lg := range sizes {
+			k := MakeKey(ElemFloat32, OpArith, 1<<lg, lay)
+			in, ok := lazy.Info(k)
+			want := 1.2345e-5 * float64(i+1)
+			if !ok || in.State != Frozen || in.Estimate != want || in.Samples != 40 {
+				t.Fatalf("budget %g, 2^%d before its call: %+v (found %v), want frozen, estimate %g, 40 samples", budget, lg, in, ok, want)
+			}
+			if a, b := lazy.Choose(k), eager.Choose(k); a != b {
+				t.Errorf("budget %g, 2^%d: first call runs %v, the eagerly loaded tuner %v", budget, lg, a, b)
+			}
+			li, _ := lazy.Info(k)
+			ei, _ := eager.Info(k)
+			if li.State != ei.State || li.Estimate != ei.Estimate || li.Stride != ei.Stride || li.Samples != ei.Samples {
+				t.Errorf("budget %g, 2^%d after its call: %+v, eagerly %+v", budget, lg, li, ei)
+			}
+		}
+		if got, want := len(lazy.Table().Entries), len(eager.Table().Entries); got != want {
+			t.Errorf("budget %g: Table has %d entries, the eager tuner's %d", budget, got, want)
+		}
+	}
+}

@@ -577,11 +577,13 @@ type Tuner struct {
 	prov  Provenance
 	keys  map[uint64]*entry
 	sets  map[uint64]*armSet
-	// starts are a loaded table's "start" entries of keys not called yet:
-	// the arm index each key starts at, applied when the key is first
+	// starts are a loaded table's entries of keys not called yet: the arm
+	// each key starts at, or its verdict, applied when the key is first
 	// used (entry), so that a communicator's setup does not price the
-	// arms of every size the table names (LoadTable, startEntry).
-	starts map[uint64]int
+	// arms of every size the table names (LoadTable, startEntry): on the
+	// 2-core development machine a 72-entry machine profile's verdicts
+	// cost each setup 0.4-0.9 ms when they were applied at once.
+	starts map[uint64]start
 
 	lastK uint64
 	last  *entry
@@ -651,7 +653,7 @@ func NewTuner(cfg Config, m Model) (*Tuner, error) {
 	slots := c.Batch * c.ConfirmBlock // a batch of blocks
 	return &Tuner{
 		cfg: c, model: m,
-		keys: map[uint64]*entry{}, sets: map[uint64]*armSet{}, starts: map[uint64]int{},
+		keys: map[uint64]*entry{}, sets: map[uint64]*armSet{}, starts: map[uint64]start{},
 		pk: make([]*entry, slots), pa: make([]uint8, slots), pc: make([]uint64, slots), pw: make([]uint16, slots), pb: make([]uint16, slots),
 		pe: make([]float64, slots), px: make([]float64, slots), ex: make([]float64, pendingWidth*slots+1), sx: make([]int64, 2*slots+1),
 		vd: make([]float64, verdictLen(slots)), st3: make([]float64, stampLen(slots)),
@@ -676,9 +678,9 @@ func (t *Tuner) entry(k Key) *entry {
 	e := t.keys[pk]
 	if e == nil {
 		e = t.newEntry(k)
-		if idx, ok := t.starts[pk]; ok {
+		if st, ok := t.starts[pk]; ok {
 			delete(t.starts, pk)
-			t.startEntry(e, idx)
+			t.startEntry(e, st)
 		}
 		t.keys[pk] = e
 	}
@@ -686,13 +688,48 @@ func (t *Tuner) entry(k Key) *entry {
 	return e
 }
 
-// startEntry puts a new entry at a table's start arm idx: the hill climb
-// (or, under a budget, the key's pick) begins there.
-func (t *Tuner) startEntry(e *entry, idx int) {
+// start is a table's entry for a key (LoadTable): the arm the key starts
+// at (idx) and, for a verdict (a learned entry, not a "start"), its
+// estimate and samples.
+type start struct {
+	idx     int
+	verdict bool
+	est     float64
+	samples uint64
+}
+
+// startEntry puts a new entry where a table's entry st says: at its start
+// arm, where the hill climb (or, under a budget, the key's pick) begins,
+// or settled on its verdict, with the verdict's estimate (the model's
+// price when it has none), re-exploring only on drift.
+func (t *Tuner) startEntry(e *entry, st start) {
+	idx := st.idx
 	e.cur = uint8(idx)
-	if t.budgeted() {
-		t.startAt(e, idx)
+	est := st.est
+	if !(est > 0) || math.IsInf(est, 0) {
+		est = e.prior[idx]
 	}
+	switch {
+	case t.budgeted():
+		// A starting point is the key's pick; a verdict leaves no
+		// candidates until a drift.
+		t.startAt(e, idx)
+		if st.verdict {
+			e.est = est
+			e.samples = st.samples
+			for i := range e.tried {
+				e.tried[i] = true
+			}
+			t.schedule(e)
+		}
+	case st.verdict:
+		e.freeze(est, &t.cfg)
+		e.samples = st.samples
+		e.settledAt, e.firstSettled = 0, 0
+		e.confirmed = true // learned before: no scheduled look
+	}
+	// Otherwise a starting point, not a verdict: the hill-climb begins
+	// at this arm (e.g. a table measured before the engine changed).
 }
 
 // setFor returns the arm set of key k's class, built on first use.
@@ -712,12 +749,12 @@ func (t *Tuner) started(pk uint64, k Key) *entry {
 	if e := t.keys[pk]; e != nil {
 		return e
 	}
-	idx, ok := t.starts[pk]
+	st, ok := t.starts[pk]
 	if !ok {
 		return nil
 	}
 	e := t.newEntry(k)
-	t.startEntry(e, idx)
+	t.startEntry(e, st)
 	return e
 }
 
@@ -1979,8 +2016,12 @@ func (t *Tuner) Fingerprint() uint64 {
 	}
 	slices.Sort(ss)
 	for _, k := range ss {
+		st := t.starts[k]
 		u(k)
-		u(uint64(t.starts[k]))
+		u(uint64(st.idx))
+		u(boolBits(st.verdict))
+		f(st.est)
+		u(st.samples)
 	}
 	for _, k := range ks {
 		e := t.keys[k]

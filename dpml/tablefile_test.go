@@ -1,6 +1,7 @@
 package dpml
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -218,4 +219,38 @@ func TestTuningFileKeepsOtherEntries(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestParsedTablesShared: the same table bytes parsed again (each
+// communicator's setup reads the machine profile) give the table parsed
+// before; other bytes, and bytes that do not parse, do not. Mutation: no
+// memory of tables -> "the same bytes parsed twice gave two tables".
+func TestParsedTablesShared(t *testing.T) {
+	var a, b bytes.Buffer
+	if err := costmodel.DefaultTable().Write(&a); err != nil {
+		t.Fatal(err)
+	}
+	tb := costmodel.DefaultTable()
+	tb.Entries = tb.Entries[:1]
+	if err := tb.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	t1, err1 := parseTuningTable(a.Bytes())
+	t2, err2 := parseTuningTable(bytes.Clone(a.Bytes()))
+	t3, err3 := parseTuningTable(b.Bytes())
+	if err1 != nil || err2 != nil || err3 != nil {
+		t.Fatal(err1, err2, err3)
+	}
+	if t1 != t2 {
+		t.Error("the same bytes parsed twice gave two tables")
+	}
+	if t1 == t3 || len(t3.Entries) != 1 {
+		t.Errorf("other bytes gave the first table (%d entries)", len(t3.Entries))
+	}
+	bad := append(bytes.Clone(a.Bytes()), "x"...)
+	for range 2 {
+		if _, err := parseTuningTable(bad); err == nil {
+			t.Fatal("trailing data: no error")
+		}
+	}
 }
