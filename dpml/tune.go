@@ -502,6 +502,7 @@ func (c *Comm) exchange() error {
 	var err error
 	if x.lag == 0 {
 		x.buf = c.tuner.Pending()
+		tf := nanotime()
 		c.watch.enter(stepTuner)
 		err = mpi.AllreduceInPlace(c.world, x.buf, mpi.OpMax)
 		c.watch.leave()
@@ -511,8 +512,12 @@ func (c *Comm) exchange() error {
 			err = mpi.AllreduceInPlace(c.world, x.sum, c.secondOp())
 			c.watch.leave()
 		}
+		tc := nanotime()
+		c.books.foldNs += tc - tf // the blocking allreduces are the exchange, and MPI waits
+		c.books.waitNs += tc - tf
 		if err == nil {
 			err = c.tuner.Commit(x.buf, x.sum)
+			c.books.commitNs += nanotime() - tc
 		}
 		c.noteStep(t0) // the next batch's share
 		if err != nil {

@@ -5,7 +5,9 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -259,6 +261,14 @@ func TestExchangeDeferred(t *testing.T) {
 					}
 					if samples == 0 {
 						t.Errorf("no key committed a sample")
+					}
+					// DPML_VERBOSE's books: this rank's recorded calls,
+					// commit steps and their cost per recorded call.
+					var out strings.Builder
+					c.printTuner(&out, false)
+					m := regexp.MustCompile(`this rank over the run: (\d+\.\d\d) us per recorded call \((\d+) calls\): (\d+) commit steps (\d+\.\d\d) \(exchange (\d+\.\d\d), of it MPI waits \d+\.\d\d; commit (\d+\.\d\d)\)`).FindStringSubmatch(out.String())
+					if m == nil || m[2] == "0" || m[3] == "0" || m[4] == "0.00" || m[6] == "0.00" {
+						t.Errorf("the tuner's books: %q", out.String())
 					}
 				})
 			})
