@@ -200,13 +200,14 @@ func TestFirstCallRunsModelPlan(t *testing.T) {
 // commits at the same call on every rank (the plans every rank ran, call
 // by call, hash alike, so no rank ever ran a call alone), the learner
 // still learns (keys committed samples), and results are right. With
-// DPML_TUNER_LAG=0 no call returns with one in flight. Mutations: the
+// DPML_TUNER_LAG=0 no call returns with one in flight. Lags 8 and 4 (the
+// least that folds) go through the node segment, 2 through MPI. Mutations: the
 // lag ignored (advanceExchange waiting at once) -> no call sees one in
 // flight; the phase ended on the rank's own test result instead of the
 // lag -> the ranks' plans part (hashes differ, or a call times out).
 func TestExchangeDeferred(t *testing.T) {
 	for _, lay := range [][2]int{{1, 4}, {2, 2}} {
-		for _, lag := range []string{"8", "0"} {
+		for _, lag := range []string{"8", "4", "2", "0"} {
 			t.Run(fmt.Sprintf("%dx%d/lag=%s", lay[0], lay[1], lag), func(t *testing.T) {
 				mpitest.Run(t, lay[0], lay[1], func(t *testing.T, w *mpi.Comm) {
 					os.Setenv("DPML_TUNER_BUDGET", "-1") // explore first: many commits
@@ -249,10 +250,11 @@ func TestExchangeDeferred(t *testing.T) {
 					if (lag != "0") != (inFlight > 0) {
 						t.Errorf("DPML_TUNER_LAG=%s: %d calls returned with the exchange in flight", lag, inFlight)
 					}
-					// With a lag the commit step goes through the
-					// node segment (and the folders' gather across
-					// nodes), without one through MPI.
-					if fold := lag != "0"; fold != (c.xchg.folds > 0) {
+					// With a lag of minFoldLag or more the commit
+					// step goes through the node segment (and the
+					// folders' messages across nodes), with less
+					// through MPI.
+					if fold := lag == "8" || lag == "4"; fold != (c.xchg.folds > 0) {
 						t.Errorf("%d commit steps through the node segment, want some: %v", c.xchg.folds, fold)
 					}
 					var samples uint64
