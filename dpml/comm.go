@@ -72,6 +72,7 @@ type topology struct {
 // move data through it.
 type nodeView struct {
 	seg        *nodeSegment
+	segToken   uint64 // the segment's pool token (segpool.go)
 	abort      *atomic.Uint64
 	segBudget  int                                     // bytes per input slot
 	trees      [maxRadix + 1][plan.MaxTrees]*treeShape // [radix][tree j], built on first use
@@ -542,24 +543,17 @@ func oversubscribed(places []leaders.Place) bool {
 }
 
 func (c *Comm) mapSegment(o options) error {
-	size, _ := segmentLayout(c.ppn, c.segBudget)
-	// Sparse: the segment's pages are allocated where plans first touch
-	// them, not zeroed inside every rank's setup (the file system's room
-	// is checked at once).
-	store := shm.Store{Dir: o.shmDir, Sparse: true}
-	// The segment never has a name where the file system allows: the node
-	// head creates it unnamed and the others open it through the head's
-	// descriptor, so no crash at any step of setup can leave it behind.
-	// Where a rank cannot open it that way (no O_TMPFILE, a /proc that
-	// hides the head), the node falls back to a named segment, unlinked
-	// as soon as every local rank has mapped it.
-	mem, retry, err := c.shareSegment(store, size, false)
-	if retry {
-		mem, _, err = c.shareSegment(store, size, true)
-	}
+	size, dataOff := segmentLayout(c.ppn, c.segBudget)
+	mem, token, reused, err := c.reuseSegment(size, dataOff) // segpool.go
 	if err != nil {
 		return err
 	}
+	if !reused {
+		if mem, token, err = c.newSegment(o, size); err != nil {
+			return err
+		}
+	}
+	c.segToken = token
 	if c.seg, err = viewSegment(mem, c.ppn, c.segBudget); err != nil {
 		return errors.Join(err, mem.Close())
 	}
@@ -572,6 +566,26 @@ func (c *Comm) mapSegment(o options) error {
 	return nil
 }
 
+// newSegment creates the node segment and maps it on every local rank
+// (collective over c.node), with its pool token.
+func (c *Comm) newSegment(o options, size int) (*shm.Segment, uint64, error) {
+	// Sparse: the segment's pages are allocated where plans first touch
+	// them, not zeroed inside every rank's setup (the file system's room
+	// is checked at once).
+	store := shm.Store{Dir: o.shmDir, Sparse: true}
+	// The segment never has a name where the file system allows: the node
+	// head creates it unnamed and the others open it through the head's
+	// descriptor, so no crash at any step of setup can leave it behind.
+	// Where a rank cannot open it that way (no O_TMPFILE, a /proc that
+	// hides the head), the node falls back to a named segment, unlinked
+	// as soon as every local rank has mapped it.
+	mem, token, retry, err := c.shareSegment(store, size, false)
+	if retry {
+		mem, token, _, err = c.shareSegment(store, size, true)
+	}
+	return mem, token, err
+}
+
 // testHookSegmentCreated, when set by a test, runs on a node head right
 // after it created the node segment, before the other local ranks map it.
 var testHookSegmentCreated func(c *Comm)
@@ -581,7 +595,7 @@ var testHookSegmentCreated func(c *Comm)
 // on every local rank (collective over c.node). retry reports that an
 // unnamed segment could not be opened by some local rank: everything is
 // undone, and the caller tries again with named set.
-func (c *Comm) shareSegment(store shm.Store, size int, named bool) (mem *shm.Segment, retry bool, err error) {
+func (c *Comm) shareSegment(store shm.Store, size int, named bool) (mem *shm.Segment, token uint64, retry bool, err error) {
 	// The node head creates the segment and broadcasts its reference; a
 	// zero-length reference tells the others creation failed.
 	var name []uint8
@@ -606,19 +620,19 @@ func (c *Comm) shareSegment(store shm.Store, size int, named bool) (mem *shm.Seg
 	}
 	n := []int32{int32(len(name))}
 	if err := mpi.Bcast(c.node, n, 0); err != nil {
-		return nil, false, fmt.Errorf("broadcast segment name: %w", err)
+		return nil, 0, false, fmt.Errorf("broadcast segment name: %w", err)
 	}
 	if n[0] == 0 {
 		if cerr != nil {
-			return nil, false, fmt.Errorf("create node segment of %d bytes: %w", size, cerr)
+			return nil, 0, false, fmt.Errorf("create node segment of %d bytes: %w", size, cerr)
 		}
-		return nil, false, errors.New("the node head could not create the shared-memory segment")
+		return nil, 0, false, errors.New("the node head could not create the shared-memory segment")
 	}
 	if c.local != 0 {
 		name = make([]uint8, n[0])
 	}
 	if err := mpi.Bcast(c.node, name, 0); err != nil {
-		return nil, false, fmt.Errorf("broadcast segment name: %w", err)
+		return nil, 0, false, fmt.Errorf("broadcast segment name: %w", err)
 	}
 	var oerr error
 	if c.local != 0 {
@@ -631,13 +645,17 @@ func (c *Comm) shareSegment(store shm.Store, size int, named bool) (mem *shm.Seg
 	// Everyone has mapped it (or failed): the name (or the head's
 	// descriptor) can go, so that no crash from here on can leave the
 	// segment behind. The same step tells whether an unnamed segment
-	// failed to open somewhere.
-	failed := []int32{0}
+	// failed to open somewhere, and gives every rank the head's pool
+	// token for the segment (segpool.go).
+	failed := []int64{0, 0}
 	if oerr != nil && shm.IsRef(string(name)) {
 		failed[0] = 1
 	}
+	if c.local == 0 {
+		failed[1] = int64(newSegToken())
+	}
 	if err := mpi.AllreduceInPlace(c.node, failed, mpi.OpMax); err != nil {
-		return nil, false, fmt.Errorf("segment barrier: %w", err)
+		return nil, 0, false, fmt.Errorf("segment barrier: %w", err)
 	}
 	if c.local == 0 && mem != nil {
 		if err := mem.Unlink(); err != nil && oerr == nil {
@@ -648,15 +666,15 @@ func (c *Comm) shareSegment(store shm.Store, size int, named bool) (mem *shm.Seg
 		if mem != nil {
 			mem.Close()
 		}
-		return nil, true, nil
+		return nil, 0, true, nil
 	}
 	if oerr != nil {
 		if mem != nil {
 			oerr = errors.Join(oerr, mem.Close())
 		}
-		return nil, false, fmt.Errorf("map node segment %s: %w", name, oerr)
+		return nil, 0, false, fmt.Errorf("map node segment %s: %w", name, oerr)
 	}
-	return mem, false, nil
+	return mem, uint64(failed[1]), false, nil
 }
 
 // Nodes, PPN, MaxLeaders and the other accessors describe the layout.
@@ -821,7 +839,12 @@ func (c *Comm) release() error {
 	}
 	c.freeFused()
 	if c.seg != nil {
-		errs = append(errs, c.seg.mem.Close())
+		// A segment left clean (no failed call, no peer's abort) goes
+		// to the pool for a later communicator of the same ranks.
+		clean := c.err == nil && c.abort.Load() == 0
+		if !clean || !poolPut(c.segToken, c.ppn, c.seg.mem.Size(), c.seg.mem) {
+			errs = append(errs, c.seg.mem.Close())
+		}
 		c.seg = nil
 	}
 	for _, mc := range []**mpi.Comm{&c.leaderComm, &c.node, &c.world} {

@@ -58,10 +58,12 @@ func (l *ctlLine) data() unsafe.Pointer {
 //	padded to a page      data area:
 //	  buffer set 0        slot[0..ppn) | result   (segBudget bytes each)
 //	  buffer set 1        slot[0..ppn) | result
-//	  exchange            xchg[0..3)[0..ppn)      the learner's commit step on
-//	                                              one node (tune.go): area a
-//	                                              of local rank i, written by
-//	                                              i only, read by all
+//	  exchange            stamps[0..2)[0..ppn)    the learner's commit step
+//	                      verdicts[0..2)          (tune.go): local rank i's
+//	                                              times, written by i only,
+//	                                              read by the node's folder;
+//	                                              the folder's verdicts, read
+//	                                              by all
 //
 // Segment s of a call uses buffer set g mod 2 (g its generation), so segment
 // s+1 fills one set while segment s drains the other. Every field is set
