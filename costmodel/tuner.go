@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 )
 
 // Mode selects how a Tuner chooses.
@@ -572,11 +573,14 @@ type entry struct {
 // contract that keeps every rank's choices identical. A Tuner belongs to one
 // communicator and is not safe for concurrent use.
 type Tuner struct {
-	cfg   Config
-	model Model
-	prov  Provenance
-	keys  map[uint64]*entry
-	sets  map[uint64]*armSet
+	cfg Config
+	// cfgKey is cfg printed, the arm sets' key beside the set key
+	// (sharedArmSet); made at the first set.
+	cfgKey string
+	model  Model
+	prov   Provenance
+	keys   map[uint64]*entry
+	sets   map[uint64]*armSet
 	// starts are a loaded table's entries of keys not called yet: the arm
 	// each key starts at, or its verdict, applied when the key is first
 	// used (entry), so that a communicator's setup does not price the
@@ -737,9 +741,44 @@ func (t *Tuner) setFor(k Key) *armSet {
 	sk := setKey(k)
 	set := t.sets[sk]
 	if set == nil {
-		set = newArmSet(k, &t.cfg)
+		if t.cfgKey == "" {
+			t.cfgKey = fmt.Sprintf("%+v", t.cfg)
+		}
+		set = sharedArmSet(k, sk, &t.cfg, t.cfgKey)
 		t.sets[sk] = set
 	}
+	return set
+}
+
+// armSets holds the arm sets the process's tuners built, by set key and
+// configuration: an arm set is never changed once built, and every
+// communicator's tuner asks for the same few (building them was a third
+// of a tuner's setup).
+var armSets struct {
+	mu sync.Mutex
+	m  map[armSetKey]*armSet
+}
+
+type armSetKey struct {
+	set uint64
+	cfg string // the tuner's Config, printed
+}
+
+// sharedArmSet returns the arm set of key k (set key sk) under cfg (cfgKey
+// its printed form), built once per process.
+func sharedArmSet(k Key, sk uint64, cfg *Config, cfgKey string) *armSet {
+	a := &armSets
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	key := armSetKey{sk, cfgKey}
+	if set := a.m[key]; set != nil {
+		return set
+	}
+	set := newArmSet(k, cfg)
+	if a.m == nil {
+		a.m = map[armSetKey]*armSet{}
+	}
+	a.m[key] = set
 	return set
 }
 

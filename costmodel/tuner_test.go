@@ -942,3 +942,26 @@ func TestBlocksLeaveOutGaps(t *testing.T) {
 		}
 	}
 }
+
+// TestArmSetsShared: tuners of the same configuration share one arm set
+// per set key (built once per process), and a configuration that changes
+// the arms gets its own. Mutation: sets keyed by the set key alone ->
+// "cross-memory attach on: the same set as off".
+func TestArmSetsShared(t *testing.T) {
+	k := MakeKey(ElemFloat32, OpArith, 1<<20, Layout{Nodes: 1, PPN: 32})
+	cfg := DefaultConfig()
+	cfg.SegmentBytes = 1 << 20
+	a := newTuners(t, 2, cfg, DefaultModel())
+	cfg.CMA = true
+	b := newTuners(t, 1, cfg, DefaultModel())[0]
+	if a[0].setFor(k) != a[1].setFor(k) {
+		t.Error("two tuners of one configuration built two sets")
+	}
+	sb := b.setFor(k)
+	if sb == a[0].setFor(k) {
+		t.Fatal("cross-memory attach on: the same set as off")
+	}
+	if len(sb.arms) <= len(a[0].setFor(k).arms) {
+		t.Errorf("cross-memory attach on: %d arms, off %d; want its twins", len(sb.arms), len(a[0].setFor(k).arms))
+	}
+}
