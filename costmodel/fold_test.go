@@ -175,3 +175,20 @@ func bruteVerdicts(ts []*Tuner, cost Cost) []float64 {
 	}
 	return v
 }
+
+// TestExchangeBounds: the buffers an engine keeps in memory of its own
+// fit the bounds it sizes that memory by: Stamps' and Verdicts' within
+// ExchangeValues (a node segment's exchange area), a fold within
+// FoldValues. Mutation: five verdict values per call -> "Verdicts' 5121
+// values, ExchangeValues 4097".
+func TestExchangeBounds(t *testing.T) {
+	if n := stampLen(maxSlots); n > ExchangeValues {
+		t.Errorf("Stamps' %d values, ExchangeValues %d", n, ExchangeValues)
+	}
+	if n := verdictLen(maxSlots); n > ExchangeValues {
+		t.Errorf("Verdicts' %d values, ExchangeValues %d", n, ExchangeValues)
+	}
+	if n := foldLen(maxSlots); n > FoldValues {
+		t.Errorf("a fold's %d values, FoldValues %d", n, FoldValues)
+	}
+}

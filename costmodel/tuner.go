@@ -1217,8 +1217,9 @@ const pendingWidth = 4
 // pendingLen is the length of Pending's buffer for n samples.
 func pendingLen(n int) int { return pendingWidth*n + 1 }
 
-// ExchangeValues bounds the length of Pending's and Exits' buffers, for
-// a caller that exchanges them through memory of its own rather than MPI.
+// ExchangeValues bounds the length of Pending's, Exits', Stamps' and
+// Verdicts' buffers, for a caller that exchanges them through memory of
+// its own.
 const ExchangeValues = pendingWidth*maxSlots + 1
 
 // NoteOverhead tells the tuner what it has cost this rank since the last
