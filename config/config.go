@@ -141,6 +141,7 @@ const (
 	Leaders      = "DPML_LEADERS"
 	Pipeline     = "DPML_PIPELINE"
 	SegmentBytes = "DPML_SEGMENT_BYTES"
+	SegmentPool  = "DPML_SEGMENT_POOL"
 	StreamBytes  = "DPML_STREAM_BYTES"
 	Timeout      = "DPML_TIMEOUT"
 	Spin         = "DPML_SPIN"
@@ -252,6 +253,8 @@ var Vars = []Var{
 		Doc: "Set by dpmlrun in every rank: ranks per fake node (`2`, or `3,2` for uneven layouts)."},
 	{Name: SegmentBytes, Kind: KindBytes, Default: "1M", Scope: AllRanks, Users: "engine", Min: MinSegmentBytes, Max: MaxSegmentBytes, Agreed: AtNew,
 		Doc: "Largest message slice (bytes) the engine moves through shared memory at once. Larger messages are cut into segments that are pipelined: the inter-node phase of one segment overlaps the intra-node phases of the next. The node segment holds two such slices per local rank plus two results."},
+	{Name: SegmentPool, Kind: KindInt, Default: "2", Scope: PerRank, Users: "engine", Min: 0, Max: 16,
+		Doc: "Node segments of closed communicators each process keeps mapped, for a later communicator of the same node ranks to set up on without a new segment and with its pages already mapped. They keep their memory until taken or until the process ends. 0: none (a closed communicator's segment is unmapped at once)."},
 	{Name: SetupAfter, Kind: KindDuration, Default: "100ms", Scope: AllRanks, Users: "libdpml.so, dpml.New with Deferred", Agreed: AtDropin,
 		Doc: "The drop-in library sets up DPML on a communicator only once the communicator's eligible calls would have taken about this long in the MPI library (priced 5 us plus 1 ns per byte each, the same on every rank); the calls before pass through. Setup costs milliseconds, and a communicator that makes a few small calls never pays it. 0: set up at the DPML_DROPIN_FROM_CALL-th eligible call. A Go program's dpml.New with the Deferred option follows the same rule (config.SetupPrice) from its first call."},
 	{Name: SetupWorld, Kind: KindEnum, Default: "warm", Scope: AllRanks, Users: "libdpml.so", Values: []string{"warm", "init", "defer"}, Agreed: AtDropin,

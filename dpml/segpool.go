@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/shm"
 )
@@ -30,8 +31,19 @@ import (
 // generation 0) before a node barrier lets anyone use it. Otherwise every
 // rank puts what it took back and the node creates a new segment.
 
-// segPoolMax bounds the segments a process keeps mapped for reuse.
+// segPoolMax bounds the segments a process names in one offer (and,
+// by default, DPML_SEGMENT_POOL, those it keeps).
 const segPoolMax = 2
+
+// poolLimit is how many segments the process keeps (DPML_SEGMENT_POOL; a
+// value that does not parse keeps the default).
+func poolLimit() int {
+	n, err := config.Int(config.SegmentPool)
+	if err != nil {
+		return segPoolMax
+	}
+	return n
+}
 
 // segPool is the process's pool of closed communicators' node segments.
 var segPool struct {
@@ -126,19 +138,20 @@ func poolPut(token uint64, ppn, size int, mem *shm.Segment) bool {
 	if token == 0 {
 		return false
 	}
+	limit := poolLimit()
 	p := &segPool
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.e) >= segPoolMax {
-		i := 0
-		for i < len(p.e) && p.e[i].reserved {
+	for i := 0; len(p.e) >= max(limit, 1) && i < len(p.e); {
+		if p.e[i].reserved {
 			i++
-		}
-		if i == len(p.e) {
-			return false
+			continue
 		}
 		_ = p.e[i].mem.Close() // nobody uses it: its communicator is closed
 		p.e = append(p.e[:i], p.e[i+1:]...)
+	}
+	if limit == 0 || len(p.e) >= limit {
+		return false
 	}
 	p.e = append(p.e, pooledSegment{token: token, ppn: ppn, size: size, mem: mem})
 	return true

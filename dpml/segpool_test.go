@@ -1,8 +1,10 @@
 package dpml
 
 import (
+	"os"
 	"testing"
 
+	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 )
@@ -12,7 +14,7 @@ import (
 // its flags back at generation 0 (every result right); a communicator of
 // other ranks with the same count creates its own (the pool's offers are
 // refused, nothing is left reserved); the pool never holds more than
-// segPoolMax segments. Each communicator reduces other data than the one
+// segPoolMax segments, and none with DPML_SEGMENT_POOL=0. Each communicator reduces other data than the one
 // before it, so stale flags would hand out stale results. Mutations: the
 // head not clearing the control lines -> "call 0, 1 elements: element 0 =
 // 3007, want 4007"; an offer taken where some rank does not hold it (OR
@@ -74,6 +76,20 @@ func TestSegmentPool(t *testing.T) {
 		segPool.mu.Unlock()
 		if n > segPoolMax || reserved != 0 {
 			t.Errorf("rank %d: %d pooled (at most %d), %d reserved", r, n, segPoolMax, reserved)
+		}
+		// DPML_SEGMENT_POOL=0: the next communicator still takes its
+		// pooled segment, but nothing is kept at its Close, and the one
+		// after it makes a new segment.
+		os.Setenv(config.SegmentPool, "0")
+		defer os.Unsetenv(config.SegmentPool)
+		hits0 = segPool.hits.Load()
+		use(r/2, r)
+		segPool.mu.Lock()
+		n = len(segPool.e)
+		segPool.mu.Unlock()
+		use(r/2, r)
+		if got := segPool.hits.Load() - hits0; got != 1 || n != 0 {
+			t.Errorf("rank %d, DPML_SEGMENT_POOL=0: %d segments kept, hits %d; want 0 and 1", r, n, got)
 		}
 	})
 }
