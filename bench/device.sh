@@ -97,9 +97,9 @@ dropin)
   run dropin-go 200 $ONE -x DPML_TUNER=static bin/dpmlbench -variants native,auto -tune-calls 0 -sizes 8:64M:x4 \
     -time "$TIME" -quiet -out "$OUTDIR/dropin-go" ;;
 overhead)
-  # The tuner's decision cost per call (costmodel benchmarks; the test
-  # binary is built here: go test -c -o bin/costmodel.test ./costmodel).
-  run overhead 60 bin/costmodel.test -test.run '^$' -test.bench . -test.benchtime 200ms -test.benchmem ;;
+  # The tuner's decision cost per call (costmodel/learn benchmarks; the test
+  # binary is built here: go test -c -o bin/learn.test ./costmodel/learn).
+  run overhead 60 bin/learn.test -test.run '^$' -test.bench . -test.benchtime 200ms -test.benchmem ;;
 explore)
   # Engine settings at large messages, 1 x 32: shared-memory segment size
   # (engine default, then 1M and 4M), the streaming copy-out (default on

@@ -19,7 +19,7 @@ func TestRuntimeLinksNoFitting(t *testing.T) {
 		t.Skip("no go command")
 	}
 	const mod = "github.com/dpmlgo/dpml/"
-	for _, pkg := range []string{mod + "costmodel", mod + "dpml", mod + "dropin", mod + "internal/runtime/..."} {
+	for _, pkg := range []string{mod + "costmodel", mod + "costmodel/learn", mod + "dpml", mod + "dropin", mod + "internal/runtime/..."} {
 		out, err := exec.Command(gobin, "list", "-deps", pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)

@@ -18,8 +18,8 @@ import (
 // no intra, radix or tree parameters; its CMA flags are read as before).
 const SchemaVersion = 2
 
-// readableSchema reports whether ReadTable reads schema version v.
-func readableSchema(v int) bool { return v == 1 || v == SchemaVersion }
+// ReadableSchema reports whether ReadTable reads schema version v.
+func ReadableSchema(v int) bool { return v == 1 || v == SchemaVersion }
 
 // Provenance says where a table's numbers come from.
 type Provenance struct {
@@ -63,6 +63,23 @@ type Entry struct {
 	// Measured lists the arms measured in the last episode (informative;
 	// Load ignores it).
 	Measured []MeasuredArm `json:"measured,omitempty"`
+}
+
+// EntryOf returns the entry of arm a for key k, without measurements:
+// the table format's spelling of the key and the arm.
+func EntryOf(k Key, a Arm) Entry {
+	return Entry{
+		Elem: k.Elem.String(), Op: k.Op.String(), Log2Bytes: int(k.SizeLog2), Nodes: int(k.Nodes), PPN: int(k.PPN),
+		Variant: a.Variant.String(), Leaders: a.Leaders, Pipeline: a.Pipeline, CMA: a.Intra == plan.IntraCMA,
+		Intra: intraName(a), Radix: a.Radix, Offload: offloadName(a), Inter: interName(a),
+	}
+}
+
+// MeasuredArmOf returns arm a's saved estimate.
+func MeasuredArmOf(a Arm, estimate float64, samples int) MeasuredArm {
+	return MeasuredArm{Variant: a.Variant.String(), Leaders: a.Leaders, Pipeline: a.Pipeline,
+		CMA: a.Intra == plan.IntraCMA, Intra: intraName(a), Radix: a.Radix, Offload: offloadName(a),
+		Inter: interName(a), Estimate: estimate, Samples: samples}
 }
 
 // MeasuredArm is an arm's estimate in a saved entry.
@@ -163,8 +180,8 @@ func armOf(v plan.Variant, l, k int, cma bool, intra string, radix int) (Arm, er
 	switch {
 	case v == plan.Native:
 	case intra == "tree":
-		if v != plan.DPML || l < 1 || l > plan.MaxTrees || k > 1 || radix < 0 || radix > maxTreeRadix {
-			return Arm{}, fmt.Errorf("costmodel: tree entry %s l=%d k=%d r=%d: want dpml, l=1..%d, k=1, radix 0..%d", v, l, k, radix, plan.MaxTrees, maxTreeRadix)
+		if v != plan.DPML || l < 1 || l > plan.MaxTrees || k > 1 || radix < 0 || radix > MaxTreeRadix {
+			return Arm{}, fmt.Errorf("costmodel: tree entry %s l=%d k=%d r=%d: want dpml, l=1..%d, k=1, radix 0..%d", v, l, k, radix, plan.MaxTrees, MaxTreeRadix)
 		}
 		a.Intra, a.Radix = plan.IntraTree, radix
 		if a.Radix == 0 {
@@ -196,7 +213,7 @@ func ReadTable(r io.Reader) (*Table, error) {
 	if err := dec.Decode(&tb); err != nil {
 		return nil, fmt.Errorf("costmodel: reading tuning table: %w", err)
 	}
-	if !readableSchema(tb.Schema) {
+	if !ReadableSchema(tb.Schema) {
 		return nil, fmt.Errorf("costmodel: tuning table schema %d, this build reads 1 and %d", tb.Schema, SchemaVersion)
 	}
 	if tb.Schema == 1 {
@@ -276,128 +293,10 @@ func DefaultTable() *Table {
 	return &c
 }
 
-// NewTunerFromDefault is NewTunerFromTable with the built-in table, read
-// in place (DefaultTable's copy costs a communicator's setup about a
-// millisecond; the tuner only reads the table).
-func NewTunerFromDefault(cfg Config) (*Tuner, error) {
-	tb, err := defaultTable()
-	if err != nil {
-		return nil, err
-	}
-	return NewTunerFromTable(cfg, tb)
-}
-
 // Prefetch parses the built-in table now, so that the first tuner built
 // later does not: a program can call it in the background at start.
 func Prefetch() { _, _ = defaultTable() }
 
-// Table returns the tuner's state as a table with the tuner's provenance.
-func (t *Tuner) Table() *Table {
-	m := t.model
-	tb := &Table{Schema: SchemaVersion, Provenance: t.prov, Model: &m}
-	for _, in := range t.Infos() {
-		en := Entry{
-			Elem: in.Key.Elem.String(), Op: in.Key.Op.String(), Log2Bytes: int(in.Key.SizeLog2),
-			Nodes: int(in.Key.Nodes), PPN: int(in.Key.PPN),
-			Variant: in.Arm.Variant.String(), Leaders: in.Arm.Leaders, Pipeline: in.Arm.Pipeline, CMA: in.Arm.Intra == plan.IntraCMA,
-			Intra: intraName(in.Arm), Radix: in.Arm.Radix, Offload: offloadName(in.Arm), Inter: interName(in.Arm), Samples: in.Samples, State: in.State.String(),
-		}
-		if !math.IsNaN(in.Prior) && !math.IsInf(in.Prior, 0) {
-			en.Prior = in.Prior
-		}
-		if !math.IsNaN(in.Estimate) && !math.IsInf(in.Estimate, 0) {
-			en.Estimate = in.Estimate
-		}
-		for _, ms := range in.Measured {
-			en.Measured = append(en.Measured, MeasuredArm{Variant: ms.Arm.Variant.String(), Leaders: ms.Arm.Leaders, Pipeline: ms.Arm.Pipeline,
-				CMA: ms.Arm.Intra == plan.IntraCMA, Intra: intraName(ms.Arm), Radix: ms.Arm.Radix, Offload: offloadName(ms.Arm),
-				Inter: interName(ms.Arm), Estimate: ms.Estimate, Samples: ms.Samples})
-		}
-		tb.Entries = append(tb.Entries, en)
-	}
-	return tb
-}
-
-// Save writes the tuner's state as a JSON tuning table (see Table).
-func (t *Tuner) Save(w io.Writer) error { return t.Table().Write(w) }
-
-// Load reads a JSON tuning table and loads its entries (see LoadTable).
-func (t *Tuner) Load(r io.Reader) (loaded int, err error) {
-	tb, err := ReadTable(r)
-	if err != nil {
-		return 0, err
-	}
-	return t.LoadTable(tb)
-}
-
-// LoadTable makes every entry of tb whose arm exists under this tuner's
-// configuration the key's frozen choice (entries that set Coll belong to
-// the NCCL tuner plugin and are skipped), with the entry's estimate as the
-// frozen estimate (the model's prediction when the entry has none): a run
-// with a table starts tuned, and a key re-explores only when its
-// measurements drift from the estimate. It replaces any state the tuner
-// had for those keys, and returns how many entries it loaded; entries
-// whose arm is not feasible here are skipped. An entry with state "start"
-// is the arm the key starts at. Entries of keys not called yet are applied
-// at their first call (loading prices no key's arms); Info, Infos, Table
-// and Fingerprint see them as applied. The table's model is not
-// used (pass tb.ModelOr(DefaultModel()) to NewTuner for that). Every rank
-// must load the same table.
-func (t *Tuner) LoadTable(tb *Table) (loaded int, err error) {
-	if !readableSchema(tb.Schema) {
-		return 0, fmt.Errorf("costmodel: tuning table schema %d, this build reads 1 and %d", tb.Schema, SchemaVersion)
-	}
-	if t.np > 0 {
-		return 0, fmt.Errorf("costmodel: LoadTable with %d samples pending: commit first", t.np)
-	}
-	for i := range tb.Entries {
-		en := &tb.Entries[i]
-		if en.Coll != "" {
-			continue // an NCCL tuner entry (package nccl), not a DPML plan
-		}
-		k, err := en.Key()
-		if err != nil {
-			return loaded, err
-		}
-		a, err := en.Arm()
-		if err != nil {
-			return loaded, err
-		}
-		pk := k.pack()
-		idx := t.setFor(k).index(a)
-		if idx < 0 {
-			continue
-		}
-		st := start{idx: idx, verdict: en.State != "start", est: en.Estimate, samples: en.Samples}
-		if t.keys[pk] == nil {
-			// A key not called yet starts there at its first call
-			// (entry): pricing every table size's arms here would
-			// cost each communicator's setup about a millisecond.
-			t.starts[pk] = st
-			loaded++
-			continue
-		}
-		delete(t.starts, pk)
-		e := t.newEntry(k)
-		t.startEntry(e, st)
-		t.keys[pk] = e
-		if t.lastK == pk {
-			t.last = nil
-		}
-		loaded++
-	}
-	return loaded, nil
-}
-
-// NewTunerFromTable is NewTuner with tb's model (DefaultModel if it has
-// none) followed by LoadTable(tb).
-func NewTunerFromTable(cfg Config, tb *Table) (*Tuner, error) {
-	t, err := NewTuner(cfg, tb.ModelOr(DefaultModel()))
-	if err != nil {
-		return nil, err
-	}
-	if _, err := t.LoadTable(tb); err != nil {
-		return nil, err
-	}
-	return t, nil
-}
+// BuiltinTable returns the built-in table parsed once per process, shared:
+// callers must not modify it (DefaultTable returns a copy to modify).
+func BuiltinTable() (*Table, error) { return defaultTable() }

@@ -13,7 +13,7 @@ import (
 )
 
 // The tuner's clock. A call's cost is the second-to-last rank's exit after
-// the last rank's entry (costmodel.CostSecondExit), so entries and exits must be
+// the last rank's entry (learn.CostSecondExit), so entries and exits must be
 // read on one clock for all ranks. CLOCK_MONOTONIC is one clock for every
 // process of a host (emulated nodes included: they share the kernel);
 // across hosts each has its own epoch, and setupClock estimates every

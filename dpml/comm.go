@@ -14,6 +14,7 @@ import (
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/internal/runtime/dropinhook"
 	"github.com/dpmlgo/dpml/internal/runtime/gosched"
 	"github.com/dpmlgo/dpml/leaders"
@@ -94,7 +95,7 @@ type policy struct {
 	check       bool     // DPML_CHECK: compare every call's arguments across ranks
 	fused       bool     // DPML_FUSED: small tree calls run in C (fused.go)
 	verbose     int
-	tuner       *costmodel.Tuner
+	tuner       *learn.Tuner
 	clockOffset int64 // ns: this host's CLOCK_MONOTONIC minus rank 0's (clock.go)
 	tuningFile  string
 	// The machine profile (profile.go): DPML_PROFILE, and on rank 0 the
@@ -122,7 +123,7 @@ type inFlight struct {
 	// ns (that commit's collectives, and the trips into Go that timed
 	// calls of C callers made for plans the C layer runs itself); the
 	// tuner bounds a settled key's sampling by it (NoteOverhead,
-	// costmodel.Config.SampleShare).
+	// learn.Config.SampleShare).
 	tunOvh    int64
 	books     tunerBooks    // the same over the communicator's life, by part (DPML_VERBOSE)
 	xchg      exchangeState // the tuner's commit step in flight (tune.go)
@@ -790,18 +791,18 @@ func (c *Comm) LastPlan() Plan {
 // LastTunerInfo is the tuner's state of the last call's key (its plan,
 // state, switch and change counters, cost and skew); false when the tuner
 // did not decide that call.
-func (c *Comm) LastTunerInfo() (costmodel.Info, bool) {
+func (c *Comm) LastTunerInfo() (learn.Info, bool) {
 	if c == nil || c.tuner == nil {
-		return costmodel.Info{}, false
+		return learn.Info{}, false
 	}
 	if p, _ := c.lastParked(); p != nil {
 		if !p.tuned {
-			return costmodel.Info{}, false
+			return learn.Info{}, false
 		}
 		return c.tuner.Info(p.key)
 	}
 	if !c.lastTuned {
-		return costmodel.Info{}, false
+		return learn.Info{}, false
 	}
 	if !c.fz.clear.block {
 		// The cleared calls counted. Not a confirmation block's: a rank
@@ -814,7 +815,7 @@ func (c *Comm) LastTunerInfo() (costmodel.Info, bool) {
 
 // Tuner exposes the communicator's tuner (nil with DPML_TUNER=static), for
 // tools that report or save what it learned.
-func (c *Comm) Tuner() *costmodel.Tuner { return c.tuner }
+func (c *Comm) Tuner() *learn.Tuner { return c.tuner }
 
 func (c *Comm) release() error {
 	c.closed = true

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/dpml/internal/fused"
 	"github.com/dpmlgo/dpml/internal/runtime/dropinhook"
 	"github.com/dpmlgo/dpml/internal/runtime/gosched"
@@ -41,10 +42,10 @@ import (
 // on one node or several (fusedState gives the C layer the leader
 // communicator), all of them for a plan that is fixed (no tuner, or DPML_TUNER=model, or
 // SetOverride), and for a tuned key that has settled, the calls before its
-// next stride sample (costmodel.KeyState.Untimed): the learner needs to see
+// next stride sample (learn.KeyState.Untimed): the learner needs to see
 // those neither timed nor one by one; and, unless a commit step holds the
 // learner, its next stride samples too, up to the one that fills the
-// learner's batch (costmodel.KeyState.Samples), which the drop-in stamps
+// learner's batch (learn.KeyState.Samples), which the drop-in stamps
 // (fused.h, smp_n): the engine is then entered once for several samples.
 // The engine takes the count and the
 // generation back at its next call (takeBack) and credits the learner
@@ -87,7 +88,7 @@ type fusedView struct {
 	trees [maxRadix + 1]*fused.Tree
 	// granted: the drop-in's clearance is for a tuned key, whose learner
 	// takeBack credits. block: the clearance is one block of the key's
-	// confirmation, of arm blockArm (costmodel.KeyState.Block), which the
+	// confirmation, of arm blockArm (learn.KeyState.Block), which the
 	// drop-in times and takeBack reports; blockCalls counts such calls
 	// (tests check the path ran).
 	granted    bool
@@ -96,7 +97,7 @@ type fusedView struct {
 	blockArm   costmodel.Arm
 	blockCalls uint64
 	// sampled: the clearance also covers the key's next stride samples
-	// (costmodel.KeyState.Samples: after smpGap calls, one in smpStride),
+	// (learn.KeyState.Samples: after smpGap calls, one in smpStride),
 	// which the drop-in stamps and takeBack records; sampleCalls counts
 	// them (tests check the path ran).
 	sampled           bool
@@ -149,7 +150,7 @@ type goClearance struct {
 	// one node; runCleared then calls it without executePlan's dispatch.
 	ft *fused.Tree
 	// block: the clearance is one block of the key's confirmation, of
-	// arm (costmodel.KeyState.Block), as for libdpml.so's C layer
+	// arm (learn.KeyState.Block), as for libdpml.so's C layer
 	// (grantFused): runCleared reads the clock before and after each of
 	// its calls (fusedView.blk), and settleClear reports them.
 	block bool
@@ -423,7 +424,7 @@ func (c *Comm) takeBack() error {
 
 // recordSampled records the ran calls of a sampled clearance (takeBack):
 // the stride samples among them with the drop-in's stamps, the others
-// credited untimed (costmodel.KeyState.RecordSampled).
+// credited untimed (learn.KeyState.RecordSampled).
 func (c *Comm) recordSampled(ran int) bool {
 	b := &c.fz.blk
 	m := 0
@@ -446,7 +447,7 @@ func (c *Comm) recordSampled(ran int) bool {
 // arguments (no per-call override, no tuner deciding); tuned: the tuner
 // chose it, arm.
 //
-// A confirmation block (costmodel.KeyState.Block) of the arm that just
+// A confirmation block (learn.KeyState.Block) of the arm that just
 // ran is cleared too, timed: dpml_fused_run stamps each call's entry and
 // exit, and the block is then priced as the C program will run the arm
 // once settled. Through Go every call of the block paid the trip in and
@@ -457,7 +458,7 @@ func (c *Comm) recordSampled(ran int) bool {
 // (1x16, C client, b2b, medians of 6 runs).
 //
 // Then the parked clearances (parked.go) follow the learner's state.
-func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, key costmodel.Key, ks costmodel.KeyState, arm costmodel.Arm) {
+func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, key costmodel.Key, ks learn.KeyState, arm costmodel.Arm) {
 	c.fz.f.ClearLast()
 	c.fz.f.SetGen(c.gen) // a parked clearance follows this call's generation
 	c.grantExact(pp, kind, op, count, untuned, tuned, ks, arm)
@@ -465,7 +466,7 @@ func (c *Comm) grantFused(pp *prepared, kind mpi.Kind, op mpi.Op, count int, unt
 }
 
 // grantExact sets the exact clearance (grantFused).
-func (c *Comm) grantExact(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, ks costmodel.KeyState, arm costmodel.Arm) {
+func (c *Comm) grantExact(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, ks learn.KeyState, arm costmodel.Arm) {
 	f := c.fz.f
 	f.RevokeExact()
 	c.fz.granted, c.fz.block, c.fz.sampled = false, false, false
@@ -530,7 +531,7 @@ func (c *Comm) clearCalls(untuned, tuned bool) int {
 // whole block for the C layer after it (grantFused), so that no call of
 // the block pays the trip into Go. The same on every rank (the learner's
 // replicated state and the call's arguments).
-func (c *Comm) warmBlock(ks costmodel.KeyState, arm costmodel.Arm) bool {
+func (c *Comm) warmBlock(ks learn.KeyState, arm costmodel.Arm) bool {
 	if c.mustSee() {
 		return false
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 )
 
 // FuzzTuningTable: the tuning-table loader (what rank 0 reads from
@@ -32,7 +33,7 @@ func FuzzTuningTable(f *testing.F) {
 			}
 			return
 		}
-		if _, err := costmodel.NewTunerFromTable(costmodel.DefaultConfig(), tb); err != nil {
+		if _, err := learn.NewTunerFromTable(learn.DefaultConfig(), tb); err != nil {
 			return // valid JSON, but not a table this build can use: New reports it
 		}
 		var a, b bytes.Buffer

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dpmlgo/dpml/config"
-	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/internal/testkit/fakesharp"
 	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
@@ -616,7 +616,7 @@ func TestOffloadTuned(t *testing.T) {
 		for _, n := range []int{2, 64} { // int32: 8 B and 256 B buckets
 			key := c.tunerKey(mpi.KindInt32, mpi.OpSum, n)
 			for i := 0; ; i++ {
-				if in, _ := c.Tuner().Info(key); in.State == costmodel.Frozen {
+				if in, _ := c.Tuner().Info(key); in.State == learn.Frozen {
 					break
 				}
 				if i == 200 {

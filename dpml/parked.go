@@ -2,6 +2,7 @@ package dpml
 
 import (
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/dpml/internal/fused"
 	"github.com/dpmlgo/dpml/mpi"
 )
@@ -39,7 +40,7 @@ import (
 type parkedClear struct {
 	used  bool
 	tuned bool // a tuner's key (st, key, arm); else a fixed plan of one count
-	st    costmodel.KeyState
+	st    learn.KeyState
 	key   costmodel.Key
 	arm   costmodel.Arm // the arm the clearance runs (tuned), when armed
 	armed bool
@@ -94,7 +95,7 @@ func (c *Comm) creditOneParked(f *fused.State, i int) {
 // chose pp (key ks); untuned: pp is the fixed plan of these arguments.
 // mainOn: the exact clearance is this tuned key's; block: it is a timed
 // block, during which no parked clearance runs.
-func (c *Comm) parkCall(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, key costmodel.Key, ks costmodel.KeyState, mainOn, block bool) {
+func (c *Comm) parkCall(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untuned, tuned bool, key costmodel.Key, ks learn.KeyState, mainOn, block bool) {
 	v := &c.fz.parked
 	f := c.fz.f
 	v.tick++
@@ -143,7 +144,7 @@ func (c *Comm) parkCall(pp *prepared, kind mpi.Kind, op mpi.Op, count int, untun
 // parkNew gives the call's key (or, untuned, its arguments) a parked
 // clearance unless it has one: a free one, else the one parked longest
 // ago. Its budget is set by rearm.
-func (c *Comm) parkNew(kind mpi.Kind, op mpi.Op, count int, tuned bool, key costmodel.Key, ks costmodel.KeyState, pp *prepared) {
+func (c *Comm) parkNew(kind mpi.Kind, op mpi.Op, count int, tuned bool, key costmodel.Key, ks learn.KeyState, pp *prepared) {
 	v := &c.fz.parked
 	lo, hi := count, count
 	if tuned {

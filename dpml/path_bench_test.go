@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/leaders"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/shm"
@@ -78,9 +79,9 @@ func stubNodeComm(tb testing.TB, ppn int) (*Comm, func()) {
 func BenchmarkSmallPathTuned(b *testing.B) {
 	c, done := stubNodeComm(b, 2)
 	defer done()
-	cfg := costmodel.DefaultConfig()
-	cfg.Mode = costmodel.ModeModel
-	tu, err := costmodel.NewTunerFromTable(cfg, costmodel.DefaultTable())
+	cfg := learn.DefaultConfig()
+	cfg.Mode = learn.ModeModel
+	tu, err := learn.NewTunerFromTable(cfg, costmodel.DefaultTable())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 )
@@ -41,7 +42,7 @@ func TestMachineProfile(t *testing.T) {
 		c := run(1200)
 		learned := map[costmodel.Key]costmodel.Arm{}
 		for _, in := range c.Tuner().Infos() {
-			if in.Calls > 0 && in.Samples > 0 && in.State == costmodel.Frozen {
+			if in.Calls > 0 && in.Samples > 0 && in.State == learn.Frozen {
 				learned[in.Key] = in.Arm
 			}
 		}
@@ -61,7 +62,7 @@ func TestMachineProfile(t *testing.T) {
 		t.Setenv("DPML_TUNER_BUDGET", "2")
 		loaded := func(c *Comm) (n int) {
 			for k, arm := range learned {
-				if in, ok := c.Tuner().Info(k); ok && in.Samples > 0 && in.Arm == arm && in.State == costmodel.Frozen {
+				if in, ok := c.Tuner().Info(k); ok && in.Samples > 0 && in.Arm == arm && in.State == learn.Frozen {
 					n++
 				}
 			}

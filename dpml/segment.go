@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/plan"
 	"github.com/dpmlgo/dpml/shm"
 )
@@ -96,10 +96,10 @@ func segmentLayout(ppn, slot int) (size, dataOff int) {
 
 // xchgStride is the bytes of one exchange area of the tuner's commit step
 // (tune.go, exchangeState): a rank's stamps or the node's verdicts (at
-// most costmodel.ExchangeValues 8-byte values), padded to a line. The
+// most learn.ExchangeValues 8-byte values), padded to a line. The
 // segment holds two stamp areas per local rank (even and odd commit
 // steps) and two verdict areas.
-var xchgStride = shm.PadTo(8*costmodel.ExchangeValues, alignBytes)
+var xchgStride = shm.PadTo(8*learn.ExchangeValues, alignBytes)
 
 // viewSegment lays the typed view over a mapped segment.
 func viewSegment(mem *shm.Segment, ppn, slot int) (*nodeSegment, error) {

@@ -2,6 +2,7 @@ package dpml
 
 import (
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/plan"
 )
@@ -17,12 +18,12 @@ import (
 //     out of the learner's hands; the rest of the plan comes from the
 //     built-in policy (defaultPlan), and the offload's dispatch rule
 //     (routeOffload) may still send it to the in-network offload.
-//  2. The learner (costmodel.Tuner: DPML_TUNER=auto, the default, or
+//  2. The learner (learn.Tuner: DPML_TUNER=auto, the default, or
 //     model), for calls with data on a communicator with more than one
 //     rank on some node: the key's next arm, a whole shape. A key's first
 //     call runs the cost model's pick (or the machine profile's or tuning
 //     table's verdict); the learner leaves it only on the key's own
-//     evidence, within its exploration budget (costmodel/budget.go). An
+//     evidence, within its exploration budget (costmodel/learn/budget.go). An
 //     offload arm runs its host twin when the offload does not take the
 //     call's type and op.
 //  3. Without a learner (DPML_TUNER=static): the offload's dispatch rule,
@@ -40,7 +41,7 @@ type selection struct {
 	// engine for the next calls).
 	tuned, untuned, timed bool
 	key                   costmodel.Key
-	ks                    costmodel.KeyState
+	ks                    learn.KeyState
 	arm                   costmodel.Arm
 }
 
@@ -72,7 +73,7 @@ func (c *Comm) selectPlan(kind mpi.Kind, op mpi.Op, count int, o Override) selec
 // start it on, and whether the learner decides it (key, ks). A call
 // forced by the communicator or the settings is not the learner's: its
 // override is empty, and the plan comes from them.
-func (c *Comm) peekPlan(kind mpi.Kind, op mpi.Op, count int) (o Override, tuned bool, key costmodel.Key, ks costmodel.KeyState) {
+func (c *Comm) peekPlan(kind mpi.Kind, op mpi.Op, count int) (o Override, tuned bool, key costmodel.Key, ks learn.KeyState) {
 	if !c.tuned(Override{}, count, kind.Size()) {
 		return Override{}, false, key, ks
 	}

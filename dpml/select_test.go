@@ -3,7 +3,7 @@ package dpml
 import (
 	"testing"
 
-	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/mpi"
 )
 
@@ -17,7 +17,7 @@ import (
 func TestSelectPrecedence(t *testing.T) {
 	c, done := stubNodeComm(t, 2)
 	defer done()
-	tu, err := costmodel.NewTunerFromDefault(costmodel.DefaultConfig())
+	tu, err := learn.NewTunerFromDefault(learn.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

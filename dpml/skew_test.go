@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/plan"
@@ -42,7 +43,7 @@ import (
 // calls, not a speed.
 //
 // Mutation checks: with the learner fed the inverse of each cost
-// (e.observe(t.pa[i], 1/cost, ...) in Tuner.Commit, costmodel/tuner.go)
+// (e.observe(t.pa[i], 1/cost, ...) in Tuner.Commit, costmodel/learn/tuner.go)
 // every bucket settles on the MPI library and the test fails. With the
 // cost timed per rank from entry (DPML_TUNER_COST=slowest, set below
 // beside DPML_TUNER) every skewed bucket's
@@ -128,7 +129,7 @@ func learnUnderSkew(t *testing.T, w *mpi.Comm, skew bool) map[int]costmodel.Arm 
 			}
 		}
 	}
-	info := func(n int) costmodel.Info {
+	info := func(n int) learn.Info {
 		in, _ := c.Tuner().Info(c.tunerKey(mpi.KindFloat32, mpi.OpSum, n))
 		return in
 	}
@@ -137,7 +138,7 @@ func learnUnderSkew(t *testing.T, w *mpi.Comm, skew bool) map[int]costmodel.Arm 
 	for round := 0; ; round++ {
 		done := true
 		for _, n := range sizes {
-			if info(n).State != costmodel.Frozen {
+			if info(n).State != learn.Frozen {
 				done = false
 				call(n)
 			}

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/dpmlgo/dpml/config"
-	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/plan"
 )
 
@@ -16,8 +16,8 @@ import (
 // each where the learner measured it. A user reads in it whether DPML paid
 // off for the program's sizes without a benchmark; the learner's table
 // (printTuner), printed after it, holds the detail.
-func writeSizeSummary(w io.Writer, infos []costmodel.Info) {
-	var used []costmodel.Info
+func writeSizeSummary(w io.Writer, infos []learn.Info) {
+	var used []learn.Info
 	for _, in := range infos {
 		if in.Calls > 0 {
 			used = append(used, in)
@@ -54,7 +54,7 @@ const (
 // planTime is the seconds per call of the class's plan: the running mean
 // of the calls the learner timed in this process, else its estimate of the
 // plan; 0 when it has neither.
-func planTime(in costmodel.Info) (float64, string) {
+func planTime(in learn.Info) (float64, string) {
 	if in.Samples > 0 && in.Cost > 0 {
 		return in.Cost, thisRun
 	}
@@ -72,7 +72,7 @@ func planTime(in costmodel.Info) (float64, string) {
 // nativeTime is the seconds per call of the MPI library's allreduce for the
 // class: the learner's estimate when it sampled it, or the plan's time when
 // the plan is the MPI library's; 0 when unknown.
-func nativeTime(in costmodel.Info) (float64, string) {
+func nativeTime(in learn.Info) (float64, string) {
 	if in.Arm.Variant == plan.Native {
 		return planTime(in)
 	}

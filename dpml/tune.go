@@ -18,6 +18,7 @@ import (
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/leaders"
 	"github.com/dpmlgo/dpml/mpi"
 )
@@ -104,25 +105,25 @@ func (c *Comm) setupTuner() error {
 	if err != nil {
 		return err // agreed at New: the same on every rank
 	}
-	cfg := costmodel.DefaultConfig()
+	cfg := learn.DefaultConfig()
 	switch mode {
 	case "static":
 		return nil
 	case "model":
-		cfg.Mode = costmodel.ModeModel
+		cfg.Mode = learn.ModeModel
 	default:
-		cfg.Mode = costmodel.ModeLearn
+		cfg.Mode = learn.ModeLearn
 	}
 	stat, err := config.Enum(config.TunerStat)
 	if err != nil {
 		return err
 	}
-	cfg.Stat = costmodel.Stat(slices.Index(costmodel.Stats, stat))
+	cfg.Stat = learn.Stat(slices.Index(learn.Stats, stat))
 	cost, err := config.Enum(config.TunerCost)
 	if err != nil {
 		return err
 	}
-	cfg.Cost = costmodel.Cost(slices.Index(costmodel.Costs, cost))
+	cfg.Cost = learn.Cost(slices.Index(learn.Costs, cost))
 	if cfg.SamplesPerArm, err = config.Int(config.TunerSamples); err != nil {
 		return err
 	}
@@ -170,7 +171,7 @@ func (c *Comm) setupTuner() error {
 	if c.profileMode, lerr = config.Enum(config.Profile); lerr != nil {
 		return lerr // agreed at New: the same on every rank
 	}
-	if c.tuningFile == "" && c.profileMode != "off" && cfg.Mode == costmodel.ModeLearn {
+	if c.tuningFile == "" && c.profileMode != "off" && cfg.Mode == learn.ModeLearn {
 		tb, lerr = c.loadProfile()
 	}
 	if lerr == nil && c.tuningFile != "" {
@@ -184,9 +185,9 @@ func (c *Comm) setupTuner() error {
 	}
 	if lerr == nil {
 		if tb == nil {
-			c.tuner, lerr = costmodel.NewTunerFromDefault(cfg)
+			c.tuner, lerr = learn.NewTunerFromDefault(cfg)
 		} else {
-			c.tuner, lerr = costmodel.NewTunerFromTable(cfg, tb)
+			c.tuner, lerr = learn.NewTunerFromTable(cfg, tb)
 		}
 		if lerr != nil {
 			lerr = fmt.Errorf("%w: tuner: %w", ErrSetup, lerr)
@@ -211,7 +212,7 @@ func (c *Comm) setupTuner() error {
 		c.tuner = nil
 		return fmt.Errorf("%w: the tuner's starting state differs between ranks (its segment size follows each node's last-level cache: set %s to the same value everywhere)", ErrMismatch, config.SegmentBytes)
 	}
-	if buf[2] != ^buf[3] && cfg.Mode == costmodel.ModeLearn {
+	if buf[2] != ^buf[3] && cfg.Mode == learn.ModeLearn {
 		// Several hosts: the same decision on every rank (buf is).
 		if err := c.estimateClockOffset(); err != nil {
 			c.tuner = nil
@@ -358,7 +359,7 @@ func (c *Comm) tuned(o Override, count, es int) bool {
 // keyState returns the tuning key of a call and its learner state, kept
 // for the last (type, op, count) seen: calls back to back of one size, the
 // common case, skip the key's lookup.
-func (c *Comm) keyState(kind mpi.Kind, op mpi.Op, count int) (costmodel.Key, costmodel.KeyState) {
+func (c *Comm) keyState(kind mpi.Kind, op mpi.Op, count int) (costmodel.Key, learn.KeyState) {
 	m := &c.keyMemo
 	if !m.valid || m.kind != kind || m.op != op || m.count != count {
 		k := c.tunerKey(kind, op, count)
@@ -374,7 +375,7 @@ type keyMemo struct {
 	op    mpi.Op
 	count int
 	key   costmodel.Key
-	st    costmodel.KeyState
+	st    learn.KeyState
 }
 
 // tunerKey is the tuning key of a call.
@@ -396,7 +397,7 @@ func (c *Comm) tunerKey(kind mpi.Kind, op mpi.Op, count int) costmodel.Key {
 // It also tells the tuner what it has cost this rank since the last
 // commit (NoteOverhead): that commit step's time and the timed trips
 // (tunOvh).
-func (c *Comm) observe(ks costmodel.KeyState, arm costmodel.Arm, entry, exit int64) error {
+func (c *Comm) observe(ks learn.KeyState, arm costmodel.Arm, entry, exit int64) error {
 	if !ks.Record(arm, float64(entry)*1e-9, float64(exit)*1e-9) {
 		return nil
 	}
@@ -411,7 +412,7 @@ func (c *Comm) observe(ks costmodel.KeyState, arm costmodel.Arm, entry, exit int
 //	              (nodeSegment.stampArea, alternating between commit steps)
 //	call S+2      the node's folder (its first leader, c.pos 0) folds the
 //	              node's stamps in local-rank order; on one node it writes
-//	              the verdicts (costmodel.Tuner.Verdicts) into the node's
+//	              the verdicts (learn.Tuner.Verdicts) into the node's
 //	              verdict area, on several it sends its node's fold to
 //	              the other nodes' folders and posts the receives of theirs
 //	call S+lag-2  (several nodes) the folder completes them, merges
@@ -433,7 +434,7 @@ func (c *Comm) observe(ks costmodel.KeyState, arm costmodel.Arm, entry, exit int
 // rule needs), each started at one call and completed at the lag-th call
 // through the engine after it; lag 0: both blocking, at the call that
 // starts them. The tuner is held while a step is in flight
-// (costmodel.Tuner.Hold).
+// (learn.Tuner.Hold).
 type exchangeState struct {
 	phase int // 0: none in flight
 	calls int // calls through the engine since the phase started
@@ -506,7 +507,7 @@ func (c *Comm) exchange() error {
 		c.watch.enter(stepTuner)
 		err = mpi.AllreduceInPlace(c.world, x.buf, mpi.OpMax)
 		c.watch.leave()
-		if err == nil && c.tuner.Second() != costmodel.SecondNone {
+		if err == nil && c.tuner.Second() != learn.SecondNone {
 			x.sum = c.tuner.Exits(x.buf)
 			c.watch.enter(stepTuner)
 			err = mpi.AllreduceInPlace(c.world, x.sum, c.secondOp())
@@ -578,7 +579,7 @@ func (c *Comm) noteStep(t0 int64) {
 
 // secondOp is the reduction of the tuner's second exchange.
 func (c *Comm) secondOp() mpi.Op {
-	if c.tuner.Second() == costmodel.SecondMax {
+	if c.tuner.Second() == learn.SecondMax {
 		return mpi.OpMax
 	}
 	return mpi.OpSum
@@ -619,7 +620,7 @@ func (c *Comm) advanceExchange(all bool) error {
 		c.watch.leave()
 		c.books.foldNs += nanotime() - tf
 		c.books.waitNs += nanotime() - tf
-		if err == nil && x.phase == 1 && c.tuner.Second() != costmodel.SecondNone {
+		if err == nil && x.phase == 1 && c.tuner.Second() != learn.SecondNone {
 			x.sum = c.tuner.Exits(x.buf)
 			x.req, err = mpi.IallreduceInPlace(c.world, x.sum, c.secondOp())
 			x.phase, x.calls = 2, 0
@@ -710,15 +711,15 @@ func (c *Comm) foldNode() error {
 	x.stage = 1
 	tf := nanotime()
 	defer func() { c.books.foldNs += nanotime() - tf }()
-	fl := costmodel.FoldLen(x.n)
+	fl := learn.FoldLen(x.n)
 	if cap(x.acc) < fl {
-		x.acc = make([]float64, costmodel.FoldValues)
+		x.acc = make([]float64, learn.FoldValues)
 	}
 	acc := x.acc[:fl]
 	touchStamps(c, x.gen%2, 8*x.n)
 	for i := range c.ppn {
 		st := unsafe.Slice((*float64)(c.seg.stampArea(x.gen%2, i)), x.n)
-		if err := costmodel.Fold(acc, st, i == 0); err != nil {
+		if err := learn.Fold(acc, st, i == 0); err != nil {
 			return err
 		}
 	}
@@ -730,7 +731,7 @@ func (c *Comm) foldNode() error {
 	// values cost 66-143 us a step, posting the receives and sends about
 	// a microsecond each.
 	if cap(x.all) < c.nodes*fl {
-		x.all = make([]float64, c.nodes*costmodel.FoldValues)
+		x.all = make([]float64, c.nodes*learn.FoldValues)
 		x.reqs = make([]mpi.Request, 2*(c.nodes-1))
 		x.rp = make([]*mpi.Request, len(x.reqs))
 		for i := range x.reqs {
@@ -797,11 +798,11 @@ func (c *Comm) finishFold() error {
 	if err != nil {
 		return err
 	}
-	fl := costmodel.FoldLen(x.n)
+	fl := learn.FoldLen(x.n)
 	acc := x.acc[:fl]
 	copy(acc, x.all[:fl])
 	for j := 1; j < c.nodes; j++ {
-		if err := costmodel.Merge(acc, x.all[j*fl:(j+1)*fl]); err != nil {
+		if err := learn.Merge(acc, x.all[j*fl:(j+1)*fl]); err != nil {
 			return err
 		}
 	}
@@ -826,7 +827,7 @@ func (c *Comm) commitFold() error {
 	x := &c.xchg
 	x.phase = 0
 	tc := nanotime()
-	v := unsafe.Slice((*float64)(c.seg.verdictArea(x.gen%2)), costmodel.VerdictLen(costmodel.FoldLen(x.n)))
+	v := unsafe.Slice((*float64)(c.seg.verdictArea(x.gen%2)), learn.VerdictLen(learn.FoldLen(x.n)))
 	err := c.tuner.CommitVerdicts(v)
 	c.books.commitNs += nanotime() - tc
 	if err == nil {
@@ -882,7 +883,7 @@ func (c *Comm) booksText() string {
 // the tuner's agreed overhead per recorded call (Tuner.Overhead), which
 // sets how sparsely a settled key samples (its stride).
 func (c *Comm) printTuner(w io.Writer, perKey bool) {
-	var used []costmodel.Info // keys this run called (a table's other entries are not news)
+	var used []learn.Info // keys this run called (a table's other entries are not news)
 	for _, in := range c.tuner.Infos() {
 		if in.Calls > 0 {
 			used = append(used, in)

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/internal/testkit/mpitest"
 	"github.com/dpmlgo/dpml/mpi"
 )
@@ -84,7 +85,7 @@ func TestTunerSameDecisionsEverywhere(t *testing.T) {
 		// Keys this run learned (the default table holds others).
 		learned := map[costmodel.Key]costmodel.Arm{}
 		for _, in := range c.Tuner().Infos() {
-			if in.State == costmodel.Frozen && in.Calls > 0 {
+			if in.State == learn.Frozen && in.Calls > 0 {
 				learned[in.Key] = in.Arm
 			}
 		}
@@ -104,7 +105,7 @@ func TestTunerSameDecisionsEverywhere(t *testing.T) {
 		}
 		for k, arm := range learned {
 			in, ok := c2.Tuner().Info(k)
-			if !ok || in.State != costmodel.Frozen || in.Arm != arm {
+			if !ok || in.State != learn.Frozen || in.Arm != arm {
 				t.Errorf("key %v settled on %v; reloaded: %+v (found %v)", k, arm, in, ok)
 			}
 		}
@@ -117,9 +118,9 @@ func TestTunerSameDecisionsEverywhere(t *testing.T) {
 // tree; the arm sets built from them agree.
 func TestTunerTreeBytes(t *testing.T) {
 	hasTree := func(tb, nodes, bytes int) bool {
-		cfg := costmodel.DefaultConfig()
+		cfg := learn.DefaultConfig()
 		cfg.TreeBytes = tb
-		tu, err := costmodel.NewTuner(cfg, costmodel.DefaultModel())
+		tu, err := learn.NewTuner(cfg, costmodel.DefaultModel())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,9 +324,9 @@ func TestFoldExchange(t *testing.T) {
 					if err := mpi.Allgather(w, st, all); err != nil {
 						t.Fatal(err)
 					}
-					f := make([]float64, costmodel.FoldLen(len(st)))
+					f := make([]float64, learn.FoldLen(len(st)))
 					for r := range w.Size() {
-						if err := costmodel.Fold(f, all[r*len(st):(r+1)*len(st)], r == 0); err != nil {
+						if err := learn.Fold(f, all[r*len(st):(r+1)*len(st)], r == 0); err != nil {
 							t.Fatal(err)
 						}
 					}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 )
 
 // DefaultVariant is ncclsweep's name of NCCL's default: no plugin answer
@@ -98,7 +99,7 @@ func buildTableColl(sw *Sweep, opt BuildOptions) (*costmodel.Table, []Pick, erro
 	}
 	improve := opt.Improve
 	if improve == 0 {
-		improve = costmodel.DefaultConfig().Improve
+		improve = learn.DefaultConfig().Improve
 	}
 	ranks, nodes := 0, 0
 	bySize := map[int64][]*SweepRow{}

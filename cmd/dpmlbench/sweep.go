@@ -8,7 +8,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/dpml"
 	"github.com/dpmlgo/dpml/internal/tools/bench"
 	"github.com/dpmlgo/dpml/mpi"
@@ -135,7 +135,7 @@ type pointRun[T bench.Real] struct {
 	first   string
 	last    dpml.Plan // the plan of this point's latest call
 	// tuned: the tuner's state of the latest call's key (auto points).
-	tuned   costmodel.Info
+	tuned   learn.Info
 	isTuned bool
 }
 

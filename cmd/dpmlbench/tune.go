@@ -14,6 +14,7 @@ import (
 
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/costmodel/offline"
 	"github.com/dpmlgo/dpml/dpml"
 	"github.com/dpmlgo/dpml/internal/tools/bench"
@@ -189,7 +190,7 @@ func tune[T float32 | float64](world *mpi.Comm, sizes []int, op mpi.Op, maxCalls
 			times = append(times, mpi.Wtime()-t0)
 			// Settled, with the reference time of its arm measured (the
 			// first drift window after freezing).
-			if in, ok := keyInfo(d, n*es); ok && in.State == costmodel.Frozen && in.Estimate > 0 && len(times) >= 16 {
+			if in, ok := keyInfo(d, n*es); ok && in.State == learn.Frozen && in.Estimate > 0 && len(times) >= 16 {
 				break
 			}
 		}
@@ -198,7 +199,7 @@ func tune[T float32 | float64](world *mpi.Comm, sizes []int, op mpi.Op, maxCalls
 			return err
 		}
 		best := minOf(times)
-		if in, ok := keyInfo(d, n*es); ok && in.State == costmodel.Frozen && in.Estimate > 0 {
+		if in, ok := keyInfo(d, n*es); ok && in.State == learn.Frozen && in.Estimate > 0 {
 			best = in.Estimate
 		}
 		regrets = append(regrets, bench.Regret(n*es, times, best))
@@ -232,14 +233,14 @@ func tune[T float32 | float64](world *mpi.Comm, sizes []int, op mpi.Op, maxCalls
 
 // keyInfo returns the tuner's state for calls of the given size on this
 // communicator's layout.
-func keyInfo(d *dpml.Comm, bytes int) (costmodel.Info, bool) {
+func keyInfo(d *dpml.Comm, bytes int) (learn.Info, bool) {
 	for _, in := range d.Tuner().Infos() {
 		lo, hi := in.Key.Range()
 		if bytes >= lo && bytes <= hi && int(in.Key.Nodes) == d.Nodes() && int(in.Key.PPN) == d.MinPPN() {
 			return in, true
 		}
 	}
-	return costmodel.Info{}, false
+	return learn.Info{}, false
 }
 
 func minOf(v []float64) float64 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/plan"
 )
 
@@ -110,8 +111,8 @@ func TestRegenerateDefaultTable(t *testing.T) {
 			best[k] = cand{k, a, b.median}
 		}
 	}
-	cfg := costmodel.Config{SegmentBytes: deviceSegment(32)}
-	tu, err := costmodel.NewTuner(cfg, m)
+	cfg := learn.Config{SegmentBytes: deviceSegment(32)}
+	tu, err := learn.NewTuner(cfg, m)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 )
 
 // SimOptions drive Simulate.
@@ -83,7 +84,7 @@ type SimResult struct {
 // commitAll runs the commit step of the engine on simulated ranks: the
 // max-allreduce of every rank's Pending, the sum-allreduce of every rank's
 // Exits, and Commit on every rank with both results.
-func commitAll(ranks []*costmodel.Tuner, maxed *[]float64, summed *[]int64) error {
+func commitAll(ranks []*learn.Tuner, maxed *[]float64, summed *[]int64) error {
 	*maxed = append((*maxed)[:0], ranks[0].Pending()...)
 	for _, t := range ranks[1:] {
 		p := t.Pending()
@@ -96,7 +97,7 @@ func commitAll(ranks []*costmodel.Tuner, maxed *[]float64, summed *[]int64) erro
 	}
 	*summed = (*summed)[:0]
 	for r, t := range ranks {
-		if t.Second() == costmodel.SecondNone {
+		if t.Second() == learn.SecondNone {
 			break
 		}
 		x := t.Exits(*maxed)
@@ -113,7 +114,7 @@ func commitAll(ranks []*costmodel.Tuner, maxed *[]float64, summed *[]int64) erro
 	}
 	for _, t := range ranks {
 		var sum []int64
-		if t.Second() != costmodel.SecondNone {
+		if t.Second() != learn.SecondNone {
 			sum = append(sum, *summed...)
 		}
 		if err := t.Commit(append([]float64(nil), *maxed...), sum); err != nil {
@@ -130,7 +131,7 @@ func commitAll(ranks []*costmodel.Tuner, maxed *[]float64, summed *[]int64) erro
 // the ranks' Pending vectors are combined by elementwise max, as the
 // engine's max-allreduce does, and committed on every rank. It fails if the
 // ranks ever choose differently, or disagree on when to commit.
-func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a costmodel.Arm) float64, o SimOptions) (SimResult, error) {
+func Simulate(ranks []*learn.Tuner, key costmodel.Key, cost func(call int, a costmodel.Arm) float64, o SimOptions) (SimResult, error) {
 	var res SimResult
 	if len(ranks) == 0 {
 		return res, fmt.Errorf("offline: Simulate with no ranks")
@@ -253,7 +254,7 @@ func Simulate(ranks []*costmodel.Tuner, key costmodel.Key, cost func(call int, a
 	}
 	in, _ := ranks[0].Info(key)
 	res.SettledAt = -1
-	if in.State == costmodel.Frozen {
+	if in.State == learn.Frozen {
 		res.SettledAt = int(in.SettledAt)
 	}
 	res.FirstSettledAt = int(in.FirstSettledAt)

@@ -1,6 +1,7 @@
-package costmodel
+package learn
 
 import (
+	"github.com/dpmlgo/dpml/costmodel"
 	"strings"
 	"testing"
 
@@ -28,17 +29,17 @@ func TestTableErrors(t *testing.T) {
 		{"elem", `{"schema": 1, "provenance": {}, "entries": [{"elem": "float16", "op": "arith", "log2_bytes": 3, "nodes": 1, "ppn": 4, "variant": "dpml", "leaders": 1, "pipeline": 1, "estimate_s": 0, "samples": 0, "state": "frozen"}]}`, "element class"},
 		{"model", `{"schema": 1, "provenance": {}, "model": {"a": -1}, "entries": []}`, "parameter a"},
 	} {
-		_, err := ReadTable(strings.NewReader(c.json))
+		_, err := costmodel.ReadTable(strings.NewReader(c.json))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want it to mention %q", c.name, err, c.want)
 		}
 	}
 	// Entries whose arm is not feasible under the tuner's configuration are skipped.
-	tb := &Table{Schema: SchemaVersion, Entries: []Entry{
+	tb := &Table{Schema: costmodel.SchemaVersion, Entries: []Entry{
 		{Elem: "float32", Op: "arith", Log2Bytes: 20, Nodes: 4, PPN: 8, Variant: "dpml", Leaders: 3, Pipeline: 1, State: "frozen"},
 		{Elem: "float32", Op: "arith", Log2Bytes: 20, Nodes: 4, PPN: 8, Variant: "dpml", Leaders: 4, Pipeline: 1, State: "frozen"},
 	}}
-	tu := newTuners(t, 1, Config{Budget: -1}, DefaultModel())[0]
+	tu := newTuners(t, 1, Config{Budget: -1}, costmodel.DefaultModel())[0]
 	if n, err := tu.LoadTable(tb); err != nil || n != 1 {
 		t.Errorf("LoadTable = %d, %v; want 1 loaded", n, err)
 	}
@@ -54,13 +55,13 @@ func TestTableRingEntry(t *testing.T) {
 	if err != nil || a != want {
 		t.Fatalf("Arm() = %+v, %v; want %+v", a, err, want)
 	}
-	if interName(a) != "ring" || interName(Arm{Variant: plan.DPML, Inter: plan.InterMPI}) != "" {
-		t.Errorf("interName: %q", interName(a))
+	if got, mpi := costmodel.EntryOf(mustKey(t, en), a).Inter, costmodel.EntryOf(mustKey(t, en), Arm{Variant: plan.DPML, Inter: plan.InterMPI}).Inter; got != "ring" || mpi != "" {
+		t.Errorf("EntryOf(...).Inter: %q for the ring arm, %q for the MPI library's step", got, mpi)
 	}
 	two := en
 	two.Nodes = 2
-	tu := newTuners(t, 1, Config{Budget: -1}, DefaultModel())[0]
-	n, err := tu.LoadTable(&Table{Schema: SchemaVersion, Entries: []Entry{en, two}})
+	tu := newTuners(t, 1, Config{Budget: -1}, costmodel.DefaultModel())[0]
+	n, err := tu.LoadTable(&Table{Schema: costmodel.SchemaVersion, Entries: []Entry{en, two}})
 	if err != nil || n != 1 {
 		t.Fatalf("LoadTable = %d, %v; want the 4-node entry loaded, the 2-node one skipped", n, err)
 	}
@@ -68,7 +69,7 @@ func TestTableRingEntry(t *testing.T) {
 	if err := tu.Save(&buf); err != nil {
 		t.Fatal(err)
 	}
-	tb, err := ReadTable(strings.NewReader(buf.String()))
+	tb, err := costmodel.ReadTable(strings.NewReader(buf.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestTableSkipsNCCLEntries(t *testing.T) {
 	 {"elem": "float32", "op": "arith", "log2_bytes": 20, "nodes": 1, "ppn": 2, "variant": "dpml", "leaders": 2, "pipeline": 1,
 	  "estimate_s": 0.001, "samples": 5, "state": "frozen", "coll": "allreduce", "algo": "ring", "proto": "simple",
 	  "measured": [{"variant": "native", "leaders": 1, "pipeline": 1, "estimate_s": 0.002, "samples": 5, "proto": "ll128"}]}]}`
-	tb, err := ReadTable(strings.NewReader(js))
+	tb, err := costmodel.ReadTable(strings.NewReader(js))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,15 +106,15 @@ func TestTableSkipsNCCLEntries(t *testing.T) {
 	if err := tb.Write(&b); err != nil || !strings.Contains(b.String(), `"coll": "allreduce"`) {
 		t.Fatalf("Write lost the NCCL fields (%v):\n%s", err, b.String())
 	}
-	tu := newTuners(t, 1, Config{Budget: -1}, DefaultModel())[0]
+	tu := newTuners(t, 1, Config{Budget: -1}, costmodel.DefaultModel())[0]
 	if n, err := tu.LoadTable(tb); err != nil || n != 0 {
 		t.Errorf("LoadTable of an NCCL table = %d, %v; want 0 loaded", n, err)
 	}
 }
 
 func TestDefaultTable(t *testing.T) {
-	tb := DefaultTable()
-	if tb.Schema != SchemaVersion || tb.Model == nil {
+	tb := costmodel.DefaultTable()
+	if tb.Schema != costmodel.SchemaVersion || tb.Model == nil {
 		t.Fatalf("default table: schema %d, model %v", tb.Schema, tb.Model != nil)
 	}
 	// Its provenance names the measurements it came from, and its
@@ -133,21 +134,21 @@ func TestDefaultTable(t *testing.T) {
 	if got := len(tu.Infos()); got != len(tb.Entries) {
 		t.Errorf("%d of %d default entries loaded", got, len(tb.Entries))
 	}
-	// DefaultTable returns copies.
+	// costmodel.DefaultTable returns copies.
 	tb.Entries = nil
-	if len(DefaultTable().Entries) == 0 {
-		t.Error("DefaultTable shares its entries")
+	if len(costmodel.DefaultTable().Entries) == 0 {
+		t.Error("costmodel.DefaultTable shares its entries")
 	}
 }
 
 // TestStartEntriesExplore: "start" entries (the default table's) begin the
 // hill-climb at their arm instead of freezing it.
 func TestStartEntriesExplore(t *testing.T) {
-	tu, err := NewTunerFromTable(Config{Budget: -1, SegmentBytes: deviceSegment(32)}, DefaultTable())
+	tu, err := NewTunerFromTable(Config{Budget: -1, SegmentBytes: deviceSegment(32)}, costmodel.DefaultTable())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, en := range DefaultTable().Entries {
+	for _, en := range costmodel.DefaultTable().Entries {
 		k, _ := en.Key()
 		a, _ := en.Arm()
 		in, ok := tu.Info(k)
@@ -167,21 +168,21 @@ func TestStartEntriesExplore(t *testing.T) {
 func TestStartEntriesLazy(t *testing.T) {
 	cfg := DefaultConfig() // the budgeted learner: a start is the key's pick
 	cfg.SegmentBytes = deviceSegment(32)
-	tu, err := NewTunerFromTable(cfg, DefaultTable())
+	tu, err := NewTunerFromTable(cfg, costmodel.DefaultTable())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(tu.Infos()); n != len(DefaultTable().Entries) {
-		t.Fatalf("%d keys reported, want the table's %d", n, len(DefaultTable().Entries))
+	if n := len(tu.Infos()); n != len(costmodel.DefaultTable().Entries) {
+		t.Fatalf("%d keys reported, want the table's %d", n, len(costmodel.DefaultTable().Entries))
 	}
-	empty, err := NewTuner(cfg, DefaultTable().ModelOr(DefaultModel()))
+	empty, err := NewTuner(cfg, costmodel.DefaultTable().ModelOr(costmodel.DefaultModel()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tu.Fingerprint() == empty.Fingerprint() {
 		t.Error("the fingerprint does not see the table's starts")
 	}
-	for _, en := range DefaultTable().Entries {
+	for _, en := range costmodel.DefaultTable().Entries {
 		k, _ := en.Key()
 		a, _ := en.Arm()
 		if got := tu.Choose(k); got != a {
@@ -204,7 +205,7 @@ func TestStartEntriesLazy(t *testing.T) {
 func TestVerdictsLazy(t *testing.T) {
 	lay := Layout{Nodes: 1, PPN: 32}
 	var tb Table
-	tb.Schema = SchemaVersion
+	tb.Schema = costmodel.SchemaVersion
 	sizes := []int{2, 10, 14, 20}
 	for i, lg := range sizes {
 		tb.Entries = append(tb.Entries, Entry{Elem: "float32", Op: "arith", Log2Bytes: lg, Nodes: 1, PPN: 32,
@@ -217,10 +218,10 @@ func TestVerdictsLazy(t *testing.T) {
 		if budget < 0 {
 			cfg.Budget = -1
 		}
-		lazy := newTuners(t, 1, cfg, DefaultModel())[0]
-		eager := newTuners(t, 1, cfg, DefaultModel())[0]
+		lazy := newTuners(t, 1, cfg, costmodel.DefaultModel())[0]
+		eager := newTuners(t, 1, cfg, costmodel.DefaultModel())[0]
 		for _, lg := range sizes {
-			eager.Choose(MakeKey(ElemFloat32, OpArith, 1<<lg, lay)) // live before the load: applied at once
+			eager.Choose(costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<lg, lay)) // live before the load: applied at once
 		}
 		for _, tu := range []*Tuner{lazy, eager} {
 			if n, err := tu.LoadTable(&tb); err != nil || n != len(sizes) {
@@ -230,11 +231,11 @@ func TestVerdictsLazy(t *testing.T) {
 		if len(lazy.keys) != 0 {
 			t.Errorf("budget %g: %d keys priced at load, want none", budget, len(lazy.keys))
 		}
-		if lazy.Fingerprint() == newTuners(t, 1, cfg, DefaultModel())[0].Fingerprint() {
+		if lazy.Fingerprint() == newTuners(t, 1, cfg, costmodel.DefaultModel())[0].Fingerprint() {
 			t.Errorf("budget %g: the fingerprint does not see the pending verdicts", budget)
 		}
 		for i, lg := range sizes {
-			k := MakeKey(ElemFloat32, OpArith, 1<<lg, lay)
+			k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<lg, lay)
 			in, ok := lazy.Info(k)
 			want := 1.2345e-5 * float64(i+1)
 			if !ok || in.State != Frozen || in.Estimate != want || in.Samples != 40 {
@@ -253,4 +254,13 @@ func TestVerdictsLazy(t *testing.T) {
 			t.Errorf("budget %g: Table has %d entries, the eager tuner's %d", budget, got, want)
 		}
 	}
+}
+
+func mustKey(t *testing.T, en Entry) Key {
+	t.Helper()
+	k, err := en.Key()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

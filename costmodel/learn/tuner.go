@@ -1,4 +1,4 @@
-package costmodel
+package learn
 
 import (
 	"encoding/binary"
@@ -675,7 +675,7 @@ func (t *Tuner) Model() Model { return t.model }
 func (t *Tuner) SetProvenance(p Provenance) { t.prov = p }
 
 func (t *Tuner) entry(k Key) *entry {
-	pk := k.pack()
+	pk := pack(k)
 	if t.last != nil && t.lastK == pk {
 		return t.last
 	}
@@ -1927,7 +1927,7 @@ func (e *entry) scheduleCalls(c *Config) {
 // peek returns k's entry, or a fresh one that is not kept (so that
 // inspecting a key does not change the tuner's state or fingerprint).
 func (t *Tuner) peek(k Key) *entry {
-	if e := t.started(k.pack(), k); e != nil {
+	if e := t.started(pack(k), k); e != nil {
 		return e
 	}
 	return t.newEntry(k)
@@ -1987,7 +1987,7 @@ type ArmSample struct {
 
 // Info returns the state of key k; false if the tuner has not seen it.
 func (t *Tuner) Info(k Key) (Info, bool) {
-	e := t.started(k.pack(), k)
+	e := t.started(pack(k), k)
 	if e == nil {
 		return Info{}, false
 	}
@@ -2098,7 +2098,7 @@ func (t *Tuner) Fingerprint() uint64 {
 	f(t.ovh)
 	u(uint64(t.np))
 	for i := 0; i < t.np; i++ {
-		u(t.pk[i].key.pack())
+		u(pack(t.pk[i].key))
 		u(uint64(t.pa[i]))
 		u(uint64(t.pw[i]) | uint64(t.pb[i])<<16)
 	}

@@ -1,4 +1,4 @@
-package costmodel_test
+package learn_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/costmodel/offline"
 )
 
@@ -24,9 +25,9 @@ import (
 // it must have tried nothing else.
 func TestBudgetBoundsExploration(t *testing.T) {
 	const overhead = 20e-6 // seconds per timed call, noted by every rank
-	cfg := costmodel.Config{SegmentBytes: 256 << 10}
-	budget := costmodel.DefaultConfig().Budget
-	per := costmodel.Perturbed()
+	cfg := learn.Config{SegmentBytes: 256 << 10}
+	budget := learn.DefaultConfig().Budget
+	per := learn.Perturbed()
 	var cases []surfaceCase
 	for _, lb := range []int{12, 16, 20, 24} {
 		k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<lb, costmodel.Layout{Nodes: 4, PPN: 8})
@@ -34,11 +35,11 @@ func TestBudgetBoundsExploration(t *testing.T) {
 	}
 	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 16<<20, costmodel.Layout{Nodes: 4, PPN: 32})
 	cases = append(cases,
-		surfaceCase{"bowl/corner-l32-k8", k, costmodel.Bowl(1e-3, 5, 4, 3)},
-		surfaceCase{"bowl/native-best", k, costmodel.Bowl(1e-3, 0, 3, 0.8)})
+		surfaceCase{"bowl/corner-l32-k8", k, learn.Bowl(1e-3, 5, 4, 3)},
+		surfaceCase{"bowl/native-best", k, learn.Bowl(1e-3, 0, 3, 0.8)})
 	learned := 0
 	for _, sc := range cases {
-		ts := costmodel.NewTestTuners(t, 2, cfg, costmodel.DefaultModel())
+		ts := learn.NewTestTuners(t, 2, cfg, costmodel.DefaultModel())
 		arms := ts[0].Arms(sc.key)
 		pick, truth := arms[0], map[costmodel.Arm]float64{}
 		for _, a := range arms {
@@ -59,7 +60,7 @@ func TestBudgetBoundsExploration(t *testing.T) {
 			best = min(best, truth[a])
 		}
 		for _, n := range []int{10, 100, 1000, 10000, 100000} {
-			ts := costmodel.NewTestTuners(t, 2, cfg, costmodel.DefaultModel())
+			ts := learn.NewTestTuners(t, 2, cfg, costmodel.DefaultModel())
 			res, err := offline.Simulate(ts, sc.key, cost, offline.SimOptions{Calls: n, Noise: 0.03, Seed: uint64(n), Overhead: overhead})
 			if err != nil {
 				t.Fatalf("%s/%d: %v", sc.name, n, err)
@@ -92,8 +93,8 @@ func TestBudgetBoundsExploration(t *testing.T) {
 	}
 }
 
-func cfg1(c costmodel.Config) costmodel.Config {
-	t, err := costmodel.NewTuner(c, costmodel.DefaultModel())
+func cfg1(c learn.Config) learn.Config {
+	t, err := learn.NewTuner(c, costmodel.DefaultModel())
 	if err != nil {
 		panic(err)
 	}

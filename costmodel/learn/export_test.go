@@ -1,6 +1,6 @@
-package costmodel
+package learn
 
-// Test helpers for the external tests (package costmodel_test, which may
+// Test helpers for the external tests (package learn_test, which may
 // import costmodel/offline).
 var (
 	NewTestTuners = newTuners

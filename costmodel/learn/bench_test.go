@@ -1,12 +1,14 @@
-package costmodel
+package learn
+
+import "github.com/dpmlgo/dpml/costmodel"
 
 import "testing"
 
 // settled returns a tuner with key k frozen.
 func settled(b *testing.B, k Key) *Tuner {
 	b.Helper()
-	tu := newTuners(b, 1, Config{Budget: -1, SegmentBytes: 256 << 10}, DefaultModel())[0]
-	cost := modelSurface(DefaultModel(), k, 256<<10)
+	tu := newTuners(b, 1, Config{Budget: -1, SegmentBytes: 256 << 10}, costmodel.DefaultModel())[0]
+	cost := modelSurface(costmodel.DefaultModel(), k, 256<<10)
 	for i := 0; i < 2000; i++ {
 		a := tu.Choose(k)
 		if tu.Record(k, a, cost(i, a)) {
@@ -23,7 +25,7 @@ func settled(b *testing.B, k Key) *Tuner {
 
 // BenchmarkChooseFrozen is the per-call decision on a settled key.
 func BenchmarkChooseFrozen(b *testing.B) {
-	k := MakeKey(ElemFloat32, OpArith, 1<<20, Layout{4, 8})
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, Layout{Nodes: 4, PPN: 8})
 	tu := settled(b, k)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -37,8 +39,8 @@ func BenchmarkChooseFrozen(b *testing.B) {
 // BenchmarkChooseFrozenTwoKeys alternates two keys, so every call misses
 // the one-entry cache and goes through the map.
 func BenchmarkChooseFrozenTwoKeys(b *testing.B) {
-	k1 := MakeKey(ElemFloat32, OpArith, 1<<20, Layout{4, 8})
-	k2 := MakeKey(ElemFloat32, OpArith, 1<<10, Layout{4, 8})
+	k1 := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, Layout{Nodes: 4, PPN: 8})
+	k2 := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<10, Layout{Nodes: 4, PPN: 8})
 	tu := settled(b, k1)
 	tu.Choose(k2)
 	keys := [2]Key{k1, k2}
@@ -52,16 +54,16 @@ func BenchmarkChooseFrozenTwoKeys(b *testing.B) {
 }
 
 // BenchmarkCallFrozen is the whole per-call tuner cost on a settled key:
-// MakeKey, Choose, Record, and the amortised Commit (without the
+// costmodel.MakeKey, Choose, Record, and the amortised Commit (without the
 // max-allreduce, which is the engine's).
 func BenchmarkCallFrozen(b *testing.B) {
-	lay := Layout{4, 8}
-	k := MakeKey(ElemFloat32, OpArith, 1<<20, lay)
+	lay := Layout{Nodes: 4, PPN: 8}
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, lay)
 	tu := settled(b, k)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		kk := MakeKey(ElemFloat32, OpArith, 1<<20, lay)
+		kk := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, lay)
 		a := tu.Choose(kk)
 		if tu.Record(kk, a, 1e-4) {
 			_ = commitLocal(tu)
@@ -71,9 +73,9 @@ func BenchmarkCallFrozen(b *testing.B) {
 
 // BenchmarkCallExploring is the per-call cost while a key explores.
 func BenchmarkCallExploring(b *testing.B) {
-	lay := Layout{4, 8}
-	k := MakeKey(ElemFloat32, OpArith, 1<<20, lay)
-	tu := newTuners(b, 1, Config{Budget: -1, SegmentBytes: 256 << 10}, DefaultModel())[0]
+	lay := Layout{Nodes: 4, PPN: 8}
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, lay)
+	tu := newTuners(b, 1, Config{Budget: -1, SegmentBytes: 256 << 10}, costmodel.DefaultModel())[0]
 	tu.Choose(k)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -81,7 +83,7 @@ func BenchmarkCallExploring(b *testing.B) {
 		a := tu.Choose(k)
 		if tu.Record(k, a, 1e-4) {
 			b.StopTimer()
-			tu = newTuners(b, 1, Config{Budget: -1, SegmentBytes: 256 << 10}, DefaultModel())[0]
+			tu = newTuners(b, 1, Config{Budget: -1, SegmentBytes: 256 << 10}, costmodel.DefaultModel())[0]
 			tu.Choose(k)
 			b.StartTimer()
 		}
@@ -103,8 +105,8 @@ func BenchmarkCommitCold(b *testing.B) {
 			b.Fatal(err)
 		}
 		for bytes := 4; bytes <= 16<<20 && i < b.N; bytes *= 4 {
-			k := MakeKey(ElemFloat32, OpArith, bytes, lay)
-			cost := modelSurface(DefaultModel(), k, 1<<20)
+			k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, bytes, lay)
+			cost := modelSurface(costmodel.DefaultModel(), k, 1<<20)
 			var at float64
 			for j := 0; j < 100 && i < b.N; j++ {
 				a := tu.Choose(k)
@@ -133,8 +135,8 @@ func BenchmarkCommitCold(b *testing.B) {
 // BenchmarkFold32 is a node folder's work in one commit step on 32 local
 // ranks: 32 ranks' Stamps of 16 calls folded, then the verdicts.
 func BenchmarkFold32(b *testing.B) {
-	tu := newTuners(b, 1, Config{Budget: -1}, DefaultModel())[0]
-	k := MakeKey(ElemFloat32, OpArith, 1<<20, Layout{Nodes: 1, PPN: 32})
+	tu := newTuners(b, 1, Config{Budget: -1}, costmodel.DefaultModel())[0]
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, Layout{Nodes: 1, PPN: 32})
 	for tu.np < 16 {
 		a := tu.Choose(k)
 		at := float64(tu.np) * 1e-3

@@ -1,6 +1,7 @@
-package costmodel
+package learn
 
 import (
+	"github.com/dpmlgo/dpml/costmodel"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -19,10 +20,10 @@ func TestFoldVerdicts(t *testing.T) {
 		t.Run(Costs[cost], func(t *testing.T) {
 			const ranks = 5
 			cfg := Config{Budget: -1, SegmentBytes: 256 << 10, Batch: 8, Cost: cost, ConfirmCalls: 200, ConfirmBlock: 4}
-			model := DefaultModel()
+			model := costmodel.DefaultModel()
 			ts := newTuners(t, ranks, cfg, model)
 			lay := Layout{Nodes: 1, PPN: 16}
-			keys := []Key{MakeKey(ElemFloat32, OpArith, 64, lay), MakeKey(ElemFloat32, OpArith, 64<<10, lay)}
+			keys := []Key{costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 64, lay), costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 64<<10, lay)}
 			seq := rand.New(rand.NewPCG(7, 0))
 			rngs := make([]*rand.Rand, ranks)
 			for r := range rngs {

@@ -1,4 +1,4 @@
-package costmodel_test
+package learn_test
 
 // The learner's end-to-end tests: tuners driven by offline.Simulate on
 // synthetic and model surfaces (external tests, so that the runtime package
@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/dpmlgo/dpml/costmodel"
+	"github.com/dpmlgo/dpml/costmodel/learn"
 	"github.com/dpmlgo/dpml/costmodel/offline"
 	"github.com/dpmlgo/dpml/plan"
 )
@@ -28,9 +29,9 @@ type surfaceCase struct {
 
 func surfaceCases() []surfaceCase {
 	var cs []surfaceCase
-	def, per := costmodel.DefaultModel(), costmodel.Perturbed()
+	def, per := costmodel.DefaultModel(), learn.Perturbed()
 	seg := 256 << 10
-	for _, lay := range []costmodel.Layout{{4, 8}, {2, 16}, {1, 32}, {8, 4}} {
+	for _, lay := range []costmodel.Layout{{Nodes: 4, PPN: 8}, {Nodes: 2, PPN: 16}, {Nodes: 1, PPN: 32}, {Nodes: 8, PPN: 4}} {
 		for _, lb := range []int{10, 16, 20, 24} {
 			k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<lb, lay)
 			cs = append(cs,
@@ -38,12 +39,12 @@ func surfaceCases() []surfaceCase {
 				surfaceCase{fmt.Sprintf("perturbed/%v/2^%d", lay, lb), k, offline.ModelSurface(per, k, seg)})
 		}
 	}
-	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 16<<20, costmodel.Layout{4, 32})
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 16<<20, costmodel.Layout{Nodes: 4, PPN: 32})
 	cs = append(cs,
-		surfaceCase{"bowl/corner-l32-k8", k, costmodel.Bowl(1e-3, 5, 4, 3)},
-		surfaceCase{"bowl/l1-dpml", k, costmodel.Bowl(1e-3, 0, 0, 1.5)},
-		surfaceCase{"bowl/middle-l4-k2", k, costmodel.Bowl(1e-3, 2, 2, 2)},
-		surfaceCase{"bowl/native-best", k, costmodel.Bowl(1e-3, 0, 3, 0.8)},
+		surfaceCase{"bowl/corner-l32-k8", k, learn.Bowl(1e-3, 5, 4, 3)},
+		surfaceCase{"bowl/l1-dpml", k, learn.Bowl(1e-3, 0, 0, 1.5)},
+		surfaceCase{"bowl/middle-l4-k2", k, learn.Bowl(1e-3, 2, 2, 2)},
+		surfaceCase{"bowl/native-best", k, learn.Bowl(1e-3, 0, 3, 0.8)},
 		surfaceCase{"bowl/flat", k, func(int, costmodel.Arm) float64 { return 1e-3 }},
 	)
 	return cs
@@ -53,13 +54,13 @@ func surfaceCases() []surfaceCase {
 // 4 ranks and several noise levels, and checks that it settles on an arm
 // close to the best within a bounded number of calls.
 func TestLearnerFindsBest(t *testing.T) {
-	cfg := costmodel.Config{Budget: -1, SegmentBytes: 256 << 10}
+	cfg := learn.Config{Budget: -1, SegmentBytes: 256 << 10}
 	// The bounds on exploration scale with the samples an arm needs (R):
 	// about R calls per arm tried, and settling within some 27 R calls,
 	// each twice over, since a sample taken right after another arm's
 	// call runs a warm-up call first (Config.ColdSamples) and the round
 	// robin switches arms at every call.
-	r := 2 * float64(costmodel.DefaultConfig().SamplesPerArm)
+	r := 2 * float64(learn.DefaultConfig().SamplesPerArm)
 	noises := []struct {
 		name         string
 		sigma, pOut  float64
@@ -80,7 +81,7 @@ func TestLearnerFindsBest(t *testing.T) {
 					continue
 				}
 				name := fmt.Sprintf("%s/%s/seed%d", nz.name, sc.name, seed)
-				ts := costmodel.NewTestTuners(t, nz.ranks, cfg, costmodel.DefaultModel())
+				ts := learn.NewTestTuners(t, nz.ranks, cfg, costmodel.DefaultModel())
 				res, err := offline.Simulate(ts, sc.key, sc.cost, offline.SimOptions{Calls: 600, Noise: nz.sigma, Outliers: nz.pOut, Seed: seed})
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
@@ -145,14 +146,14 @@ func mean(v []float64) float64 {
 // whole surface slower or faster (a new engine path); the frozen key must
 // notice, re-explore and settle on the new optimum.
 func TestLearnerDrift(t *testing.T) {
-	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 16<<20, costmodel.Layout{4, 32})
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 16<<20, costmodel.Layout{Nodes: 4, PPN: 32})
 	for _, tc := range []struct {
 		name          string
 		before, after func(int, costmodel.Arm) float64
 		seed          uint64
 	}{
-		{"slower", costmodel.Bowl(1e-3, 1, 0, 3), costmodel.Bowl(2e-3, 4, 3, 3), 9},
-		{"faster", costmodel.Bowl(2e-3, 1, 0, 3), costmodel.Bowl(0.5e-3, 4, 3, 3), 11},
+		{"slower", learn.Bowl(1e-3, 1, 0, 3), learn.Bowl(2e-3, 4, 3, 3), 9},
+		{"faster", learn.Bowl(2e-3, 1, 0, 3), learn.Bowl(0.5e-3, 4, 3, 3), 11},
 	} {
 		cost := func(call int, a costmodel.Arm) float64 {
 			if call < 400 {
@@ -160,7 +161,7 @@ func TestLearnerDrift(t *testing.T) {
 			}
 			return tc.after(call, a)
 		}
-		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1, SegmentBytes: 256 << 10}, costmodel.DefaultModel())
+		ts := learn.NewTestTuners(t, 4, learn.Config{Budget: -1, SegmentBytes: 256 << 10}, costmodel.DefaultModel())
 		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: 1500, Noise: 0.03, Seed: tc.seed})
 		if err != nil {
 			t.Fatal(err)
@@ -175,8 +176,8 @@ func TestLearnerDrift(t *testing.T) {
 			tc.name, res.Episodes, res.Final, res.Best, res.SettledAt, res.Regret[len(res.Regret)-1]/res.BestCost)
 	}
 	// No drift: a stationary noisy surface must not re-explore.
-	ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1, SegmentBytes: 256 << 10}, costmodel.DefaultModel())
-	res, err := offline.Simulate(ts, k, costmodel.Bowl(1e-3, 1, 0, 3), offline.SimOptions{Calls: 3000, Noise: 0.05, Outliers: 0.02, Seed: 3})
+	ts := learn.NewTestTuners(t, 4, learn.Config{Budget: -1, SegmentBytes: 256 << 10}, costmodel.DefaultModel())
+	res, err := offline.Simulate(ts, k, learn.Bowl(1e-3, 1, 0, 3), offline.SimOptions{Calls: 3000, Noise: 0.05, Outliers: 0.02, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,13 +189,13 @@ func TestLearnerDrift(t *testing.T) {
 // TestRegretSeries writes the regret-over-calls series of a few runs as CSV
 // to $COSTMODEL_REGRET_DIR/regret.csv when that is set (for plotting).
 func TestRegretSeries(t *testing.T) {
-	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 4<<20, costmodel.Layout{4, 8})
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 4<<20, costmodel.Layout{Nodes: 4, PPN: 8})
 	var b strings.Builder
 	for i, sc := range []struct {
 		name string
 		cost func(int, costmodel.Arm) float64
-	}{{"model", offline.ModelSurface(costmodel.DefaultModel(), k, 256<<10)}, {"perturbed", offline.ModelSurface(costmodel.Perturbed(), k, 256<<10)}, {"bowl", costmodel.Bowl(1e-3, 3, 3, 3)}} {
-		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1, SegmentBytes: 256 << 10}, costmodel.DefaultModel())
+	}{{"model", offline.ModelSurface(costmodel.DefaultModel(), k, 256<<10)}, {"perturbed", offline.ModelSurface(learn.Perturbed(), k, 256<<10)}, {"bowl", learn.Bowl(1e-3, 3, 3, 3)}} {
+		ts := learn.NewTestTuners(t, 4, learn.Config{Budget: -1, SegmentBytes: 256 << 10}, costmodel.DefaultModel())
 		res, err := offline.Simulate(ts, k, sc.cost, offline.SimOptions{Calls: 300, Noise: 0.03, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -231,8 +232,8 @@ func TestLearnerPicksIntraPath(t *testing.T) {
 	}{
 		{4 << 20, 0.7}, {4 << 20, 1.4}, {256 << 10, 0.8},
 	} {
-		k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, tc.bytes, costmodel.Layout{1, 32})
-		base := costmodel.Bowl(1e-3, 3, 0, 3)
+		k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, tc.bytes, costmodel.Layout{Nodes: 1, PPN: 32})
+		base := learn.Bowl(1e-3, 3, 0, 3)
 		cost := func(call int, a costmodel.Arm) float64 {
 			c := base(call, a)
 			if a.Intra == plan.IntraCMA {
@@ -240,7 +241,7 @@ func TestLearnerPicksIntraPath(t *testing.T) {
 			}
 			return c
 		}
-		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1, SegmentBytes: 256 << 10, CMA: true}, costmodel.DefaultModel())
+		ts := learn.NewTestTuners(t, 4, learn.Config{Budget: -1, SegmentBytes: 256 << 10, CMA: true}, costmodel.DefaultModel())
 		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: 800, Noise: 0.03, Seed: 7})
 		if err != nil {
 			t.Fatal(err)
@@ -253,11 +254,11 @@ func TestLearnerPicksIntraPath(t *testing.T) {
 		}
 	}
 	// Small buckets get no CMA arms.
-	tu, err := costmodel.NewTuner(costmodel.Config{Budget: -1, CMA: true}, costmodel.DefaultModel())
+	tu, err := learn.NewTuner(learn.Config{Budget: -1, CMA: true}, costmodel.DefaultModel())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range tu.Arms(costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<10, costmodel.Layout{1, 32})) {
+	for _, a := range tu.Arms(costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<10, costmodel.Layout{Nodes: 1, PPN: 32})) {
 		if a.Intra == plan.IntraCMA {
 			t.Fatalf("a 1 KiB bucket offers %v", a)
 		}
@@ -265,23 +266,23 @@ func TestLearnerPicksIntraPath(t *testing.T) {
 }
 
 // tuned returns a tuner that has settled a few keys on the model surface.
-func tuned(t *testing.T) (*costmodel.Tuner, []costmodel.Key) {
+func tuned(t *testing.T) (*learn.Tuner, []costmodel.Key) {
 	t.Helper()
-	cfg := costmodel.Config{Budget: -1, SegmentBytes: 256 << 10}
-	tu := costmodel.NewTestTuners(t, 1, cfg, costmodel.DefaultModel())[0]
+	cfg := learn.Config{Budget: -1, SegmentBytes: 256 << 10}
+	tu := learn.NewTestTuners(t, 1, cfg, costmodel.DefaultModel())[0]
 	tu.SetProvenance(costmodel.Provenance{Host: "test", Cores: 2, Layout: "4x8", MPI: "none", Date: "2026-01-01T00:00:00Z", Command: "go test"})
 	var keys []costmodel.Key
 	for _, lb := range []int{6, 12, 18, 22} {
 		for _, e := range []costmodel.ElemClass{costmodel.ElemFloat32, costmodel.ElemInt} {
-			k := costmodel.MakeKey(e, costmodel.OpArith, 1<<lb, costmodel.Layout{4, 8})
+			k := costmodel.MakeKey(e, costmodel.OpArith, 1<<lb, costmodel.Layout{Nodes: 4, PPN: 8})
 			keys = append(keys, k)
-			if _, err := offline.Simulate([]*costmodel.Tuner{tu}, k, offline.ModelSurface(costmodel.Perturbed(), k, cfg.SegmentBytes), offline.SimOptions{Calls: 200, Noise: 0.02, Seed: uint64(lb)}); err != nil {
+			if _, err := offline.Simulate([]*learn.Tuner{tu}, k, offline.ModelSurface(learn.Perturbed(), k, cfg.SegmentBytes), offline.SimOptions{Calls: 200, Noise: 0.02, Seed: uint64(lb)}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	// One key left mid-exploration.
-	k := costmodel.MakeKey(costmodel.ElemFloat64, costmodel.OpMinMax, 1<<20, costmodel.Layout{4, 8})
+	k := costmodel.MakeKey(costmodel.ElemFloat64, costmodel.OpMinMax, 1<<20, costmodel.Layout{Nodes: 4, PPN: 8})
 	keys = append(keys, k)
 	tu.Record(k, tu.Choose(k), 1e-3)
 	if err := commit1(tu); err != nil {
@@ -304,7 +305,7 @@ func TestTableRoundTrip(t *testing.T) {
 		t.Fatalf("read back: provenance %+v, model %v, %d entries (want %d)", tb.Provenance, tb.Model != nil, len(tb.Entries), len(keys))
 	}
 	// A second run starts from the table: frozen on the same arms.
-	tu2, err := costmodel.NewTunerFromTable(tu.Config(), tb)
+	tu2, err := learn.NewTunerFromTable(tu.Config(), tb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,10 +318,10 @@ func TestTableRoundTrip(t *testing.T) {
 		if !ok {
 			t.Fatalf("%v missing after load", k)
 		}
-		if b.State != costmodel.Frozen || b.Arm != a.Arm || tu2.Choose(k) != a.Arm {
+		if b.State != learn.Frozen || b.Arm != a.Arm || tu2.Choose(k) != a.Arm {
 			t.Errorf("%v: loaded %v %v, saved %v %v", k, b.Arm, b.State, a.Arm, a.State)
 		}
-		if a.State == costmodel.Frozen && b.Estimate != a.Estimate {
+		if a.State == learn.Frozen && b.Estimate != a.Estimate {
 			t.Errorf("%v: estimate %g after load, %g saved", k, b.Estimate, a.Estimate)
 		}
 	}
@@ -353,8 +354,8 @@ func TestTableRoundTrip(t *testing.T) {
 }
 
 func TestLoadedEntryReexploresOnDrift(t *testing.T) {
-	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, costmodel.Layout{4, 8})
-	cost := costmodel.Bowl(1e-3, 2, 1, 3)
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, costmodel.Layout{Nodes: 4, PPN: 8})
+	cost := learn.Bowl(1e-3, 2, 1, 3)
 	for _, c := range []struct {
 		name     string
 		estimate float64
@@ -366,14 +367,14 @@ func TestLoadedEntryReexploresOnDrift(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tb := &costmodel.Table{Schema: costmodel.SchemaVersion, Entries: []costmodel.Entry{{Elem: "float32", Op: "arith", Log2Bytes: 20, Nodes: 4, PPN: 8,
 				Variant: "dpml", Leaders: 2, Pipeline: 1, Estimate: c.estimate, State: "frozen"}}}
-			tu, err := costmodel.NewTunerFromTable(costmodel.Config{Budget: -1, SegmentBytes: 256 << 10}, tb)
+			tu, err := learn.NewTunerFromTable(learn.Config{Budget: -1, SegmentBytes: 256 << 10}, tb)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if a := tu.Choose(k); a != (costmodel.Arm{Variant: plan.DPML, Leaders: 2, Pipeline: 1, Intra: plan.IntraShm}) {
 				t.Fatalf("first call of a loaded key: %v, want the table's arm", a)
 			}
-			res, err := offline.Simulate([]*costmodel.Tuner{tu}, k, cost, offline.SimOptions{Calls: 600, Noise: 0.02, Seed: 5})
+			res, err := offline.Simulate([]*learn.Tuner{tu}, k, cost, offline.SimOptions{Calls: 600, Noise: 0.02, Seed: 5})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -395,18 +396,18 @@ func TestLoadedEntryReexploresOnDrift(t *testing.T) {
 // 16) settles elsewhere on many surfaces: that is checked too, so the test
 // shows it can tell the two apart.
 func TestLearnerIgnoresSkew(t *testing.T) {
-	run := func(cfg costmodel.Config, sc surfaceCase, seed uint64, skew float64) offline.SimResult {
+	run := func(cfg learn.Config, sc surfaceCase, seed uint64, skew float64) offline.SimResult {
 		t.Helper()
-		ts := costmodel.NewTestTuners(t, 4, cfg, costmodel.DefaultModel())
+		ts := learn.NewTestTuners(t, 4, cfg, costmodel.DefaultModel())
 		res, err := offline.Simulate(ts, sc.key, sc.cost, offline.SimOptions{Calls: 400, Noise: 0.02, Skew: skew, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res
 	}
-	base := costmodel.Config{Budget: -1, SegmentBytes: 256 << 10}
+	base := learn.Config{Budget: -1, SegmentBytes: 256 << 10}
 	slow := base
-	slow.Cost = costmodel.CostSlowest
+	slow.Cost = learn.CostSlowest
 	var runs, same, slowSame int
 	for _, sc := range surfaceCases() {
 		for seed := uint64(1); seed <= 2; seed++ {
@@ -430,7 +431,7 @@ func TestLearnerIgnoresSkew(t *testing.T) {
 }
 
 // commit1 is the commit step of a single-rank communicator.
-func commit1(tu *costmodel.Tuner) error {
+func commit1(tu *learn.Tuner) error {
 	b := tu.Pending()
 	return tu.Commit(b, tu.Exits(b))
 }
@@ -462,9 +463,9 @@ func TestLearnerCountsLastExit(t *testing.T) {
 		}
 		return 0
 	}
-	run := func(c costmodel.Cost, seed uint64) costmodel.Arm {
+	run := func(c learn.Cost, seed uint64) costmodel.Arm {
 		t.Helper()
-		ts := costmodel.NewTestTuners(t, 8, costmodel.Config{Budget: -1, Cost: c}, costmodel.DefaultModel())
+		ts := learn.NewTestTuners(t, 8, learn.Config{Budget: -1, Cost: c}, costmodel.DefaultModel())
 		if !slices.ContainsFunc(ts[0].Arms(k), func(a costmodel.Arm) bool { return a.Intra == plan.IntraTree }) {
 			t.Fatalf("key %v has no tree arm", k)
 		}
@@ -476,12 +477,12 @@ func TestLearnerCountsLastExit(t *testing.T) {
 	}
 	var meanTrees int
 	for seed := uint64(1); seed <= 4; seed++ {
-		for _, c := range []costmodel.Cost{costmodel.CostSecondExit, costmodel.CostLastExit} {
+		for _, c := range []learn.Cost{learn.CostSecondExit, learn.CostLastExit} {
 			if a := run(c, seed); a.Intra == plan.IntraTree || a.Variant == plan.Native {
-				t.Errorf("seed %d: %s exit: settled on %v, want a copies arm", seed, costmodel.Costs[c], a)
+				t.Errorf("seed %d: %s exit: settled on %v, want a copies arm", seed, learn.Costs[c], a)
 			}
 		}
-		if a := run(costmodel.CostMeanExit, seed); a.Intra == plan.IntraTree {
+		if a := run(learn.CostMeanExit, seed); a.Intra == plan.IntraTree {
 			meanTrees++
 		}
 	}
@@ -495,13 +496,13 @@ func TestLearnerCountsLastExit(t *testing.T) {
 // second-to-last exit (the default) must still find the best arm far more
 // often than the last exit, which every single stall sets.
 func TestLearnerSecondExitIgnoresStalls(t *testing.T) {
-	atBest := func(c costmodel.Cost) float64 {
+	atBest := func(c learn.Cost) float64 {
 		t.Helper()
-		cfg := costmodel.Config{Budget: -1, SegmentBytes: 256 << 10, Cost: c}
+		cfg := learn.Config{Budget: -1, SegmentBytes: 256 << 10, Cost: c}
 		n, best := 0, 0
 		for _, sc := range surfaceCases() {
 			for seed := uint64(1); seed <= 2; seed++ {
-				ts := costmodel.NewTestTuners(t, 16, cfg, costmodel.DefaultModel())
+				ts := learn.NewTestTuners(t, 16, cfg, costmodel.DefaultModel())
 				res, err := offline.Simulate(ts, sc.key, sc.cost, offline.SimOptions{Calls: 1000, Noise: 0.05, Outliers: 0.15, Seed: seed})
 				if err != nil {
 					t.Fatal(err)
@@ -514,7 +515,7 @@ func TestLearnerSecondExitIgnoresStalls(t *testing.T) {
 		}
 		return float64(best) / float64(n)
 	}
-	second, last, penult := atBest(costmodel.CostSecondExit), atBest(costmodel.CostLastExit), atBest(costmodel.CostPenult)
+	second, last, penult := atBest(learn.CostSecondExit), atBest(learn.CostLastExit), atBest(learn.CostPenult)
 	t.Logf("at the best arm: %.0f%% of runs with the second exit, %.0f%% with the last, %.0f%% with the penultimate", 100*second, 100*last, 100*penult)
 	if second < 0.6 || second < last+0.15 {
 		t.Errorf("second exit at the best in %.0f%% of runs, last exit in %.0f%%: want at least 60%% and 15 points more", 100*second, 100*last)
@@ -547,9 +548,9 @@ func TestLearnerPenultCountsBackToBack(t *testing.T) {
 		}
 		return 0
 	}
-	run := func(c costmodel.Cost, seed uint64, stalls float64) costmodel.Arm {
+	run := func(c learn.Cost, seed uint64, stalls float64) costmodel.Arm {
 		t.Helper()
-		ts := costmodel.NewTestTuners(t, 16, costmodel.Config{Budget: -1, Cost: c}, costmodel.DefaultModel())
+		ts := learn.NewTestTuners(t, 16, learn.Config{Budget: -1, Cost: c}, costmodel.DefaultModel())
 		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: 800, Noise: 0.02, Outliers: stalls, Tail: tail, B2B: true, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
@@ -558,13 +559,13 @@ func TestLearnerPenultCountsBackToBack(t *testing.T) {
 	}
 	secondTrees := 0
 	for seed := uint64(1); seed <= 4; seed++ {
-		if a := run(costmodel.CostPenult, seed, 0); a.Intra == plan.IntraTree || a.Variant == plan.Native {
+		if a := run(learn.CostPenult, seed, 0); a.Intra == plan.IntraTree || a.Variant == plan.Native {
 			t.Errorf("seed %d: penultimate exit settled on %v, want a copies arm", seed, a)
 		}
-		if a := run(costmodel.CostLastExit, seed, 0); a.Intra == plan.IntraTree || a.Variant == plan.Native {
+		if a := run(learn.CostLastExit, seed, 0); a.Intra == plan.IntraTree || a.Variant == plan.Native {
 			t.Errorf("seed %d: last exit settled on %v, want a copies arm", seed, a)
 		}
-		if a := run(costmodel.CostSecondExit, seed, 0); a.Intra == plan.IntraTree {
+		if a := run(learn.CostSecondExit, seed, 0); a.Intra == plan.IntraTree {
 			secondTrees++
 		}
 	}
@@ -620,7 +621,7 @@ func TestLearnerSamplesWarm(t *testing.T) {
 	// run returns the arm settled on after calls calls.
 	run := func(cold bool, seed uint64, calls int) costmodel.Arm {
 		t.Helper()
-		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1, ColdSamples: cold}, costmodel.DefaultModel())
+		ts := learn.NewTestTuners(t, 4, learn.Config{Budget: -1, ColdSamples: cold}, costmodel.DefaultModel())
 		if !slices.ContainsFunc(ts[0].Arms(k), func(a costmodel.Arm) bool { return isTree(a, 4) }) {
 			t.Fatal("no radix-4 tree among the key's arms")
 		}
@@ -631,7 +632,7 @@ func TestLearnerSamplesWarm(t *testing.T) {
 		in, _ := ts[0].Info(k)
 		t.Logf("cold %v, seed %d, %d calls: %v, %s (%d episodes, confirmed %v), regret %.0f best-calls",
 			cold, seed, calls, res.Final, in.State, in.Episodes, in.Confirmed, res.Regret[len(res.Regret)-1]/res.BestCost)
-		if in.State != costmodel.Frozen {
+		if in.State != learn.Frozen {
 			t.Errorf("cold %v, seed %d: not settled after %d calls", cold, seed, calls)
 		}
 		return res.Final
@@ -674,14 +675,14 @@ func TestLearnerConfirmsInBlocks(t *testing.T) {
 	}
 	run := func(block int, seed uint64, calls int) costmodel.Arm {
 		t.Helper()
-		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1, ConfirmBlock: block}, costmodel.DefaultModel())
+		ts := learn.NewTestTuners(t, 4, learn.Config{Budget: -1, ConfirmBlock: block}, costmodel.DefaultModel())
 		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: calls, Noise: 0.02, Seed: seed, B2B: true, Tail: tail})
 		if err != nil {
 			t.Fatal(err)
 		}
 		in, _ := ts[0].Info(k)
 		t.Logf("block %d, seed %d, %d calls: %v, %s (%d episodes, confirmed %v)", block, seed, calls, res.Final, in.State, in.Episodes, in.Confirmed)
-		if in.State != costmodel.Frozen || (calls > 9000 && !in.Confirmed) {
+		if in.State != learn.Frozen || (calls > 9000 && !in.Confirmed) {
 			t.Errorf("block %d, seed %d: after %d calls state %s, confirmed %v", block, seed, calls, in.State, in.Confirmed)
 		}
 		return res.Final
@@ -741,7 +742,7 @@ func TestLearnerKeepsSettledArm(t *testing.T) {
 			// cost of "every other arm", which moves the learner's
 			// random path among those equal arms, and with it the
 			// switches Leave 0.1% counts.
-			ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1, SegmentBytes: 256 << 10, Leave: leave, SamplePeriod: -1, ColdSamples: true, RingBytes: -1}, costmodel.DefaultModel())
+			ts := learn.NewTestTuners(t, 4, learn.Config{Budget: -1, SegmentBytes: 256 << 10, Leave: leave, SamplePeriod: -1, ColdSamples: true, RingBytes: -1}, costmodel.DefaultModel())
 			if _, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: 30000, Noise: noise, Outliers: 0.05, Seed: seed}); err != nil {
 				t.Fatal(err)
 			}
@@ -806,7 +807,7 @@ func TestLearnerLeavesHarderAfterSwitching(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		// SamplePeriod off, as in TestLearnerKeepsSettledArm: the
 		// reversals must reach the drift windows.
-		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1, SegmentBytes: 256 << 10, SamplePeriod: -1}, costmodel.DefaultModel())
+		ts := learn.NewTestTuners(t, 4, learn.Config{Budget: -1, SegmentBytes: 256 << 10, SamplePeriod: -1}, costmodel.DefaultModel())
 		if _, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: degrade, Noise: 0.02, Outliers: 0.02, Seed: seed}); err != nil {
 			t.Fatal(err)
 		}
@@ -842,7 +843,7 @@ func TestLearnerSettledStaysQuiet(t *testing.T) {
 	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 8, costmodel.Layout{Nodes: 1, PPN: 16})
 	const calls, burst = 100000, 1500
 	for seed := uint64(1); seed <= 4; seed++ {
-		bowl := costmodel.Bowl(1e-6, 1, 0, 3)
+		bowl := learn.Bowl(1e-6, 1, 0, 3)
 		cost := func(call int, a costmodel.Arm) float64 {
 			b := call / burst
 			v := bowl(call, a) * (1 + 0.02*float64((b*7919+int(seed)*31)%11))
@@ -851,7 +852,7 @@ func TestLearnerSettledStaysQuiet(t *testing.T) {
 			}
 			return v
 		}
-		ts := costmodel.NewTestTuners(t, 16, costmodel.Config{Budget: -1}, costmodel.DefaultModel())
+		ts := learn.NewTestTuners(t, 16, learn.Config{Budget: -1}, costmodel.DefaultModel())
 		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: calls, Noise: 0.3, Outliers: 0.02, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
@@ -892,7 +893,7 @@ func TestLearnerSearchesSmallSetsWhole(t *testing.T) {
 		return 5e-6
 	}
 	for seed := uint64(1); seed <= 3; seed++ {
-		ts := costmodel.NewTestTuners(t, 16, costmodel.Config{Budget: -1}, costmodel.DefaultModel())
+		ts := learn.NewTestTuners(t, 16, learn.Config{Budget: -1}, costmodel.DefaultModel())
 		if first := ts[0].Choose(k); first.Leaders == 8 || first.Leaders == 4 || first.Leaders == 16 {
 			t.Fatalf("the climb starts at %v, next to l = 8: the test needs a start away from it", first)
 		}
@@ -936,7 +937,7 @@ func TestLearnerExploresRoundRobin(t *testing.T) {
 	runs, best := 0, 0
 	for phase := 0; phase < 40; phase += 3 {
 		for seed := uint64(1); seed <= 2; seed++ {
-			ts := costmodel.NewTestTuners(t, 16, costmodel.Config{Budget: -1, ConfirmCalls: -1}, costmodel.DefaultModel())
+			ts := learn.NewTestTuners(t, 16, learn.Config{Budget: -1, ConfirmCalls: -1}, costmodel.DefaultModel())
 			res, err := offline.Simulate(ts, k, burstSurface(phase, 40, 12, 1.6), offline.SimOptions{Calls: 400, Noise: 0.03, Seed: seed})
 			if err != nil {
 				t.Fatal(err)
@@ -973,7 +974,7 @@ func TestLearnerConfirmsOnce(t *testing.T) {
 		return v
 	}
 	for seed := uint64(1); seed <= 3; seed++ {
-		ts := costmodel.NewTestTuners(t, 16, costmodel.Config{Budget: -1, ConfirmCalls: 4096}, costmodel.DefaultModel())
+		ts := learn.NewTestTuners(t, 16, learn.Config{Budget: -1, ConfirmCalls: 4096}, costmodel.DefaultModel())
 		res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: 60000, Noise: 0.05, Outliers: 0.01, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
@@ -1028,7 +1029,7 @@ func TestLearnerSamplesWithinShare(t *testing.T) {
 		{"short", 1.3e-6, 10e-6, 8000, false},
 	} {
 		for seed := uint64(1); seed <= 3; seed++ {
-			bowl := costmodel.Bowl(tc.base, 1, 0, 3)
+			bowl := learn.Bowl(tc.base, 1, 0, 3)
 			cost := func(call int, a costmodel.Arm) float64 {
 				if tc.bimodal && mix(uint64(call)+seed<<32)%2 == 1 {
 					return 1.5 * bowl(call, a)
@@ -1038,7 +1039,7 @@ func TestLearnerSamplesWithinShare(t *testing.T) {
 			// ConfirmBlock 1: a confirmation block times two of its
 			// calls per sample, and this test's overhead is per
 			// timed call.
-			ts := costmodel.NewTestTuners(t, 16, costmodel.Config{Budget: -1, ConfirmBlock: 1}, costmodel.DefaultModel())
+			ts := learn.NewTestTuners(t, 16, learn.Config{Budget: -1, ConfirmBlock: 1}, costmodel.DefaultModel())
 			res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: tc.calls, Noise: 0.05, Seed: seed, Overhead: tc.ovh})
 			if err != nil {
 				t.Fatal(err)
@@ -1069,7 +1070,7 @@ func TestLearnerSamplesWithinShare(t *testing.T) {
 			if want := ts[0].Config().SampleShare; float64(in.Stride)*est*want < tc.ovh {
 				t.Errorf("%s, seed %d: stride %d: one recorded call (%g s) per %g s of calls, over %.2f%%", tc.name, seed, in.Stride, tc.ovh, float64(in.Stride)*est, 100*want)
 			}
-			if !tc.bimodal && (in.Confirmed || in.State != costmodel.Frozen) {
+			if !tc.bimodal && (in.Confirmed || in.State != learn.Frozen) {
 				t.Errorf("%s, seed %d: %v, confirmed %v: the case needs a key settled before its confirmation", tc.name, seed, in.State, in.Confirmed)
 			}
 		}
@@ -1102,8 +1103,8 @@ func TestLearnerSettledSamplesPerPeriod(t *testing.T) {
 		{64 << 20, 2e-3, 30000},
 	} {
 		k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, tc.bytes, costmodel.Layout{Nodes: 1, PPN: 16})
-		ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1}, costmodel.DefaultModel())
-		res, err := offline.Simulate(ts, k, costmodel.Bowl(tc.cost, 1, 0, 3), offline.SimOptions{Calls: tc.calls, Noise: 0.02, Seed: 1})
+		ts := learn.NewTestTuners(t, 4, learn.Config{Budget: -1}, costmodel.DefaultModel())
+		res, err := offline.Simulate(ts, k, learn.Bowl(tc.cost, 1, 0, 3), offline.SimOptions{Calls: tc.calls, Noise: 0.02, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1121,7 +1122,7 @@ func TestLearnerSettledSamplesPerPeriod(t *testing.T) {
 		rate := 1 / (est * 1.05)
 		t.Logf("%d B: stride %d (about %.0f calls per %g s), %d commits, confirmed %v, first settled at %d",
 			tc.bytes, in.Stride, rate*c.SamplePeriod, c.SamplePeriod, res.Commits, in.Confirmed, in.FirstSettledAt)
-		if !in.Confirmed || in.State != costmodel.Frozen {
+		if !in.Confirmed || in.State != learn.Frozen {
 			t.Fatalf("%d B: %v, confirmed %v: the test needs a key settled after its confirmation", tc.bytes, in.State, in.Confirmed)
 		}
 		if lo, hi := rate*c.SamplePeriod/2.5, rate*c.SamplePeriod*2.5; float64(in.Stride) < lo || float64(in.Stride) > hi {
@@ -1155,14 +1156,14 @@ func TestLearnerConfirmsBetweenGaps(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= 3; seed++ {
 		for _, calls := range []int{3000, 12000} {
-			ts := costmodel.NewTestTuners(t, 16, costmodel.Config{Budget: -1}, costmodel.DefaultModel())
+			ts := learn.NewTestTuners(t, 16, learn.Config{Budget: -1}, costmodel.DefaultModel())
 			res, err := offline.Simulate(ts, k, cost, offline.SimOptions{Calls: calls, Noise: 0.02, Gap: 3e-6, Tail: tail, Seed: seed})
 			if err != nil {
 				t.Fatal(err)
 			}
 			in, _ := ts[0].Info(k)
 			t.Logf("seed %d, %d calls: %v, %s (%d episodes, confirmed %v, %d switches)", seed, calls, res.Final, in.State, in.Episodes, in.Confirmed, in.Switches)
-			if in.State != costmodel.Frozen || (calls > 9000 && !in.Confirmed) {
+			if in.State != learn.Frozen || (calls > 9000 && !in.Confirmed) {
 				t.Fatalf("seed %d: confirmed %v, state %s after %d calls", seed, in.Confirmed, in.State, calls)
 			}
 			switch {
@@ -1206,7 +1207,7 @@ func TestLearnerConfirmsNearBest(t *testing.T) {
 			}
 			for seed := uint64(1); seed <= 3; seed++ {
 				for _, calls := range []int{1500, 12000} { // before and after the confirmation
-					ts := costmodel.NewTestTuners(t, 4, costmodel.Config{Budget: -1}, costmodel.DefaultModel())
+					ts := learn.NewTestTuners(t, 4, learn.Config{Budget: -1}, costmodel.DefaultModel())
 					res, err := offline.Simulate(ts, radixKey, cost, offline.SimOptions{Calls: calls, Noise: 0.01, Seed: seed, B2B: true})
 					if err != nil {
 						t.Fatal(err)
@@ -1219,7 +1220,7 @@ func TestLearnerConfirmsNearBest(t *testing.T) {
 						}
 						continue
 					}
-					if !in.Confirmed || in.State != costmodel.Frozen {
+					if !in.Confirmed || in.State != learn.Frozen {
 						t.Fatalf("seed %d: confirmed %v, state %s after %d calls", seed, in.Confirmed, in.State, calls)
 					}
 					if !isTree(res.Final, tc.want) || in.Switches != tc.moves {

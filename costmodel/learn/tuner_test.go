@@ -1,7 +1,8 @@
-package costmodel
+package learn
 
 import (
 	"fmt"
+	"github.com/dpmlgo/dpml/costmodel"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -42,12 +43,12 @@ func bowl(base float64, l0, lev0 int, native float64) func(int, Arm) float64 {
 }
 
 func perturbed() Model {
-	m := DefaultModel()
+	m := costmodel.DefaultModel()
 	m.A *= 3
 	m.B *= 0.5
-	m.C[ElemAny] *= 2
+	m.C[costmodel.ElemAny] *= 2
 	m.S *= 2
-	m.Conc = ZoneCurve(1<<10, 16<<10, 8)
+	m.Conc = costmodel.ZoneCurve(1<<10, 16<<10, 8)
 	return m
 }
 
@@ -67,21 +68,21 @@ func containsU8(v []uint8, x uint8) bool {
 func TestDeterminismFourRanks(t *testing.T) {
 	const ranks = 4
 	cfg := Config{Budget: -1, SegmentBytes: 256 << 10, Batch: 8}
-	ts := newTuners(t, ranks, cfg, DefaultModel())
+	ts := newTuners(t, ranks, cfg, costmodel.DefaultModel())
 	// Rank tables: a loaded (frozen) key too, to cover stride sampling.
 	for _, tu := range ts {
-		tb := &Table{Schema: SchemaVersion, Entries: []Entry{{Elem: "float64", Op: "arith", Log2Bytes: 12, Nodes: 4, PPN: 8, Variant: "dpml", Leaders: 2, Pipeline: 1, Estimate: 1e-5, State: "frozen"}}}
+		tb := &Table{Schema: costmodel.SchemaVersion, Entries: []Entry{{Elem: "float64", Op: "arith", Log2Bytes: 12, Nodes: 4, PPN: 8, Variant: "dpml", Leaders: 2, Pipeline: 1, Estimate: 1e-5, State: "frozen"}}}
 		if n, err := tu.LoadTable(tb); err != nil || n != 1 {
 			t.Fatalf("LoadTable = %d, %v", n, err)
 		}
 	}
-	lay := Layout{4, 8}
+	lay := Layout{Nodes: 4, PPN: 8}
 	keys := []Key{
-		MakeKey(ElemFloat32, OpArith, 1<<10, lay),
-		MakeKey(ElemFloat32, OpArith, 1<<18, lay),
-		MakeKey(ElemFloat64, OpArith, 1<<22, lay),
-		MakeKey(ElemInt, OpLogic, 1<<14, lay),
-		MakeKey(ElemFloat64, OpArith, 1<<12, lay), // the loaded one
+		costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<10, lay),
+		costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<18, lay),
+		costmodel.MakeKey(costmodel.ElemFloat64, costmodel.OpArith, 1<<22, lay),
+		costmodel.MakeKey(costmodel.ElemInt, costmodel.OpLogic, 1<<14, lay),
+		costmodel.MakeKey(costmodel.ElemFloat64, costmodel.OpArith, 1<<12, lay), // the loaded one
 	}
 	truth := perturbed()
 	seq := rand.New(rand.NewPCG(42, 0)) // the application's call sequence: the same everywhere
@@ -165,8 +166,8 @@ func TestDeterminismFourRanks(t *testing.T) {
 }
 
 func TestCommitLengthMismatch(t *testing.T) {
-	tu := newTuners(t, 1, Config{Budget: -1}, DefaultModel())[0]
-	k := MakeKey(ElemFloat32, OpArith, 4096, Layout{2, 4})
+	tu := newTuners(t, 1, Config{Budget: -1}, costmodel.DefaultModel())[0]
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 4096, Layout{Nodes: 2, PPN: 4})
 	tu.Record(k, tu.Choose(k), 1e-5)
 	if err := tu.Commit(nil, nil); err == nil {
 		t.Error("Commit with the wrong length: no error")
@@ -177,9 +178,9 @@ func TestCommitLengthMismatch(t *testing.T) {
 }
 
 func TestModelMode(t *testing.T) {
-	tu := newTuners(t, 1, Config{Budget: -1, Mode: ModeModel, SegmentBytes: 256 << 10}, DefaultModel())[0]
+	tu := newTuners(t, 1, Config{Budget: -1, Mode: ModeModel, SegmentBytes: 256 << 10}, costmodel.DefaultModel())[0]
 	for _, lb := range []int{3, 10, 16, 20, 24} {
-		k := MakeKey(ElemFloat32, OpArith, 1<<lb, Layout{4, 16})
+		k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<lb, Layout{Nodes: 4, PPN: 16})
 		a := tu.Choose(k)
 		best := math.Inf(1)
 		for _, x := range tu.Arms(k) {
@@ -207,7 +208,7 @@ func TestArmSets(t *testing.T) {
 	}{
 		// 8 B on one node: l = 1 only, the tree with radix 4..32 (32 is
 		// flat for ppn 32: 64 would build the same tree), native.
-		{MakeKey(ElemFloat32, OpArith, 8, Layout{1, 32}), 6, func(as []Arm) string {
+		{costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 8, Layout{Nodes: 1, PPN: 32}), 6, func(as []Arm) string {
 			var rs []int
 			for _, a := range as {
 				if a.Intra == plan.IntraTree {
@@ -221,15 +222,15 @@ func TestArmSets(t *testing.T) {
 		}},
 		// 16 KiB is the tree arms' last bucket (radix 4 and 8; one node:
 		// no multi-tree arms); 32 KiB has none.
-		{MakeKey(ElemFloat32, OpArith, 16<<10, Layout{1, 8}), 5 + 2, nil},
+		{costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 16<<10, Layout{Nodes: 1, PPN: 8}), 5 + 2, nil},
 		// On 2 nodes the same bucket adds l = 2, 4, 8 trees at radix 8.
-		{MakeKey(ElemFloat32, OpArith, 16<<10, Layout{2, 8}), 0, func(as []Arm) string {
+		{costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 16<<10, Layout{Nodes: 2, PPN: 8}), 0, func(as []Arm) string {
 			var ls []int
 			for _, a := range as {
 				if a.Intra == plan.IntraTree && a.Leaders > 1 {
 					ls = append(ls, a.Leaders)
-					if a.Radix != DefaultTreeRadix {
-						return fmt.Sprintf("multi-tree arm %v: want radix %d", a, DefaultTreeRadix)
+					if a.Radix != costmodel.DefaultTreeRadix {
+						return fmt.Sprintf("multi-tree arm %v: want radix %d", a, costmodel.DefaultTreeRadix)
 					}
 				}
 			}
@@ -238,9 +239,9 @@ func TestArmSets(t *testing.T) {
 			}
 			return ""
 		}},
-		{MakeKey(ElemFloat32, OpArith, 32<<10, Layout{1, 8}), 5, nil},
+		{costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 32<<10, Layout{Nodes: 1, PPN: 8}), 5, nil},
 		// 1 MiB on one node, ppn 24: l in 1..16 and 24, DPML only (+ native).
-		{MakeKey(ElemFloat32, OpArith, 1<<20, Layout{1, 24}), 7, func(as []Arm) string {
+		{costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, Layout{Nodes: 1, PPN: 24}), 7, func(as []Arm) string {
 			for _, a := range as {
 				if a.Variant == plan.Pipelined {
 					return "pipelined arm on one node"
@@ -249,14 +250,14 @@ func TestArmSets(t *testing.T) {
 			return ""
 		}},
 		// ppn 1: native only.
-		{MakeKey(ElemFloat32, OpArith, 1<<20, Layout{4, 1}), 1, nil},
+		{costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, Layout{Nodes: 4, PPN: 1}), 1, nil},
 		// 4 MiB on 4x8, segment 1 MiB: l in {1,2,4,8} x {dpml, p1, p2, p4, p8},
 		// each with its ring twin, + native.
-		{MakeKey(ElemFloat32, OpArith, 4<<20, Layout{4, 8}), 41, nil},
+		{costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 4<<20, Layout{Nodes: 4, PPN: 8}), 41, nil},
 		// The same on two nodes: no ring twins.
-		{MakeKey(ElemFloat32, OpArith, 4<<20, Layout{2, 8}), 21, nil},
+		{costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 4<<20, Layout{Nodes: 2, PPN: 8}), 21, nil},
 		// 32 KiB on 4x8: below RingBytes, no ring twins.
-		{MakeKey(ElemFloat32, OpArith, 32<<10, Layout{4, 8}), 0, func(as []Arm) string {
+		{costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 32<<10, Layout{Nodes: 4, PPN: 8}), 0, func(as []Arm) string {
 			for _, a := range as {
 				if a.Inter != plan.InterAuto {
 					return fmt.Sprintf("arm %v below RingBytes", a)
@@ -265,7 +266,7 @@ func TestArmSets(t *testing.T) {
 			return ""
 		}},
 		// 64 KiB on 4x8: one segment, so no Pipelined k = 1; ring twins.
-		{MakeKey(ElemFloat32, OpArith, 64<<10, Layout{4, 8}), 33, func(as []Arm) string {
+		{costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 64<<10, Layout{Nodes: 4, PPN: 8}), 33, func(as []Arm) string {
 			for _, a := range as {
 				if a.Variant == plan.Pipelined && a.Pipeline == 1 {
 					return "pipelined k=1 with one segment"
@@ -275,7 +276,7 @@ func TestArmSets(t *testing.T) {
 		}},
 		// 256 B on 4x8: l*k*64 <= 511: (1,dpml) (1,p2) (1,p4) (2,dpml) (2,p2) (4,dpml),
 		// the tree with radix 4, 8, l = 2 and 4 trees (l*64 <= 511), native.
-		{MakeKey(ElemFloat32, OpArith, 256, Layout{4, 8}), 11, nil},
+		{costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 256, Layout{Nodes: 4, PPN: 8}), 11, nil},
 	}
 	for _, c := range cases {
 		s := newArmSet(c.key, &cfg)
@@ -331,9 +332,9 @@ func TestArmSets(t *testing.T) {
 }
 
 func TestSteadyStateAllocations(t *testing.T) {
-	tu := newTuners(t, 1, Config{Budget: -1, SegmentBytes: 256 << 10}, DefaultModel())[0]
-	k := MakeKey(ElemFloat32, OpArith, 1<<20, Layout{4, 8})
-	cost := modelSurface(DefaultModel(), k, 256<<10)
+	tu := newTuners(t, 1, Config{Budget: -1, SegmentBytes: 256 << 10}, costmodel.DefaultModel())[0]
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, Layout{Nodes: 4, PPN: 8})
+	cost := modelSurface(costmodel.DefaultModel(), k, 256<<10)
 	for i := 0; i < 2000; i++ { // settle
 		a := tu.Choose(k)
 		if tu.Record(k, a, cost(i, a)) {
@@ -343,7 +344,7 @@ func TestSteadyStateAllocations(t *testing.T) {
 	if in, _ := tu.Info(k); in.State != Frozen {
 		t.Fatalf("key did not settle: %+v", in)
 	}
-	k2 := MakeKey(ElemFloat32, OpArith, 1<<10, Layout{4, 8})
+	k2 := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<10, Layout{Nodes: 4, PPN: 8})
 	tu.Choose(k2)
 	i := 0
 	allocs := testing.AllocsPerRun(5000, func() {
@@ -367,9 +368,9 @@ func TestSteadyStateAllocations(t *testing.T) {
 // still settle once, with a reference estimate from steady calls, and not
 // re-explore because its steady calls look "faster" than the cold ones.
 func TestColdFirstCalls(t *testing.T) {
-	k := MakeKey(ElemFloat32, OpArith, 16<<20, Layout{4, 32})
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 16<<20, Layout{Nodes: 4, PPN: 32})
 	steady := bowl(1e-3, 1, 0, 3)
-	tu := newTuners(t, 1, Config{Budget: -1, SegmentBytes: 256 << 10}, DefaultModel())[0]
+	tu := newTuners(t, 1, Config{Budget: -1, SegmentBytes: 256 << 10}, costmodel.DefaultModel())[0]
 	rng := rand.New(rand.NewPCG(7, 1))
 	used := map[Arm]int{}
 	for call := 0; call < 800; call++ {
@@ -422,13 +423,13 @@ func TestRingArms(t *testing.T) {
 		key   Key
 		twins int
 	}{
-		{Config{Budget: -1}, MakeKey(ElemFloat32, OpArith, 1<<20, Layout{3, 4}), -1},
-		{Config{Budget: -1, CMA: true}, MakeKey(ElemFloat64, OpArith, 16<<20, Layout{5, 2}), -1},
-		{Config{Budget: -1}, MakeKey(ElemFloat32, OpArith, 1<<20, Layout{2, 4}), 0},
-		{Config{Budget: -1}, MakeKey(ElemFloat32, OpArith, 32<<10, Layout{4, 4}), 0},
-		{Config{Budget: -1, RingBytes: -1}, MakeKey(ElemFloat32, OpArith, 1<<20, Layout{4, 4}), 0},
-		{Config{Budget: -1, RingBytes: 8 << 10}, MakeKey(ElemFloat32, OpArith, 8<<10, Layout{4, 4}), -1},
-		{Config{Budget: -1}, MakeKey(ElemFloat32, OpArith, 1<<20, Layout{4, 1}), 0}, // ppn 1: native only
+		{Config{Budget: -1}, costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, Layout{Nodes: 3, PPN: 4}), -1},
+		{Config{Budget: -1, CMA: true}, costmodel.MakeKey(costmodel.ElemFloat64, costmodel.OpArith, 16<<20, Layout{Nodes: 5, PPN: 2}), -1},
+		{Config{Budget: -1}, costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, Layout{Nodes: 2, PPN: 4}), 0},
+		{Config{Budget: -1}, costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 32<<10, Layout{Nodes: 4, PPN: 4}), 0},
+		{Config{Budget: -1, RingBytes: -1}, costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, Layout{Nodes: 4, PPN: 4}), 0},
+		{Config{Budget: -1, RingBytes: 8 << 10}, costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 8<<10, Layout{Nodes: 4, PPN: 4}), -1},
+		{Config{Budget: -1}, costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, Layout{Nodes: 4, PPN: 1}), 0}, // ppn 1: native only
 	} {
 		s := set(c.cfg, c.key)
 		grid := 0
@@ -475,20 +476,20 @@ func TestRingArms(t *testing.T) {
 // rounds of the whole step; so the ring loses small steps and wins large
 // ones from three nodes on, and loses on two.
 func TestRingCost(t *testing.T) {
-	m := DefaultModel()
-	m.Conc = Concurrency{} // one pair: no concurrency curve
+	m := costmodel.DefaultModel()
+	m.Conc = costmodel.Concurrency{} // one pair: no concurrency curve
 	for _, c := range []struct{ bytes, nodes int }{{1 << 20, 4}, {1000, 3}, {64, 5}, {4 << 20, 8}} {
 		_, chunk := plan.Split(c.bytes, c.nodes, plan.CacheLine)
 		want := float64(2*(c.nodes-1)) * (m.A + float64(chunk)*m.B)
 		if got := m.InterStep(plan.InterRing, 1, 1, c.bytes, c.nodes); math.Abs(got/want-1) > 1e-12 {
 			t.Errorf("ring, %d B on %d nodes: %g s, want 2(n-1)(a + chunk b) = %g", c.bytes, c.nodes, got, want)
 		}
-		rd := Rounds(c.nodes) * (m.A + float64(c.bytes)*m.B)
+		rd := costmodel.Rounds(c.nodes) * (m.A + float64(c.bytes)*m.B)
 		if got := m.InterStep(plan.InterMPI, 1, 1, c.bytes, c.nodes); math.Abs(got/rd-1) > 1e-12 {
 			t.Errorf("mpi, %d B on %d nodes: %g s, want ceil(lg n)(a + n b) = %g", c.bytes, c.nodes, got, rd)
 		}
 	}
-	d := DefaultModel()
+	d := costmodel.DefaultModel()
 	big, small := Arm{Variant: plan.Pipelined, Leaders: 8, Pipeline: 2, Intra: plan.IntraShm, Overlap: true}, Arm{Variant: plan.DPML, Leaders: 1, Pipeline: 1, Intra: plan.IntraShm}
 	ring := func(a Arm) Arm { a.Inter = plan.InterRing; return a }
 	lay4, lay2 := Layout{Nodes: 4, PPN: 8}, Layout{Nodes: 2, PPN: 8}
@@ -502,7 +503,7 @@ func TestRingCost(t *testing.T) {
 		t.Errorf("64 MiB on 2x8: ring %g s, MPI %g s: want the ring dearer", r, h)
 	}
 	// One node: no inter-node step, whatever the algorithm.
-	if r, h := d.Predict(ring(big), 1<<20, Layout{1, 8}), d.Predict(big, 1<<20, Layout{1, 8}); r != h {
+	if r, h := d.Predict(ring(big), 1<<20, Layout{Nodes: 1, PPN: 8}), d.Predict(big, 1<<20, Layout{Nodes: 1, PPN: 8}); r != h {
 		t.Errorf("one node: ring %g s, MPI %g s", r, h)
 	}
 }
@@ -538,7 +539,7 @@ func TestOffloadArms(t *testing.T) {
 		return host, s
 	}
 	node := Config{Budget: -1, OffloadBytes: 4 << 10}
-	host, _ := twins(node, MakeKey(ElemFloat32, OpArith, 8, Layout{2, 8}))
+	host, _ := twins(node, costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 8, Layout{Nodes: 2, PPN: 8}))
 	if len(host) != 2 {
 		t.Errorf("2x8, 8 B, node level: twins of %v, want the two tree arms (r=4, 8)", host)
 	}
@@ -547,19 +548,19 @@ func TestOffloadArms(t *testing.T) {
 			t.Errorf("node level twin of %v, want tree arms only", a)
 		}
 	}
-	if host, _ := twins(node, MakeKey(ElemFloat32, OpArith, 8<<10, Layout{2, 8})); len(host) != 0 {
+	if host, _ := twins(node, costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 8<<10, Layout{Nodes: 2, PPN: 8})); len(host) != 0 {
 		t.Errorf("8 KiB over a 4 KiB threshold: twins of %v", host)
 	}
-	if host, _ := twins(node, MakeKey(ElemFloat32, OpArith, 8, Layout{1, 8})); len(host) != 0 {
+	if host, _ := twins(node, costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 8, Layout{Nodes: 1, PPN: 8})); len(host) != 0 {
 		t.Errorf("one node: twins of %v", host)
 	}
 	socket := Config{Budget: -1, OffloadBytes: 4 << 10, OffloadLeaders: 2}
-	host, _ = twins(socket, MakeKey(ElemFloat32, OpArith, 1<<10, Layout{2, 8}))
+	host, _ = twins(socket, costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<10, Layout{Nodes: 2, PPN: 8}))
 	if len(host) != 1 || host[0] != (Arm{Variant: plan.DPML, Leaders: 2, Pipeline: 1, Intra: plan.IntraShm}) {
 		t.Errorf("socket level (2 leaders), 1 KiB: twins of %v, want dpml l=2 with copies", host)
 	}
 	// The model prices the offloaded step apart from the host's.
-	m := DefaultModel()
+	m := costmodel.DefaultModel()
 	tr := Arm{Variant: plan.DPML, Leaders: 1, Pipeline: 1, Intra: plan.IntraTree, Radix: 8}
 	off := tr
 	off.Offload = plan.OffloadSharp
@@ -584,8 +585,8 @@ func commitLocal(tu *Tuner) error {
 func TestKeyStateSkip(t *testing.T) {
 	for _, mode := range []Mode{ModeLearn, ModeModel} {
 		t.Run(map[Mode]string{ModeLearn: "learn", ModeModel: "model"}[mode], func(t *testing.T) {
-			ts := newTuners(t, 2, Config{Budget: -1, Mode: mode}, DefaultModel())
-			k := MakeKey(ElemFloat32, OpArith, 8, Layout{Nodes: 1, PPN: 16})
+			ts := newTuners(t, 2, Config{Budget: -1, Mode: mode}, costmodel.DefaultModel())
+			k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 8, Layout{Nodes: 1, PPN: 16})
 			cost := bowl(1e-6, 1, 0, 3)
 			rng := rand.New(rand.NewPCG(1, 2))
 			// call makes one call of k on tuner i, timed as it asks.
@@ -661,8 +662,8 @@ func TestKeyStateSkip(t *testing.T) {
 // sample 1 of 16"; RecordSampled skipping one call fewer before each
 // sample -> "RecordSampled says commit false, the calls one by one true".
 func TestKeyStateSamples(t *testing.T) {
-	ts := newTuners(t, 2, Config{Budget: -1, Batch: 6}, DefaultModel())
-	k := MakeKey(ElemFloat32, OpArith, 8, Layout{Nodes: 1, PPN: 16})
+	ts := newTuners(t, 2, Config{Budget: -1, Batch: 6}, costmodel.DefaultModel())
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 8, Layout{Nodes: 1, PPN: 16})
 	cost := bowl(1e-6, 1, 0, 3)
 	rng := rand.New(rand.NewPCG(3, 4))
 	times := func(a Arm, v float64) float64 { return v * cost(0, a) }
@@ -755,14 +756,14 @@ func TestKeyStateSamples(t *testing.T) {
 // every call the block's first entry, makes the fingerprints part; Warm recording
 // its call as a block's first (Record) fails the whole-block check.
 func TestKeyStateBlock(t *testing.T) {
-	k := MakeKey(ElemFloat32, OpArith, 1<<10, Layout{Nodes: 1, PPN: 16})
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<10, Layout{Nodes: 1, PPN: 16})
 	for _, tc := range []struct {
 		cut  int
 		warm bool
 	}{{0, false}, {3, false}, {0, true}, {3, true}} {
 		cut := tc.cut
 		t.Run(fmt.Sprintf("cut=%d,warm=%v", cut, tc.warm), func(t *testing.T) {
-			ts := newTuners(t, 2, Config{Budget: -1, ConfirmCalls: 300}, DefaultModel())
+			ts := newTuners(t, 2, Config{Budget: -1, ConfirmCalls: 300}, costmodel.DefaultModel())
 			cb := ts[0].Config().ConfirmBlock
 			cost := func(n int, a Arm) float64 {
 				c := 3e-6
@@ -859,8 +860,8 @@ func TestKeyStateBlock(t *testing.T) {
 // Mutation check: without freeze's period stride the stride right after
 // the confirmation is FrozenStride and the test fails.
 func TestPeriodStrideAfterConfirmation(t *testing.T) {
-	k := MakeKey(ElemFloat32, OpArith, 8, Layout{Nodes: 1, PPN: 16})
-	tu := newTuners(t, 1, Config{Budget: -1}, DefaultModel())[0]
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 8, Layout{Nodes: 1, PPN: 16})
+	tu := newTuners(t, 1, Config{Budget: -1}, costmodel.DefaultModel())[0]
 	cost := bowl(1e-6, 1, 0, 3)
 	now := 0.0
 	for n := 0; n < 40000; n++ {
@@ -906,10 +907,10 @@ func TestPeriodStrideAfterConfirmation(t *testing.T) {
 // the time between the calls counts), the key leaves r=4 at its
 // confirmation and the test fails.
 func TestBlocksLeaveOutGaps(t *testing.T) {
-	k := MakeKey(ElemFloat32, OpArith, 1<<10, Layout{Nodes: 1, PPN: 16})
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<10, Layout{Nodes: 1, PPN: 16})
 	isR4 := func(a Arm) bool { return a.Intra == plan.IntraTree && a.Radix == 4 }
 	{
-		tu := newTuners(t, 1, Config{Budget: -1}, DefaultModel())[0]
+		tu := newTuners(t, 1, Config{Budget: -1}, costmodel.DefaultModel())[0]
 		now := 0.0
 		for n := 0; n < 12000; n++ {
 			ks := tu.State(k)
@@ -948,12 +949,12 @@ func TestBlocksLeaveOutGaps(t *testing.T) {
 // the arms gets its own. Mutation: sets keyed by the set key alone ->
 // "cross-memory attach on: the same set as off".
 func TestArmSetsShared(t *testing.T) {
-	k := MakeKey(ElemFloat32, OpArith, 1<<20, Layout{Nodes: 1, PPN: 32})
+	k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, Layout{Nodes: 1, PPN: 32})
 	cfg := DefaultConfig()
 	cfg.SegmentBytes = 1 << 20
-	a := newTuners(t, 2, cfg, DefaultModel())
+	a := newTuners(t, 2, cfg, costmodel.DefaultModel())
 	cfg.CMA = true
-	b := newTuners(t, 1, cfg, DefaultModel())[0]
+	b := newTuners(t, 1, cfg, costmodel.DefaultModel())[0]
 	if a[0].setFor(k) != a[1].setFor(k) {
 		t.Error("two tuners of one configuration built two sets")
 	}

@@ -1,4 +1,4 @@
-package costmodel
+package learn
 
 import "math"
 
@@ -130,7 +130,7 @@ func (t *Tuner) nextCandidate(e *entry) int {
 	if e.key.SizeLog2 > 0 {
 		k := e.key
 		k.SizeLog2--
-		if nb := t.keys[k.pack()]; nb != nil && nb.tried != nil && nb.cur != nb.pick {
+		if nb := t.keys[pack(k)]; nb != nil && nb.tried != nil && nb.cur != nb.pick {
 			if i := e.set.index(nb.set.arms[nb.cur]); i >= 0 && !e.tried[i] {
 				return i
 			}

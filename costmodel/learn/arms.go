@@ -1,7 +1,7 @@
-package costmodel
+package learn
 
 import (
-	"fmt"
+	"github.com/dpmlgo/dpml/costmodel"
 	"math"
 	"math/bits"
 	"slices"
@@ -9,49 +9,8 @@ import (
 	"github.com/dpmlgo/dpml/plan"
 )
 
-// Key names a class of calls that share one tuning state: element class,
-// op class, size bucket and layout shape. Two calls with equal keys get the
-// same plan.
-type Key struct {
-	Elem     ElemClass
-	Op       OpClass
-	SizeLog2 uint8  // floor(log2 bytes): the bucket [2^SizeLog2, 2^(SizeLog2+1)); 0 also holds 0 bytes
-	Nodes    uint16 // h
-	PPN      uint16 // smallest ranks per node
-}
-
-// MakeKey returns the key of an allreduce of `bytes` bytes (O(1), no
-// allocation).
-func MakeKey(e ElemClass, o OpClass, bytes int, lay Layout) Key {
-	b := 0
-	if bytes > 1 {
-		b = bits.Len64(uint64(bytes)) - 1
-	}
-	return Key{Elem: e, Op: o, SizeLog2: uint8(b), Nodes: clamp16(lay.Nodes), PPN: clamp16(lay.PPN)}
-}
-
-func clamp16(v int) uint16 { return uint16(min(max(v, 1), math.MaxUint16)) }
-
-// Layout returns the key's layout.
-func (k Key) Layout() Layout { return Layout{Nodes: int(k.Nodes), PPN: int(k.PPN)} }
-
-// Range returns the bucket's byte range [lo, hi].
-func (k Key) Range() (lo, hi int) {
-	lo = 1 << k.SizeLog2
-	return lo, 2*lo - 1
-}
-
-// Bytes is the size the model prices for the bucket: its geometric middle.
-func (k Key) Bytes() int {
-	return int(math.Round(math.Exp2(float64(k.SizeLog2) + 0.5)))
-}
-
-func (k Key) String() string {
-	return fmt.Sprintf("%s/%s/2^%d/%dx%d", k.Elem, k.Op, k.SizeLog2, k.Nodes, k.PPN)
-}
-
-// pack maps the key to a uint64 map key.
-func (k Key) pack() uint64 {
+// pack maps key k to a uint64 map key.
+func pack(k Key) uint64 {
 	return uint64(k.Elem) | uint64(k.Op)<<8 | uint64(k.SizeLog2)<<16 | uint64(k.Nodes)<<24 | uint64(k.PPN)<<40
 }
 
@@ -59,13 +18,6 @@ func (k Key) pack() uint64 {
 func unpack(p uint64) Key {
 	return Key{Elem: ElemClass(p & 0xff), Op: OpClass(p >> 8 & 0xff), SizeLog2: uint8(p >> 16), Nodes: uint16(p >> 24), PPN: uint16(p >> 40)}
 }
-
-// Arm is one plan choice of the tuner: a plan.Shape with the variant, l,
-// k and the intra-node transport (IntraShm or IntraCMA; IntraAuto for
-// Native) set, Overlap as the variant says, and SegmentBytes 0: the
-// tuner's Config.SegmentBytes applies. Arms are plain values; compare them
-// with ==.
-type Arm = plan.Shape
 
 // priced returns arm a as the plan the model prices: with segment seg.
 func priced(a Arm, seg int) plan.Shape {
@@ -100,7 +52,7 @@ type armSet struct {
 	tree   []int16   // tree[i]: the arm index of radix[i]
 	trees  []int     // l of the multi-tree arms (l trees over disjoint partitions), ascending
 	treeL  []int16   // treeL[i]: the arm index of trees[i]
-	hookR  int       // the radix of the multi-tree arms (nearest DefaultTreeRadix)
+	hookR  int       // the radix of the multi-tree arms (nearest costmodel.DefaultTreeRadix)
 	twin   []int16   // twin[i]: the offload twin of arm i, or -1
 	ring   []int16   // ring[i]: the ring twin of arm i (plan.InterRing), or -1
 	native int       // arm index or -1
@@ -115,7 +67,7 @@ type armSet struct {
 const maxNeighbours = exhaustiveArms - 1
 
 // maxTreeRadix is the largest radix of a tree arm (the engine's bound).
-const maxTreeRadix = 64
+const maxTreeRadix = costmodel.MaxTreeRadix
 
 // newArmSet builds the arms of key k:
 //
@@ -127,7 +79,7 @@ const maxTreeRadix = 64
 //	       reduction tree (l = 1) with Config.TreeRadixes (4, 8, 16, ...) up to the first
 //	       that makes the tree flat (>= ppn-1, at most 64), a line of arms
 //	       (neighbours: the next radix either way) linked to the grid at
-//	       (l = 1, DPML, copies) by the radix nearest DefaultTreeRadix
+//	       (l = 1, DPML, copies) by the radix nearest costmodel.DefaultTreeRadix
 //	trees  in the same buckets on several nodes, l = 2, 4, ... trees over
 //	       disjoint partitions (at most plan.MaxTrees and ppn, l*64 <= the
 //	       bucket's largest size) at that radix, a line hooked to the tree
@@ -191,7 +143,7 @@ func newArmSet(k Key, cfg *Config) *armSet {
 		if len(s.radix) > 0 {
 			s.hookR = s.radix[0]
 			for _, r := range s.radix {
-				if absInt(r-DefaultTreeRadix) < absInt(s.hookR-DefaultTreeRadix) {
+				if absInt(r-costmodel.DefaultTreeRadix) < absInt(s.hookR-costmodel.DefaultTreeRadix) {
 					s.hookR = r
 				}
 			}
@@ -308,7 +260,7 @@ func newArmSet(k Key, cfg *Config) *armSet {
 	if len(s.tree) > 0 {
 		hook := 0
 		for i, r := range s.radix {
-			if absInt(r-DefaultTreeRadix) < absInt(s.radix[hook]-DefaultTreeRadix) {
+			if absInt(r-costmodel.DefaultTreeRadix) < absInt(s.radix[hook]-costmodel.DefaultTreeRadix) {
 				hook = i
 			}
 		}
@@ -384,7 +336,7 @@ func absInt(v int) int {
 // index returns the arm's index in the set, or -1 (O(1) for the grid, a
 // scan of a few radixes for the tree). It looks at the variant, l, k,
 // transport (IntraAuto counts as IntraShm), the tree's radix (0 counts
-// as DefaultTreeRadix), the offload and the inter-node algorithm
+// as costmodel.DefaultTreeRadix), the offload and the inter-node algorithm
 // (InterMPI counts as InterAuto), not at SegmentBytes or Overlap.
 func (s *armSet) index(a Arm) int {
 	if a.Variant == plan.Native {
@@ -413,7 +365,7 @@ func (s *armSet) index(a Arm) int {
 	if a.Intra == plan.IntraTree {
 		r := a.Radix
 		if r <= 0 {
-			r = DefaultTreeRadix
+			r = costmodel.DefaultTreeRadix
 		}
 		if a.Pipeline > 1 || a.Variant != plan.DPML {
 			return -1
@@ -466,5 +418,5 @@ func (s *armSet) index(a Arm) int {
 // change the arms).
 func setKey(k Key) uint64 {
 	k.Elem, k.Op = 0, 0
-	return k.pack()
+	return pack(k)
 }
