@@ -8,8 +8,9 @@
 #   cold, back to back, N = 100 calls per size, 4 B-16 MiB
 #   cold-barrier, N = 100, 4 B-16 MiB
 #   cold, back to back, N = 10, 4 B-64 MiB
-# for DPML's defaults (auto), DPML_TUNER=model and OLD's defaults; then
-# warm (b2b after 2,000 untimed calls per size, 4 B-4 MiB) for NEW and OLD;
+# for DPML's defaults (auto), DPML_TUNER=model and OLD's defaults (OLD
+# last in odd launches, first in even ones); then warm (b2b after 2,000
+# untimed calls per size, 4 B-4 MiB) for NEW and OLD, in the same order;
 # then, on 1x32, a tuning run that writes the machine profile (warm, the
 # learner without its budget) and the cold pattern again starting from
 # it, and the cold pattern of fixed plans (FIXEDVARIANTS: the MPI library
@@ -67,13 +68,17 @@ for r in $(seq 1 ${LAUNCHES:-2}); do
 	for lay in $LAYOUTS; do
 		for pat in ${PATTERNS:-cold100 bar100 cold10}; do
 			case $pat in cold100) A=$COLD100;; bar100) A=$BAR100;; cold10) A=$COLD10;; *) continue;; esac
+			# Odd launches run NEW first, even ones OLD first: a
+			# run's place in the sequence is not the build's.
+			[ -n "$OLD" ] && [ $((r % 2)) = 0 ] && one $lay-$pat-old-$r $lay $OLD "" 60 $A
 			one $lay-$pat-auto-$r $lay $NEW "${AUTOENV:-}" 60 $A
 			one $lay-$pat-model-$r $lay $NEW DPML_TUNER=model 60 $A
-			[ -n "$OLD" ] && one $lay-$pat-old-$r $lay $OLD "" 60 $A
+			[ -n "$OLD" ] && [ $((r % 2)) = 1 ] && one $lay-$pat-old-$r $lay $OLD "" 60 $A
 		done
 		[ "${WARM:-1}" = 1 ] || continue
+		[ -n "$OLD" ] && [ $((r % 2)) = 0 ] && one $lay-warm-old-$r $lay $OLD "" 90 $WARMARGS
 		one $lay-warm-auto-$r $lay $NEW "" 90 $WARMARGS
-		[ -n "$OLD" ] && one $lay-warm-old-$r $lay $OLD "" 90 $WARMARGS
+		[ -n "$OLD" ] && [ $((r % 2)) = 1 ] && one $lay-warm-old-$r $lay $OLD "" 90 $WARMARGS
 	done
 done
 P=$OUT/r/profile-$FIRST

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -448,13 +449,7 @@ func TestReproduceTables(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3 (bench/cold/summary.py)")
 	}
-	bin := buildBin(t)
-	cc := exec.Command("mpicc", "-O2", "-Wall", "-I", filepath.Join(root, "dropin"), "-o", filepath.Join(bin, "dpmlbench-c"),
-		filepath.Join(root, "cmd/dpmlbench-c/dpmlbench-c.c"), "-ldl", "-lm")
-	cc.Env = append(os.Environ(), "PATH="+filepath.Join(built.dir, "shim")+string(os.PathListSeparator)+os.Getenv("PATH"))
-	if out, err := cc.CombinedOutput(); err != nil {
-		t.Fatalf("mpicc dpmlbench-c.c: %v\n%s", err, out)
-	}
+	bin := clientBin(t)
 	out := t.TempDir()
 	run := exec.Command("bash", "bench/cold/device.sh", out, bin)
 	run.Dir = root
@@ -511,5 +506,54 @@ func TestReproduceTables(t *testing.T) {
 		if !row.Match(table[i:]) {
 			t.Errorf("best-fixed table: no row for %s bytes:\n%s", size, table[i:])
 		}
+	}
+}
+
+// clientBin is buildBin with the C client, dpmlbench-c, built beside the
+// library: what bench/cold/device.sh takes as a build.
+func clientBin(t *testing.T) string {
+	t.Helper()
+	bin := buildBin(t)
+	cc := exec.Command("mpicc", "-O2", "-Wall", "-I", filepath.Join(root, "dropin"), "-o", filepath.Join(bin, "dpmlbench-c"),
+		filepath.Join(root, "cmd/dpmlbench-c/dpmlbench-c.c"), "-ldl", "-lm")
+	cc.Env = append(os.Environ(), "PATH="+filepath.Join(built.dir, "shim")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := cc.CombinedOutput(); err != nil {
+		t.Fatalf("mpicc dpmlbench-c.c: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestDeviceABOrder: bench/cold/device.sh with an old build runs the old
+// build last in odd launches and first in even ones, so that an A/B's
+// medians over launches do not carry a run's place in the sequence.
+// Mutation check: the old build always last fails it.
+func TestDeviceABOrder(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3 (bench/cold/summary.py)")
+	}
+	bin := clientBin(t)
+	out := t.TempDir()
+	run := exec.Command("bash", "bench/cold/device.sh", out, bin, bin)
+	run.Dir = root
+	run.Env = append(cleanEnv(), "PATH="+filepath.Join(built.dir, "shim")+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"LAYOUTS=1x4", "PATTERNS=cold10", "LAUNCHES=2", "WARM=0", "PROFILE=0", "PROBE=0", "FIXED=0",
+		"MPIRUN_ARGS=--oversubscribe --bind-to none", "SIZES10=4:64K:x64", "BUDGET=300")
+	if b, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("device.sh: %v\n%s", err, b)
+	}
+	if b, err := exec.Command("tar", "xJf", filepath.Join(out, "cold.tar.xz"), "-C", out).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v\n%s", err, b)
+	}
+	cmds, err := os.ReadFile(filepath.Join(out, "r", "commands.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, m := range regexp.MustCompile(`(?m)^rc=0 at \d+ s \((\S+)\)$`).FindAllSubmatch(cmds, -1) {
+		order = append(order, string(m[1]))
+	}
+	want := []string{"1x4-cold10-auto-1", "1x4-cold10-model-1", "1x4-cold10-old-1", "1x4-cold10-old-2", "1x4-cold10-auto-2", "1x4-cold10-model-2"}
+	if !slices.Equal(order, want) {
+		t.Errorf("runs in the order %v, want %v:\n%s", order, want, cmds)
 	}
 }
