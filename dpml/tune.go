@@ -553,9 +553,10 @@ func (c *Comm) exchange() error {
 type tunerBooks struct {
 	stepNs int64
 	// foldNs, commitNs: the parts of stepNs in the folds, gathers or
-	// waits of the exchange, and in the commit; waitNs: the part of
-	// foldNs in MPI waits.
-	foldNs, commitNs, waitNs int64
+	// waits of the exchange, and in the commit; of foldNs, waitNs in MPI
+	// waits, touchNs reading the other ranks' stamp lines in (the
+	// folder), verdictNs turning the fold into verdicts and writing them.
+	foldNs, commitNs, waitNs, touchNs, verdictNs int64
 	trips                    uint64
 	tripNs                   int64
 }
@@ -716,7 +717,9 @@ func (c *Comm) foldNode() error {
 		x.acc = make([]float64, learn.FoldValues)
 	}
 	acc := x.acc[:fl]
+	tt := nanotime()
 	touchStamps(c, x.gen%2, 8*x.n)
+	c.books.touchNs += nanotime() - tt
 	for i := range c.ppn {
 		st := unsafe.Slice((*float64)(c.seg.stampArea(x.gen%2, i)), x.n)
 		if err := learn.Fold(acc, st, i == 0); err != nil {
@@ -812,6 +815,8 @@ func (c *Comm) finishFold() error {
 // writeVerdicts turns the complete fold into the verdicts and writes
 // them into the node's verdict area of this step.
 func (c *Comm) writeVerdicts(fold []float64) error {
+	tv := nanotime()
+	defer func() { c.books.verdictNs += nanotime() - tv }()
 	v, err := c.tuner.Verdicts(fold)
 	if err != nil {
 		return err
@@ -869,8 +874,8 @@ func (c *Comm) booksText() string {
 		return "; this rank recorded no call"
 	}
 	per := func(ns int64) float64 { return float64(ns) / float64(n) * 1e-3 }
-	return fmt.Sprintf(" (the ranks' largest, recent commits); this rank over the run: %.2f us per recorded call (%d calls): %d commit steps %.2f (exchange %.2f, of it MPI waits %.2f; commit %.2f), %d trips into Go %.2f",
-		per(b.stepNs+b.tripNs), n, c.tuner.Commits(), per(b.stepNs), per(b.foldNs), per(b.waitNs), per(b.commitNs), b.trips, per(b.tripNs))
+	return fmt.Sprintf(" (the ranks' largest, recent commits); this rank over the run: %.2f us per recorded call (%d calls): %d commit steps %.2f (exchange %.2f, of it reading the stamps in %.2f, verdicts %.2f, MPI waits %.2f; commit %.2f), %d trips into Go %.2f",
+		per(b.stepNs+b.tripNs), n, c.tuner.Commits(), per(b.stepNs), per(b.foldNs), per(b.touchNs), per(b.verdictNs), per(b.waitNs), per(b.commitNs), b.trips, per(b.tripNs))
 }
 
 // printTuner writes, at DPML_VERBOSE=1 (rank 0, at Close), the keys

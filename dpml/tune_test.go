@@ -269,9 +269,11 @@ func TestExchangeDeferred(t *testing.T) {
 					// commit steps and their cost per recorded call.
 					var out strings.Builder
 					c.printTuner(&out, false)
-					m := regexp.MustCompile(`this rank over the run: (\d+\.\d\d) us per recorded call \((\d+) calls\): (\d+) commit steps (\d+\.\d\d) \(exchange (\d+\.\d\d), of it MPI waits \d+\.\d\d; commit (\d+\.\d\d)\)`).FindStringSubmatch(out.String())
-					if m == nil || m[2] == "0" || m[3] == "0" || m[4] == "0.00" || m[6] == "0.00" {
+					m := regexp.MustCompile(`this rank over the run: (\d+\.\d\d) us per recorded call \((\d+) calls\): (\d+) commit steps (\d+\.\d\d) \(exchange (\d+\.\d\d), of it reading the stamps in (\d+\.\d\d), verdicts (\d+\.\d\d), MPI waits \d+\.\d\d; commit (\d+\.\d\d)\)`).FindStringSubmatch(out.String())
+					if m == nil || m[2] == "0" || m[3] == "0" || m[4] == "0.00" || m[8] == "0.00" {
 						t.Errorf("the tuner's books: %q", out.String())
+					} else if folds := c.xchg.folds > 0 && c.folder(); folds != (c.books.touchNs > 0 && c.books.verdictNs > 0) {
+						t.Errorf("the folder's books (folds through the segment %v): reading the stamps in %d ns, verdicts %d ns", folds, c.books.touchNs, c.books.verdictNs)
 					}
 				})
 			})
