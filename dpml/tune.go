@@ -557,8 +557,8 @@ type tunerBooks struct {
 	// waits, touchNs reading the other ranks' stamp lines in (the
 	// folder), verdictNs turning the fold into verdicts and writing them.
 	foldNs, commitNs, waitNs, touchNs, verdictNs int64
-	trips                    uint64
-	tripNs                   int64
+	trips                                        uint64
+	tripNs                                       int64
 }
 
 // trip books a timed call's trip of ns nanoseconds (0: the plan pays
