@@ -168,6 +168,7 @@ const (
 	MPITest      = "DPML_MPITEST"
 	NodeSplit    = "DPML_NODE_SPLIT"
 	MPITestLimit = "DPML_MPITEST_TIMEOUT"
+	NCCLFloor    = "DPML_NCCL_FLOOR"
 	NCCLPolicy   = "DPML_NCCL_POLICY"
 	NCCLTable    = "DPML_NCCL_TABLE"
 	RunCPUMap    = "DPML_RUN_CPUMAP"
@@ -227,6 +228,8 @@ var Vars = []Var{
 		Doc: "Internal: set by the multi-rank test harness in the ranks it launches. Never set it by hand."},
 	{Name: MPITestLimit, Kind: KindDuration, Default: "120s", Scope: AllRanks, Users: "tests", Min: int64(time.Second), Max: int64(MaxDuration), Class: TestOnly,
 		Doc: "Bound of one multi-rank test run (internal/testkit/mpitest); the job is killed after it."},
+	{Name: NCCLFloor, Kind: KindInt, Default: "auto", Scope: AllRanks, Users: "libdpml-nccl-tuner.so (preloaded)", Values: []string{"auto", "off"}, Min: 1, Max: 64,
+		Doc: "Channel floor of the NCCL communicators created while libdpml-nccl-tuner.so is preloaded (`LD_PRELOAD`, next to `NCCL_TUNER_PLUGIN`). NCCL fixes a communicator's channels when it creates it, before it loads the tuner plugin, and caps every call at them; the plugin's per-call channel answers above NCCL's own count take effect only on a communicator created with more. The preloaded library therefore calls NCCL's ncclCommInitRank, ncclCommInitRankConfig, ncclCommInitRankScalable and ncclCommInitAll with a copy of the caller's config whose minCTAs is the floor (maxCTAs 64). `auto`: the floor of the plugin's data for this machine (the built-in data for the GPU count, model and link; with `DPML_NCCL_TABLE`, the table's largest channel answer for the layout), only under `DPML_NCCL_POLICY=auto` and only for communicators of no more ranks than the GPUs NVML lists on the host (taken to be one node); `off`: none; a number N: minCTAs N for every communicator. The caller's choice always wins: a config whose minCTAs or maxCTAs is set, and NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_MIN_CTAS or NCCL_MAX_CTAS in the environment or NCCL's configuration files, leave the communicator as NCCL makes it. Read at each communicator's creation; every rank of a communicator must see the same value. A value that does not parse applies no floor, with a warning."},
 	{Name: NCCLPolicy, Kind: KindString, Default: "auto", Scope: AllRanks, Users: "libdpml-nccl-tuner.so",
 		Doc: "What the NCCL tuner plugin (package nccl) answers, read at each communicator's init: `auto` (the table of `DPML_NCCL_TABLE` where it covers the call, else the channel model; the model alone when no table is named), `model` (the channel model; the table is ignored), `off` (NCCL's own choice for every call), or a fixed answer `C[/ALGO/PROTO]` for every call (C channels, 0 = NCCL's count; e.g. `8` or `16/ring/simple`; for sweeps). A value that does not parse makes the plugin answer NCCL's default, with a warning. Every rank of a communicator must see the same value (and table): NCCL ranks must agree on channels, algorithm and protocol."},
 	{Name: NCCLTable, Kind: KindString, Default: "", Scope: AllRanks, Users: "libdpml-nccl-tuner.so, dpmlnccl",

@@ -21,8 +21,10 @@ import (
 //go:embed builtin_*.json
 var builtinFiles embed.FS
 
-// BuiltinSchema is the version of the built-in data format.
-const BuiltinSchema = 1
+// BuiltinSchema is the version of the built-in data format this package
+// writes: 2 adds the channel floor (Builtin.Floor). ReadBuiltin also reads
+// version 1 files (no floor).
+const BuiltinSchema = 2
 
 // Machine is what the built-in data is keyed by: the communicator's GPU
 // count and nodes, the GPU model as the driver names it ("NVIDIA H200")
@@ -79,19 +81,33 @@ type BuiltinRange struct {
 	Evidence string `json:"evidence,omitempty"`
 }
 
+// BuiltinFloor is the channel floor of a machine: the channels a
+// communicator is created with at least (ncclConfig_t minCTAs), so that
+// the per-call answers up to that count take effect (NCCL caps a call's
+// channels at its communicator's, which it fixes before it loads the
+// tuner). FitFloor derives it from forced-channel sweeps; the library
+// applies it when it is preloaded (doc.go, "The channel floor").
+type BuiltinFloor struct {
+	Channels int    `json:"channels"`
+	Evidence string `json:"evidence,omitempty"`
+}
+
 // Builtin is one built-in data file.
 type Builtin struct {
 	Schema     int               `json:"schema"`
 	Key        Machine           `json:"key"`
 	Provenance BuiltinProvenance `json:"provenance"`
-	Ranges     []BuiltinRange    `json:"ranges"`
+	// Floor is the machine's channel floor; nil: none (communicators keep
+	// the channels NCCL gives them).
+	Floor  *BuiltinFloor  `json:"floor,omitempty"`
+	Ranges []BuiltinRange `json:"ranges"`
 }
 
 // Validate checks the key, the provenance and the ranges (in range,
 // not overlapping within a collective).
 func (b *Builtin) Validate() error {
-	if b.Schema != BuiltinSchema {
-		return fmt.Errorf("built-in data: schema %d, want %d", b.Schema, BuiltinSchema)
+	if b.Schema != 1 && b.Schema != BuiltinSchema {
+		return fmt.Errorf("built-in data: schema %d, this build reads 1 and %d", b.Schema, BuiltinSchema)
 	}
 	k := b.Key.normal()
 	if k.GPUs < 2 || k.Nodes < 1 || k.GPU == "" || (k.Link != "nvlink" && k.Link != "pcie") {
@@ -99,6 +115,14 @@ func (b *Builtin) Validate() error {
 	}
 	if b.Provenance.Machine == "" || b.Provenance.NCCL == "" || b.Provenance.Measured == "" {
 		return fmt.Errorf("built-in data for %s: provenance needs machine, nccl and measured", k)
+	}
+	if f := b.Floor; f != nil {
+		if b.Schema < 2 {
+			return fmt.Errorf("built-in data for %s: a floor needs schema 2", k)
+		}
+		if f.Channels < 1 || f.Channels > MaxChannels {
+			return fmt.Errorf("built-in data for %s: floor of %d channels: want 1..%d", k, f.Channels, MaxChannels)
+		}
 	}
 	byColl := map[string][]BuiltinRange{}
 	for _, r := range b.Ranges {

@@ -28,6 +28,9 @@ type ForcedPick struct {
 	Pairs               int
 	// Default and BestTime are median seconds per call.
 	Default, BestTime float64
+	// Speedups holds the median speedup of every forced count measured
+	// in the bucket (FitFloor compares counts across buckets with it).
+	Speedups map[int]float64
 }
 
 // FitOptions control FitForced.
@@ -111,7 +114,7 @@ func FitForced(sweeps []*Sweep, opt FitOptions) ([]ForcedPick, Layout, error) {
 	}
 	var picks []ForcedPick
 	for k, byN := range ratios {
-		p := ForcedPick{Coll: k.coll, Log2: k.log2, Speedup: math.Inf(-1)}
+		p := ForcedPick{Coll: k.coll, Log2: k.log2, Speedup: math.Inf(-1), Speedups: map[int]float64{}}
 		counts := make([]int, 0, len(byN))
 		for n := range byN {
 			counts = append(counts, n)
@@ -127,7 +130,9 @@ func FitForced(sweeps []*Sweep, opt FitOptions) ([]ForcedPick, Layout, error) {
 				rs[i], ds[i], fs[i] = s.ratio, s.dflt, s.forced
 				lo = min(lo, s.ratio)
 			}
-			if med := median(rs); med > p.Speedup { // ties: the smaller count, met first
+			med := median(rs)
+			p.Speedups[n] = med
+			if med > p.Speedup { // ties: the smaller count, met first
 				p.Best, p.Speedup, p.MinSpeedup, p.Pairs = n, med, lo, len(ss)
 				p.Default, p.BestTime = median(ds), median(fs)
 			}
@@ -193,6 +198,100 @@ func ForcedTable(picks []ForcedPick, lay Layout, sw *Sweep, command string) (*co
 		tb.Entries = append(tb.Entries, en)
 	}
 	return tb, nil
+}
+
+// FloorBuckets is how many of the largest size buckets a sweep measured,
+// per collective, FitFloor reads: the bandwidth regime, where the
+// communicator's channels decide what a call can reach.
+const FloorBuckets = 3
+
+// FitFloor derives a machine's channel floor from FitForced's picks: the
+// forced channel count that does best in the largest FloorBuckets buckets
+// of every collective (the highest geometric mean of its median speedups
+// over NCCL's default there), provided its median speedup is at least 1 in
+// every one of those buckets (it is never slower than the default in the
+// median) and at least 1 + Improve in one (0: DefaultFitImprove). It
+// returns nil and the reason when no count qualifies. The floor is
+// applied at communicator creation (minCTAs); below the largest sizes
+// the per-call answers (the picks) choose the count, and NCCL's own
+// choice on the floored communicator where they answer nothing.
+func FitFloor(picks []ForcedPick, opt FitOptions) (*BuiltinFloor, string) {
+	improve := opt.Improve
+	if improve == 0 {
+		improve = DefaultFitImprove
+	}
+	byColl := map[string][]ForcedPick{}
+	var colls []string
+	for _, p := range picks {
+		if _, ok := byColl[p.Coll]; !ok {
+			colls = append(colls, p.Coll)
+		}
+		byColl[p.Coll] = append(byColl[p.Coll], p)
+	}
+	var cells []ForcedPick
+	for _, c := range colls {
+		ps := byColl[c]
+		sort.Slice(ps, func(i, j int) bool { return ps[i].Log2 > ps[j].Log2 })
+		cells = append(cells, ps[:min(FloorBuckets, len(ps))]...)
+	}
+	if len(cells) == 0 {
+		return nil, "no picks"
+	}
+	// Candidates: the counts measured in every cell.
+	var counts []int
+	for n := range cells[0].Speedups {
+		all := true
+		for _, c := range cells[1:] {
+			if _, ok := c.Speedups[n]; !ok {
+				all = false
+			}
+		}
+		if all {
+			counts = append(counts, n)
+		}
+	}
+	sort.Ints(counts)
+	best, bestGM, bestLo, bestHi := 0, 0.0, 0.0, 0.0
+	var why []string
+	for _, n := range counts {
+		lo, hi, logSum := math.Inf(1), math.Inf(-1), 0.0
+		for _, c := range cells {
+			s := c.Speedups[n]
+			lo, hi = min(lo, s), max(hi, s)
+			logSum += math.Log(s)
+		}
+		gm := math.Exp(logSum / float64(len(cells)))
+		switch {
+		case !(lo >= 1):
+			why = append(why, fmt.Sprintf("%d slower than the default (%.3f)", n, lo))
+		case !(hi >= 1+improve):
+			why = append(why, fmt.Sprintf("%d at most %.3f", n, hi))
+		case gm > bestGM:
+			best, bestGM, bestLo, bestHi = n, gm, lo, hi
+		}
+	}
+	lo, hi := cells[0].Log2, cells[0].Log2
+	for _, c := range cells {
+		lo, hi = min(lo, c.Log2), max(hi, c.Log2)
+	}
+	where := fmt.Sprintf("the largest %d buckets of %s (2^%d..2^%d)", FloorBuckets, strings.Join(colls, ", "), lo, hi)
+	if best == 0 {
+		if len(counts) == 0 {
+			return nil, "no forced count was measured in " + where
+		}
+		return nil, fmt.Sprintf("no forced count was at least 1 in every bucket and %.2f in one, in %s: %s", 1+improve, where, strings.Join(why, "; "))
+	}
+	return &BuiltinFloor{Channels: best, Evidence: fmt.Sprintf("%d channels: median speedup over NCCL's default %.3f to %.3f "+
+		"(geometric mean %.3f) in %s, %d run(s); the best of the forced counts %s there", best, bestLo, bestHi, bestGM, where,
+		cells[0].Pairs, intList(counts))}, ""
+}
+
+func intList(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
 }
 
 // FitBuiltin turns FitForced's picks into built-in data for machine m:

@@ -249,6 +249,9 @@ func New(s Settings, lay Layout) (*Policy, error) {
 		}
 		p.fillBuiltin(b)
 		p.Source = fmt.Sprintf("built-in data for %s (NCCL %s, %s; %s)", b.Key, b.Provenance.NCCL, orDash(b.Provenance.Date), b.Provenance.Machine)
+		if b.Floor != nil {
+			p.Source += fmt.Sprintf("; its channel floor, %d, applies where the library is preloaded", b.Floor.Channels)
+		}
 		return p, nil
 	}
 	tb, err := loadTable(s.Table)

@@ -312,6 +312,8 @@ func cmdShow(args []string, stdout io.Writer) error {
 	collName := fs.String("coll", "", "one collective (default: all)")
 	gpu := fs.String("gpu", "", "GPU model for the built-in data (what the plugin detects by NVML)")
 	link := fs.String("link", "", "link for the built-in data: nvlink or pcie")
+	floorSetting := fs.String("floor", "auto", "DPML_NCCL_FLOOR: auto, off or N")
+	hostGPUs := fs.Int("host-gpus", 0, "GPUs of the host, for the floor (default: the communicator's ranks on one node, else unknown)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -324,6 +326,23 @@ func cmdShow(args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "%d ranks on %d nodes: %s\n", *ranks, *nodes, p.Source)
 	if err != nil {
 		fmt.Fprintf(stdout, "error: %v (the plugin answers NCCL's default)\n", err)
+	}
+	fset, err := nccl.ParseFloorSetting(*floorSetting)
+	if err != nil {
+		return err
+	}
+	hg := *hostGPUs
+	if hg == 0 && *nodes == 1 {
+		hg = *ranks
+	}
+	fd, err := nccl.DecideFloor(nccl.FloorQuery{Ranks: *ranks, HostGPUs: hg, Settings: s, Floor: fset})
+	switch {
+	case err != nil:
+		fmt.Fprintf(stdout, "channel floor: none: %v\n", err)
+	case fd.Channels > 0:
+		fmt.Fprintf(stdout, "channel floor (minCTAs at creation, library preloaded): %d (%s)\n", fd.Channels, fd.Source)
+	default:
+		fmt.Fprintf(stdout, "channel floor: none (%s)\n", fd.Source)
 	}
 	colls := []nccl.Coll{nccl.AllReduce, nccl.AllGather, nccl.ReduceScatter, nccl.Broadcast, nccl.Reduce}
 	if *collName != "" {

@@ -26,6 +26,7 @@ func cmdFit(args []string, stdout io.Writer) error {
 	link := fs.String("link", "", "the GPUs' link: nvlink or pcie (required: the sweep does not record it)")
 	gpu := fs.String("gpu", "", "GPU model of the key (default: the sweep's gpu0)")
 	machine := fs.String("machine", "", "machine description for the provenance (default: the sweep's host and GPUs)")
+	source := fs.String("source", "", "where the sweep files come from, for the provenance (default: their names)")
 	tablePath := fs.String("table", "", "also write the picks as a tuning table (DPML_NCCL_TABLE)")
 	md := fs.String("md", "", "also write the picks as a Markdown table")
 	atlas := fs.String("atlas", "", "also draw the atlas (PNG, SVG or PDF): the fastest forced channel count per size and collective")
@@ -41,7 +42,7 @@ func cmdFit(args []string, stdout io.Writer) error {
 	}
 	files := fs.Args()
 	if len(files) == 0 || *link == "" {
-		return usageError{"usage: dpmlnccl fit -link nvlink|pcie [-table t.json] [-md picks.md] [-atlas atlas.png] sweep.csv... > builtin.json"}
+		return usageError{"usage: dpmlnccl fit -link nvlink|pcie [-gpu MODEL] [-machine TEXT] [-source TEXT] [-table t.json] [-md picks.md] [-atlas atlas.png] sweep.csv... > builtin.json"}
 	}
 	var sweeps []*nccl.Sweep
 	for _, f := range files {
@@ -80,19 +81,33 @@ func cmdFit(args []string, stdout io.Writer) error {
 		cl = append(cl, c)
 	}
 	sort.Strings(cl)
+	floor, noFloor := nccl.FitFloor(picks, nccl.FitOptions{Improve: *improve})
+	floorNote := "no channel floor: " + noFloor
+	if floor != nil {
+		floorNote = fmt.Sprintf("channel floor %d: the forced count that does best in the largest %d size buckets of every collective, "+
+			"never slower than the default in their medians", floor.Channels, nccl.FloorBuckets)
+	}
+	src := *source
+	if src == "" {
+		src = strings.Join(files, " ")
+	}
 	prov := nccl.BuiltinProvenance{
 		Machine: desc,
 		NCCL:    nccl.VersionString(m0["nccl_version"]),
 		Date:    m0["date"],
 		Measured: fmt.Sprintf("%s, %s %s, NCCL's default communicator against communicators with the channel count forced "+
 			"(ncclsweep nccl@N: minCTAs = maxCTAs = N), %d run(s) paired run by run; a count is kept where its median speedup "+
-			"is at least the margin and it lost in no run, elsewhere NCCL's default", strings.Join(cl, ", "),
-			orDash(m0["dtype"]), orDash(m0["op"]), len(sweeps)),
-		Source:  strings.Join(files, " "),
-		Command: "dpmlnccl fit " + strings.Join(args, " "),
+			"is at least the margin and it lost in no run, elsewhere NCCL's default; %s", strings.Join(cl, ", "),
+			orDash(m0["dtype"]), orDash(m0["op"]), len(sweeps), floorNote),
+		Source:  src,
+		Command: "dpmlnccl fit " + shellJoin(args),
 	}
 	b, err := nccl.FitBuiltin(picks, key, prov)
 	if err != nil {
+		return err
+	}
+	b.Floor = floor
+	if err := b.Validate(); err != nil {
 		return err
 	}
 	var out bytes.Buffer
@@ -107,12 +122,17 @@ func cmdFit(args []string, stdout io.Writer) error {
 		fmt.Fprintf(&t, "forced channel counts against NCCL's default: %s x %s, NCCL %s, %d run(s)\n\n", orDash(m0["gpus"]), orDash(m0["gpu0"]),
 			nccl.VersionString(m0["nccl_version"]), len(sweeps))
 		nccl.WriteForcedPicks(&t, picks, lay.Ranks)
+		if floor != nil {
+			fmt.Fprintf(&t, "\nchannel floor (minCTAs at communicator creation): %s\n", floor.Evidence)
+		} else {
+			fmt.Fprintf(&t, "\nchannel floor: none (%s)\n", noFloor)
+		}
 		if err := os.WriteFile(*md, []byte(t.String()), 0o644); err != nil {
 			return err
 		}
 	}
 	if *tablePath != "" {
-		tb, err := nccl.ForcedTable(picks, lay, sweeps[0], "dpmlnccl fit "+strings.Join(args, " "))
+		tb, err := nccl.ForcedTable(picks, lay, sweeps[0], "dpmlnccl fit "+shellJoin(args))
 		if err != nil {
 			return err
 		}
@@ -125,7 +145,11 @@ func cmdFit(args []string, stdout io.Writer) error {
 		}
 	}
 	if *atlas != "" {
-		if err := plotFitAtlas(*atlas, picks, lay, m0); err != nil {
+		fl := 0
+		if floor != nil {
+			fl = floor.Channels
+		}
+		if err := plotFitAtlas(*atlas, picks, lay, m0, fl); err != nil {
 			return err
 		}
 	}
@@ -133,8 +157,9 @@ func cmdFit(args []string, stdout io.Writer) error {
 }
 
 // plotFitAtlas draws, per collective, the fastest forced channel count
-// per size (solid) and the answer kept (dashed; 0 = NCCL's default).
-func plotFitAtlas(path string, picks []nccl.ForcedPick, lay nccl.Layout, meta map[string]string) error {
+// per size (solid) and the answer kept (dashed; 0 = NCCL's default), and
+// the channel floor (grey; 0: none).
+func plotFitAtlas(path string, picks []nccl.ForcedPick, lay nccl.Layout, meta map[string]string, floor int) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("channel atlas: %d x %s, NCCL %s (forced channels vs default)", lay.Ranks, orDash(meta["gpu0"]),
 		nccl.VersionString(meta["nccl_version"]))
@@ -162,6 +187,15 @@ func plotFitAtlas(path string, picks []nccl.ForcedPick, lay nccl.Layout, meta ma
 		col := colors[i%len(colors)]
 		ss = append(ss, series{name: c + ": fastest forced count", xy: byColl[c][0], color: col, width: 2},
 			series{name: c + ": answer", xy: byColl[c][1], color: col, dash: true})
+	}
+	if floor > 0 && len(picks) > 0 {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, pk := range picks {
+			x := math.Exp2(float64(pk.Log2))
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+		ss = append(ss, series{name: fmt.Sprintf("channel floor (%d)", floor), xy: plotter.XYs{{X: lo, Y: float64(floor)}, {X: hi, Y: float64(floor)}},
+			color: color.Gray{Y: 120}, width: 1})
 	}
 	if err := addLines(p, ss); err != nil {
 		return err
@@ -199,12 +233,13 @@ func (r *runSet) Set(v string) error {
 func cmdCompare(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	var runs runSet
-	fs.Var(&runs, "run", "LABEL=sweep.csv,sweep.csv,... (repeat; the first label is the baseline)")
+	fs.Var(&runs, "run", "LABEL=sweep.csv,sweep.csv#VARIANT,... (repeat; the first label is the baseline; #VARIANT takes one variant of a file of several)")
 	forced := fs.String("forced", "", "forced-channel sweeps (comma-separated): the headroom the criteria use")
 	md := fs.String("md", "", "also write the comparison to this file")
 	gain := fs.Float64("gain", 1.03, "criterion: at least this ratio where the forced sweep shows -headroom")
 	headroom := fs.Float64("headroom", 1.05, "forced-sweep speedup that makes a size demand -gain")
 	floor := fs.Float64("floor", 0.98, "criterion: at least this ratio at every size")
+	paired := fs.Bool("paired", false, "the labels' K-th files are one run (variants of one process, FILE#VARIANT): the ratio is the median of the per-run ratios")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -216,10 +251,16 @@ func cmdCompare(args []string, stdout io.Writer) error {
 		bytes int64
 	}
 	med := map[string]map[key][]float64{} // label -> key -> per-run medians (seconds)
+	// byRun: label -> run index -> key -> median (for -paired).
+	byRun := map[string][]map[key]float64{}
 	var meta map[string]string
 	for _, l := range runs.labels {
 		med[l] = map[key][]float64{}
-		for _, f := range runs.files[l] {
+		if *paired && len(runs.files[l]) != len(runs.files[runs.labels[0]]) {
+			return usageError{fmt.Sprintf("-paired: %s has %d files, %s %d: one per run each", l, len(runs.files[l]), runs.labels[0], len(runs.files[runs.labels[0]]))}
+		}
+		for _, spec := range runs.files[l] {
+			f, variant, _ := strings.Cut(spec, "#")
 			sw, err := readSweepFile(f)
 			if err != nil {
 				return err
@@ -227,16 +268,26 @@ func cmdCompare(args []string, stdout io.Writer) error {
 			if meta == nil {
 				meta = sw.Meta
 			}
-			if vs := sw.Variants(); len(vs) != 1 {
-				return fmt.Errorf("%s: %d variants (%s): one per run file", f, len(vs), strings.Join(vs, ", "))
+			if variant == "" {
+				if vs := sw.Variants(); len(vs) != 1 {
+					return fmt.Errorf("%s: %d variants (%s): one per run file, or name one (FILE#VARIANT)", f, len(vs), strings.Join(vs, ", "))
+				}
+			} else if !hasVariant(sw, variant) {
+				return fmt.Errorf("%s: no variant %s (it has %s)", f, variant, strings.Join(sw.Variants(), ", "))
 			}
+			run := map[key]float64{}
 			for _, r := range sw.Rows {
+				if variant != "" && r.Variant != variant {
+					continue
+				}
 				if r.Check == "fail" {
 					return fmt.Errorf("%s: %s %s at %d bytes: wrong results", f, r.Variant, r.Coll, r.Bytes)
 				}
 				k := key{r.Coll, r.Bytes}
 				med[l][k] = append(med[l][k], r.Seconds())
+				run[k] = r.Seconds()
 			}
+			byRun[l] = append(byRun[l], run)
 		}
 	}
 	head := map[key]float64{} // by coll and bucket start
@@ -269,8 +320,12 @@ func cmdCompare(args []string, stdout io.Writer) error {
 		return keys[i].bytes < keys[j].bytes
 	})
 	var w bytes.Buffer
-	fmt.Fprintf(&w, "%s x %s, NCCL %s: bus bandwidth GB/s, median over runs of each run's median; in parentheses the ratio to %s\n\n",
-		orDash(meta["gpus"]), orDash(meta["gpu0"]), nccl.VersionString(meta["nccl_version"]), base)
+	how := "the ratio to " + base
+	if *paired {
+		how = "the median over runs of each run's ratio to its own " + base + " (paired: variants of one process)"
+	}
+	fmt.Fprintf(&w, "%s x %s, NCCL %s: bus bandwidth GB/s, median over runs of each run's median; in parentheses %s\n\n",
+		orDash(meta["gpus"]), orDash(meta["gpu0"]), nccl.VersionString(meta["nccl_version"]), how)
 	fmt.Fprintf(&w, "| coll | bytes | forced headroom |")
 	for _, l := range runs.labels {
 		fmt.Fprintf(&w, " %s (%d runs) |", l, len(runs.files[l]))
@@ -302,6 +357,17 @@ func cmdCompare(args []string, stdout io.Writer) error {
 				continue
 			}
 			ratio := bt / t
+			if *paired {
+				var rs []float64
+				for i, run := range byRun[l] {
+					a, ok1 := byRun[base][i][k]
+					b, ok2 := run[k]
+					if ok1 && ok2 && b > 0 {
+						rs = append(rs, a/b)
+					}
+				}
+				ratio = median(rs)
+			}
 			fmt.Fprintf(&w, " %s (%.3f) |", fmtBW(bw), ratio)
 			v := verdicts[l]
 			v.lowest = math.Min(v.lowest, ratio)
@@ -343,6 +409,36 @@ func cmdCompare(args []string, stdout io.Writer) error {
 		return os.WriteFile(*md, w.Bytes(), 0o644)
 	}
 	return nil
+}
+
+// shellJoin joins args as a shell would read them back: an argument with
+// anything but letters, digits and -_./=,:@+ is single-quoted.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		plain := a != ""
+		for _, r := range a {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=,:@+", r)) {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			out[i] = a
+		} else {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func hasVariant(sw *nccl.Sweep, v string) bool {
+	for _, x := range sw.Variants() {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }
 
 func median(xs []float64) float64 {

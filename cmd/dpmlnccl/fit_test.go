@@ -127,3 +127,81 @@ func TestCompareCommand(t *testing.T) {
 		t.Errorf("two variants in a run file: %d %s", code, errs)
 	}
 }
+
+// TestFitFloorCommand: fit writes the channel floor into the built-in
+// data when the largest sizes show it, with its evidence in the picks, and
+// says why not otherwise; -source and -machine go into the provenance,
+// quoted in its command.
+func TestFitFloorCommand(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for i, d := range []string{"110", "108", "106"} {
+		var rows []string
+		for _, n := range []string{"67108864", "134217728", "268435456"} {
+			rows = append(rows, "allreduce "+n+" nccl@dflt "+d, "allreduce "+n+" nccl@32 100", "allreduce "+n+" nccl@16 "+d)
+		}
+		files = append(files, runCSV(t, dir, fmt.Sprintf("r%d.csv", i), rows...))
+	}
+	md := filepath.Join(dir, "p.md")
+	code, out, errs := run(append([]string{"fit", "-link", "nvlink", "-md", md, "-machine", "test box", "-source", "x.tgz: r*.csv"}, files...)...)
+	if code != 0 {
+		t.Fatalf("fit: %d %s", code, errs)
+	}
+	b, err := nccl.ReadBuiltin(strings.NewReader(out))
+	if err != nil {
+		t.Fatalf("fit output: %v\n%s", err, out)
+	}
+	if b.Floor == nil || b.Floor.Channels != 32 || b.Provenance.Machine != "test box" || b.Provenance.Source != "x.tgz: r*.csv" ||
+		!strings.Contains(b.Provenance.Command, "-machine 'test box' -source 'x.tgz: r*.csv'") || !strings.Contains(b.Provenance.Measured, "channel floor 32") {
+		t.Errorf("built-in %+v, floor %+v", b.Provenance, b.Floor)
+	}
+	if p := mustRead(t, md); !strings.Contains(p, "channel floor (minCTAs at communicator creation): 32 channels: median speedup over NCCL's default 1.080 to 1.080 (geometric mean 1.080) in the largest 3 buckets of allreduce (2^26..2^28)") {
+		t.Errorf("picks:\n%s", p)
+	}
+	// The sweep of TestFitCommand: 32 channels lose at 4 KiB, one of the
+	// three largest buckets there: no floor, and the reason.
+	small := runCSV(t, dir, "s.csv", "allreduce 2097152 nccl@dflt 110", "allreduce 2097152 nccl@32 100", "allreduce 4194304 nccl@dflt 110",
+		"allreduce 4194304 nccl@32 100", "allreduce 4096 nccl@dflt 10", "allreduce 4096 nccl@32 12")
+	code, out, errs = run("fit", "-link", "nvlink", small)
+	if b, err := nccl.ReadBuiltin(strings.NewReader(out)); code != 0 || err != nil || b.Floor != nil ||
+		!strings.Contains(b.Provenance.Measured, "no channel floor: no forced count was at least 1 in every bucket") {
+		t.Errorf("no floor: %d %s %v %+v", code, errs, err, b)
+	}
+}
+
+// TestComparePaired: with -paired the ratio is the median of the per-run
+// ratios of the variants of one process (FILE#VARIANT), which a slow
+// process as a whole does not move.
+func TestComparePaired(t *testing.T) {
+	dir := t.TempDir()
+	// Three processes, each timing both variants; the first is slow as a
+	// whole. Per run the plugin is 1.053, 1.100 and 1.045 x faster (median
+	// 1.053); the medians over runs, 11.5 and 11, give 1.045.
+	var runs []string
+	for i, t2 := range [][2]float64{{20, 19}, {11, 10}, {11.5, 11}} {
+		runs = append(runs, runCSV(t, dir, fmt.Sprintf("p%d.csv", i),
+			fmt.Sprintf("allreduce 4096 nccl@dflt %g", t2[0]), fmt.Sprintf("allreduce 4096 plugin@dflt %g", t2[1])))
+	}
+	spec := func(v string) string {
+		var s []string
+		for _, r := range runs {
+			s = append(s, r+"#"+v)
+		}
+		return strings.Join(s, ",")
+	}
+	code, out, errs := run("compare", "-paired", "-run", "default="+spec("nccl@dflt"), "-run", "preload="+spec("plugin@dflt"))
+	if code != 0 || !strings.Contains(out, "(1.053) |") || !strings.Contains(out, "paired") || !strings.Contains(out, "preload vs default: MEETS") {
+		t.Errorf("paired: %d %s\n%s", code, errs, out)
+	}
+	// Unpaired, the same files give the ratio of the medians; a missing
+	// variant and unequal run counts are errors.
+	if code, out, _ := run("compare", "-run", "default="+spec("nccl@dflt"), "-run", "preload="+spec("plugin@dflt")); code != 0 || !strings.Contains(out, "(1.045)") {
+		t.Errorf("unpaired: %d\n%s", code, out)
+	}
+	if code, _, errs := run("compare", "-run", "default="+runs[0]+"#nccl@8", "-run", "x="+runs[1]+"#plugin@dflt"); code != 1 || !strings.Contains(errs, "no variant nccl@8") {
+		t.Errorf("missing variant: %d %s", code, errs)
+	}
+	if code, _, _ := run("compare", "-paired", "-run", "default="+spec("nccl@dflt"), "-run", "x="+runs[1]+"#plugin@dflt"); code != 2 {
+		t.Errorf("-paired with 3 and 1 files: exit %d, want 2", code)
+	}
+}

@@ -9,22 +9,28 @@
 //
 //	dpmlnccl table  -in sweep.csv -out table.json [-comm min32] [-atlas atlas.png] [-forced a.csv,b.csv] [-md picks.md]
 //	dpmlnccl report -in sweep.csv [-base nccl@dflt] [-plot busbw.png] [-md report.md] [-min 0.98]
-//	dpmlnccl show   [-ranks 2] [-nodes 1] [-policy auto] [-table table.json] [-coll allreduce] [-gpu "NVIDIA H200" -link nvlink]
-//	dpmlnccl fit    -link nvlink|pcie [-table t.json] [-md picks.md] [-atlas atlas.png] sweep.csv... > nccl/builtin_NAME.json
-//	dpmlnccl compare -run default=a.csv,b.csv -run builtin=... [-run table=...] [-forced p0.csv,...] [-md cmp.md]
+//	dpmlnccl show   [-ranks 2] [-nodes 1] [-policy auto] [-table table.json] [-coll allreduce] [-gpu "NVIDIA H200" -link nvlink] [-floor auto] [-host-gpus N]
+//	dpmlnccl fit    -link nvlink|pcie [-machine TEXT] [-source TEXT] [-table t.json] [-md picks.md] [-atlas atlas.png] sweep.csv... > nccl/builtin_NAME.json
+//	dpmlnccl compare [-paired] -run default=a.csv,b.csv -run builtin=... [-run table=...] [-forced p0.csv,...] [-md cmp.md]
 //
 // fit: from forced-channel sweeps (ncclsweep nccl@dflt and nccl@N rows,
 // one file per run), per collective and size bucket the channel count
 // that beat NCCL's default by the margin in the median over runs and in
 // no run lost (nccl.FitForced); writes the plugin's built-in data for the
 // machine (GPU count and model from the sweep, -link given) to stdout, so
-// regenerating the embedded data is one command; -table writes the same
-// picks as a DPML_NCCL_TABLE.
+// regenerating the embedded data is one command; with the channel floor
+// (nccl.FitFloor: the forced count that does best at the largest sizes)
+// the preloaded library creates communicators with; -table writes the
+// same picks as a DPML_NCCL_TABLE.
 //
 // compare: one sweep file per run and configuration, alternated on the
 // machine; per collective and size the median over runs, the ratio to the
 // first configuration, and the criteria (never below -floor; at least
-// -gain where the forced sweep shows -headroom).
+// -gain where the forced sweep shows -headroom). FILE#VARIANT takes one
+// variant of a file that has several; -paired pairs the labels' K-th
+// files as one run (variants timed in turn in one process) and reports
+// the median of the per-run ratios, which leaves out what differs from
+// process to process.
 //
 // table: per size bucket, the fixed answer (C@COMM rows) that beat NCCL's
 // own choice on the same communicators (nccl@COMM) by more than 3%, else

@@ -235,18 +235,15 @@ func TestDeviceScriptFake(t *testing.T) {
 	if p0 := files["nccl2/pass0/run1/sweep.csv"]; !strings.Contains(p0, "nccl@32") || strings.Contains(p0, "plugin_inits") {
 		t.Error("pass 0 should run the forced-channel variants without the plugin")
 	}
-	// The built-in run found the seeded data through the fake NVML: 32
-	// channels for allreduce from 2 MiB, NCCL's default elsewhere.
+	// The built-in run found the seeded data through the fake NVML.
 	sw, err := nccl.ReadSweep(strings.NewReader(files["nccl2/pass2/builtin-1/sweep.csv"]))
 	if err != nil {
 		t.Fatal(err)
 	}
+	h200 := builtinPolicy(t, 2)
 	for _, r := range sw.Rows {
-		want := "native"
-		if r.Coll == "allreduce" && r.Bytes >= 2<<20 {
-			want = "32"
-		}
-		if r.TunerChoice != want {
+		c, _ := nccl.ParseColl(r.Coll)
+		if want := h200.Decide(c, uint64(r.Bytes)).String(); r.TunerChoice != want {
 			t.Errorf("builtin run: %s %d bytes: plugin answered %q, want %q", r.Coll, r.Bytes, r.TunerChoice, want)
 		}
 	}
@@ -449,6 +446,17 @@ func TestTunerABIVersions(t *testing.T) {
 	}
 }
 
+// builtinPolicy is the plugin's policy from the built-in data for gpus
+// NVIDIA H200 over NVLink on one node (what the fake NVML describes).
+func builtinPolicy(t *testing.T, gpus int) *nccl.Policy {
+	t.Helper()
+	p, err := nccl.New(nccl.Settings{Mode: nccl.ModeAuto, GPU: "NVIDIA H200", Link: "nvlink"}, nccl.Layout{Ranks: gpus, Nodes: 1})
+	if err != nil || !strings.Contains(p.Source, "built-in data") {
+		t.Fatalf("built-in data for %d x H200: %v (%s)", gpus, err, p.Source)
+	}
+	return p
+}
+
 // TestBuiltinByNVML: without a table the plugin answers from its built-in
 // data when NVML (here the fake) names a machine it has data for, and
 // leaves NCCL's default for any other machine.
@@ -473,10 +481,11 @@ func TestBuiltinByNVML(t *testing.T) {
 		runSweep(t, exe, append([]string{"NCCL_TUNER_PLUGIN=" + lib, "DPML_NCCL_NVML=" + nvml}, c.env...),
 			"-min", "1M", "-max", "4M", "-reps", "1", "-variants", "plugin@dflt", "-out", out)
 		sw := readCSV(t, filepath.Join(out, "sweep.csv"))
+		h200 := builtinPolicy(t, 2)
 		for _, r := range sw.Rows {
 			want := "native"
-			if c.has && r.Coll == "allreduce" && r.Bytes >= 2<<20 {
-				want = "32"
+			if coll, _ := nccl.ParseColl(r.Coll); c.has {
+				want = h200.Decide(coll, uint64(r.Bytes)).String()
 			}
 			if r.TunerChoice != want {
 				t.Errorf("%s: %s %d bytes: plugin answered %q, want %q", c.name, r.Coll, r.Bytes, r.TunerChoice, want)

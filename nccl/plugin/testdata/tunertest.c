@@ -345,9 +345,11 @@ static void test_api(const api* a, char** tables) {
   }
 
   /* The built-in data (nccl/builtin_*.json) for 2 x NVIDIA H200 on NVLink:
-   * allreduce from 2^21 to 2^30 gets 32 channels, everything else NCCL's.
-   * The machine comes from DPML_NCCL_GPU / DPML_NCCL_LINK here (NVML is
-   * pointed at a missing library by main). */
+   * allreduce gets 2 channels at 2^15 and 32 from 2^21 to 2^30, NCCL's
+   * choice at the other buckets; reduce-scatter and allgather 32 at 32 MiB;
+   * for 4 x H200 allreduce 32 at 2^22..2^25 and NCCL's above. The machine
+   * comes from DPML_NCCL_GPU / DPML_NCCL_LINK here (NVML is pointed at a
+   * missing library by main). */
   setenv("DPML_NCCL_GPU", "nvidia  H200", 1); /* case and spaces do not matter */
   setenv("DPML_NCCL_LINK", "NVLink", 1);
   ctx = open_ctx(a, NULL, NULL, 2, 1);
@@ -357,12 +359,20 @@ static void test_api(const api* a, char** tables) {
   expect(a, ctx, 4, 32 << 20, 32, -1, -1);
   expect(a, ctx, 4, (2ull << 30) - 1, 32, -1, -1); /* the 2^30 bucket */
   expect(a, ctx, 4, 2ull << 30, 0, -1, -1);        /* not measured above it */
-  expect(a, ctx, 3, 32 << 20, 0, -1, -1);          /* reduce-scatter: not measured */
-  expect(a, ctx, 2, 32 << 20, 0, -1, -1);          /* allgather: not measured */
+  expect(a, ctx, 4, 1 << 15, 2, -1, -1);
+  expect(a, ctx, 4, 1 << 16, 0, -1, -1);
+  expect(a, ctx, 3, 32 << 20, 32, -1, -1); /* reduce-scatter */
+  expect(a, ctx, 2, 32 << 20, 32, -1, -1); /* allgather */
+  expect(a, ctx, 0, 32 << 20, 0, -1, -1);  /* broadcast: not measured */
   CHECK(api_fin(a, ctx) == ncclSuccess, "finalize");
-  ctx = open_ctx(a, "auto", NULL, 4, 1); /* 4 GPUs: no data */
-  CHECK(strstr(g_lastlog, "no built-in data for 4 x nvidia H200 (nvlink") != NULL, "4 GPUs: %s", g_lastlog);
-  expect_native(a, ctx, "4 x H200");
+  ctx = open_ctx(a, "auto", NULL, 4, 1);
+  CHECK(strstr(g_lastlog, "built-in data for 4 x NVIDIA H200 (nvlink") != NULL, "4 GPUs: %s", g_lastlog);
+  expect(a, ctx, 4, 4 << 20, 32, -1, -1);
+  expect(a, ctx, 4, 1ull << 30, 0, -1, -1);
+  CHECK(api_fin(a, ctx) == ncclSuccess, "finalize");
+  ctx = open_ctx(a, "auto", NULL, 3, 1); /* 3 GPUs: no data */
+  CHECK(strstr(g_lastlog, "no built-in data for 3 x nvidia H200 (nvlink") != NULL, "3 GPUs: %s", g_lastlog);
+  expect_native(a, ctx, "3 x H200");
   CHECK(api_fin(a, ctx) == ncclSuccess, "finalize");
   ctx = open_ctx(a, "auto", NULL, 2, 2); /* 2 nodes: no data */
   expect_native(a, ctx, "2 nodes x 1 H200");
