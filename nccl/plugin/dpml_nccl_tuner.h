@@ -22,6 +22,7 @@
 #ifndef DPML_NCCL_TUNER_H
 #define DPML_NCCL_TUNER_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -155,6 +156,37 @@ typedef struct {
   ncclResult_t (*destroy)(void* context);
 } ncclTuner_v4_t;
 
+/* ---- The communicator-creation API (nccl.h of NCCL 2.28.3), for the
+ * channel floor the library applies when it is preloaded (floor.c) ---- */
+
+typedef struct ncclComm* ncclComm_t;
+#define DPML_NCCL_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[DPML_NCCL_UNIQUE_ID_BYTES];
+} ncclUniqueId;
+
+/* ncclConfig_t: NCCL_CONFIG_INITIALIZER sets size, magic, version (the
+ * header's NCCL_VERSION_CODE) and every other field to "undefined"
+ * (INT_MIN, or NULL for pointers). Releases append fields; NCCL copies
+ * min(size, its own sizeof) bytes over its initializer's values, and for a
+ * version before the one that introduced a field it uses the default. The
+ * fields up to netName are those of NCCL 2.17, the first release with
+ * minCTAs and maxCTAs; before 2.17 a config ends at blocking (2.14). */
+#define DPML_NCCL_CONFIG_MAGIC 0xcafebeefu
+#define DPML_NCCL_CONFIG_UNDEF_INT INT_MIN
+#define DPML_NCCL_VERSION(x, y, z) ((x) * 10000 + (y) * 100 + (z)) /* from 2.9 on */
+#define DPML_NCCL_MAXCHANNELS 64 /* NCCL's MAXCHANNELS: maxCTAs when unset */
+typedef struct {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  int blocking;       /* 2.14 */
+  int cgaClusterSize; /* 2.17 */
+  int minCTAs;        /* 2.17 */
+  int maxCTAs;        /* 2.17 */
+  const char* netName; /* 2.17 */
+} dpml_nccl_config_v2_17;
+
 /* ---- DPML's side ---- */
 
 #define DPML_NCCL_BUCKETS 64 /* size buckets floor(log2 nBytes), 0..63 */
@@ -203,5 +235,12 @@ typedef struct {
 
 /* Exported by the plugin: copy the counters into *out (a no-op for NULL). */
 void dpml_nccl_tuner_stats(dpml_nccl_stats* out);
+
+/* Internal (plugin.c, for floor.c): the machine as NVML describes it,
+ * detected once per process: the GPU model every GPU shares ("" if they
+ * differ or NVML does not answer), the link ("nvlink", "pcie" or ""), the
+ * GPUs NVML lists (0: unknown) and how NVML answered. */
+__attribute__((visibility("hidden"))) void dpml_nccl_machine(const char** gpu, const char** link, int* gpus,
+                                                             const char** note);
 
 #endif

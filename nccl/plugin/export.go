@@ -81,6 +81,57 @@ func dpmlNcclFill(ctx *C.dpml_nccl_ctx, nRanks, nNodes C.size_t, policy, table, 
 	return rc
 }
 
+// dpmlNcclFloor decides the channel floor of a communicator of nRanks
+// ranks that the preloaded library is about to create (floor.c): the
+// minCTAs to set, 0 for none, or -1 for an error (a setting that does not
+// parse, a table that does not read: no floor). hostGPUs is the number of
+// GPUs NVML lists on this host (0: unknown); floor, policy, table are
+// DPML_NCCL_FLOOR, DPML_NCCL_POLICY and DPML_NCCL_TABLE, gpu and link the
+// machine. msg (msgLen bytes) receives the reason, NUL-terminated. It
+// never panics into C.
+//
+//export dpmlNcclFloor
+func dpmlNcclFloor(nRanks, hostGPUs C.int, floor, policy, table, gpu, link *C.char, msg *C.char, msgLen C.int) (ch C.int) {
+	say := func(s string) {
+		if msg == nil || msgLen < 1 {
+			return
+		}
+		buf := unsafe.Slice((*byte)(unsafe.Pointer(msg)), int(msgLen))
+		n := copy(buf[:len(buf)-1], s)
+		buf[n] = 0
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			say(fmt.Sprintf("internal error (%v)", r))
+			ch = -1
+		}
+	}()
+	str := func(p *C.char) string {
+		if p == nil {
+			return ""
+		}
+		return C.GoString(p)
+	}
+	fs, err := nccl.ParseFloorSetting(str(floor))
+	if err != nil {
+		say(err.Error())
+		return -1
+	}
+	s, err := nccl.ParseSettings(str(policy), str(table))
+	if err != nil && fs.Mode == nccl.FloorAuto {
+		say("DPML_NCCL_POLICY does not parse")
+		return 0
+	}
+	s.GPU, s.Link = str(gpu), str(link)
+	d, err := nccl.DecideFloor(nccl.FloorQuery{Ranks: int(nRanks), HostGPUs: int(hostGPUs), Settings: s, Floor: fs})
+	if err != nil {
+		say(d.Source + ": " + err.Error())
+		return -1
+	}
+	say(d.Source)
+	return C.int(d.Channels)
+}
+
 // fill parses the settings and computes the policy; on a settings error
 // the policy answers NCCL's default (nccl.New does the same for tables).
 func fill(policy, table string, m nccl.Machine, lay nccl.Layout) (*nccl.Policy, error) {

@@ -87,6 +87,7 @@ static void set_native(dpml_nccl_ctx* c) {
  * (tests). */
 static pthread_once_t g_machine_once = PTHREAD_ONCE_INIT;
 static char g_gpu[128], g_link[16], g_machine_note[200];
+static int g_host_gpus; /* GPUs NVML lists; 0: unknown */
 
 typedef int (*nvml_void_fn)(void);
 typedef int (*nvml_count_fn)(unsigned int*);
@@ -139,6 +140,7 @@ static void detect_machine(void) {
     }
     shutdown();
     if (ok) {
+      g_host_gpus = (int)n;
       if (same) memcpy(g_gpu, model, sizeof g_gpu);
       snprintf(g_link, sizeof g_link, "%s", nvlink ? "nvlink" : "pcie");
       snprintf(g_machine_note, sizeof g_machine_note, "NVML: %u GPUs%s", n, same ? "" : " of different models");
@@ -147,6 +149,14 @@ static void detect_machine(void) {
     }
   }
   dlclose(h);
+}
+
+void dpml_nccl_machine(const char** gpu, const char** link, int* gpus, const char** note) {
+  pthread_once(&g_machine_once, detect_machine);
+  *gpu = g_gpu;
+  *link = g_link;
+  *gpus = g_host_gpus;
+  *note = g_machine_note;
 }
 
 /* needs_machine: whether the policy may use the built-in data (auto, the

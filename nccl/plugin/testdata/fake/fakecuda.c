@@ -28,6 +28,11 @@ cudaError_t cudaSetDevice(int device) {
   current = device;
   return cudaSuccess;
 }
+cudaError_t cudaGetDevice(int* device) {
+  if (!device) return cudaErrorInvalidValue;
+  *device = current;
+  return cudaSuccess;
+}
 cudaError_t cudaMalloc(void** ptr, size_t size) {
   *ptr = malloc(size ? size : 1);
   return *ptr ? cudaSuccess : cudaErrorMemoryAllocation;

@@ -13,25 +13,43 @@
  * headroom the plugin's table should take. Results are computed on the
  * host, every element.
  *
- * ncclCommInitRankConfig checks the config as NCCL 2.28.3's parseCommConfig
- * does: a wrong magic, a set minCTAs or maxCTAs of 0 or less, and minCTAs >
- * maxCTAs (an unset field is INT_MIN, so a set minCTAs with maxCTAs unset
- * fails) are ncclInvalidArgument with NCCL's message; a config of a version
- * before 2.17 has no minCTAs/maxCTAs (they are ignored).
+ * Communicators are created as NCCL 2.28.3 creates them, for what the
+ * tests look at. The config is checked as parseCommConfig does: a wrong
+ * magic, a set minCTAs or maxCTAs of 0 or less, and minCTAs > maxCTAs (an
+ * unset field is INT_MIN, so a set minCTAs with maxCTAs unset fails) are
+ * ncclInvalidArgument with NCCL's message; a config of a version before
+ * 2.17 has no minCTAs/maxCTAs (they are ignored); only min(size, sizeof)
+ * bytes are read. NCCL_MIN_CTAS and NCCL_MAX_CTAS replace the config's
+ * values; the channels are then those of the "graph search" (16), capped
+ * by NCCL_MAX_NCHANNELS (or NCCL_MAX_NRINGS) and maxCTAs, raised to
+ * NCCL_MIN_NCHANNELS (or NCCL_MIN_NRINGS) and minCTAs, at most 64. At its
+ * first call the fake reads NCCL's configuration files into the
+ * environment as NCCL does (NCCL_CONF_FILE, else ~/.nccl.conf, then
+ * /etc/nccl.conf; a variable already set wins). ncclCommInitRank and
+ * ncclCommInitAll create their communicators through an internal function,
+ * not through the exported ncclCommInitRankConfig (as NCCL's do), and a
+ * child of ncclCommSplit with a NULL config takes its parent's minCTAs and
+ * maxCTAs (NCCL's copyCommConfig). With NCCL_DEBUG=INFO each communicator
+ * prints its channels on stdout ("N coll channels", as NCCL's INFO line).
+ * fakeNcclCommInfo tells what a communicator's creation received.
  *
  * Environment (tests only): FAKE_NCCL_VERSION, the code ncclGetVersion
  * returns; FAKE_NCCL_TUNER_ABI=N, look up tuner versions N and older only
  * (an older NCCL); FAKE_NCCL_CORRUPT=COLL, one wrong element in every
- * result of that collective; FAKE_NCCL_DEBUG, log INFO lines.
+ * result of that collective; FAKE_NCCL_FAIL_INIT=R, every communicator
+ * creation fails with result R (after the argument checks);
+ * FAKE_NCCL_DEBUG, log INFO lines.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "nccl.h"
 
@@ -66,8 +84,10 @@ static struct {
 
 struct fakeComm {
   int rank, nranks, channels;
+  int minCTAs, maxCTAs; /* after NCCL's defaults and the environment */
   uint64_t clique;
   void* tctx;
+  fakeCommInfo info;
 };
 
 static int tuner_tried;
@@ -133,7 +153,50 @@ ncclResult_t ncclGetVersion(int* version) {
   return ncclSuccess;
 }
 
+/* init_env: NCCL's configuration files into the environment, once. */
+static void set_env_file(const char* path) {
+  FILE* f = fopen(path, "r");
+  if (!f) return;
+  char line[1024];
+  while (fgets(line, sizeof line, f)) {
+    if (line[0] == '#') continue;
+    char* eq = strchr(line, '=');
+    if (!eq) continue;
+    *eq = 0;
+    char* val = eq + 1;
+    val[strcspn(val, "\r\n")] = 0;
+    setenv(line, val, 0);
+  }
+  fclose(f);
+}
+
+static void init_env(void) {
+  static int done;
+  if (done) return;
+  done = 1;
+  const char* user = getenv("NCCL_CONF_FILE");
+  char path[1024];
+  if (user && *user) {
+    set_env_file(user);
+  } else {
+    struct passwd* pw = getpwuid(getuid());
+    if (pw && pw->pw_dir) {
+      snprintf(path, sizeof path, "%s/.nccl.conf", pw->pw_dir);
+      set_env_file(path);
+    }
+  }
+  set_env_file("/etc/nccl.conf");
+}
+
+/* env_int: an integer setting (NAME, else OLD), or def when unset or empty. */
+static int env_int(const char* name, const char* old, int def) {
+  const char* v = getenv(name);
+  if ((!v || !*v) && old) v = getenv(old);
+  return v && *v ? atoi(v) : def;
+}
+
 ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
+  init_env();
   memset(id, 0, sizeof *id);
   uint64_t v = next_id++;
   memcpy(id->internal, &v, sizeof v);
@@ -141,9 +204,15 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
 }
 
 /* check_config: NCCL 2.28.3's rules for the fields the fake knows. */
-static ncclResult_t check_config(const ncclConfig_t* config, int* minCTAs, int* maxCTAs) {
+static ncclResult_t check_config(const ncclConfig_t* user, int* minCTAs, int* maxCTAs) {
   *minCTAs = *maxCTAs = NCCL_CONFIG_UNDEF_INT;
-  if (config == NULL) return ncclSuccess;
+  if (user == NULL) return ncclSuccess;
+  /* NCCL reads min(size, its sizeof) bytes over its initializer's values. */
+  ncclConfig_t c = NCCL_CONFIG_INITIALIZER, *config = &c;
+  size_t size;
+  c.magic = 0;
+  memcpy(&size, user, sizeof size);
+  memcpy(&c, user, size < sizeof c ? size : sizeof c);
   if (config->magic != 0xcafebeef) {
     warn("ncclConfig_t argument not initialized via NCCL_CONFIG_INITIALIZER");
     return ncclInvalidArgument;
@@ -160,19 +229,78 @@ static ncclResult_t check_config(const ncclConfig_t* config, int* minCTAs, int* 
   return ncclSuccess;
 }
 
-ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank, ncclConfig_t* config) {
+/* record: what the caller passed, for fakeNcclCommInfo. */
+static void record(struct fakeComm* c, const ncclConfig_t* user) {
+  memset(&c->info, 0, sizeof c->info);
+  c->info.blocking = c->info.minCTAs = c->info.maxCTAs = NCCL_CONFIG_UNDEF_INT;
+  if (user) {
+    c->info.given = 1;
+    memcpy(&c->info.size, user, sizeof c->info.size);
+    c->info.version = user->version;
+    if (c->info.size >= offsetof(ncclConfig_t, blocking) + sizeof(int)) c->info.blocking = user->blocking;
+    if (c->info.size >= offsetof(ncclConfig_t, maxCTAs) + sizeof(int)) {
+      c->info.minCTAs = user->minCTAs;
+      c->info.maxCTAs = user->maxCTAs;
+    }
+  }
+  int dev = -1;
+  cudaGetDevice(&dev);
+  c->info.device = dev;
+}
+
+/* set_channels: NCCL's defaults, the environment's overrides, and the
+ * communicator's channels (see the comment at the top). */
+static void set_channels(struct fakeComm* c, int minCTAs, int maxCTAs) {
+  if (minCTAs == NCCL_CONFIG_UNDEF_INT) minCTAs = 1;
+  if (maxCTAs == NCCL_CONFIG_UNDEF_INT) maxCTAs = 64;
+  minCTAs = env_int("NCCL_MIN_CTAS", NULL, minCTAs);
+  maxCTAs = env_int("NCCL_MAX_CTAS", NULL, maxCTAs);
+  if (minCTAs > 64) minCTAs = 64;
+  if (maxCTAs > 64) maxCTAs = 64;
+  if (minCTAs > maxCTAs) minCTAs = maxCTAs;
+  c->minCTAs = minCTAs, c->maxCTAs = maxCTAs;
+  int nc = 16;
+  int maxEnv = env_int("NCCL_MAX_NCHANNELS", "NCCL_MAX_NRINGS", 64);
+  int minEnv = env_int("NCCL_MIN_NCHANNELS", "NCCL_MIN_NRINGS", 0);
+  if (maxEnv < nc) nc = maxEnv;
+  if (maxCTAs < nc) nc = maxCTAs;
+  if (minEnv > nc) nc = minEnv;
+  if (minCTAs > nc) nc = minCTAs;
+  if (nc > 64) nc = 64;
+  if (nc < 1) nc = 1;
+  c->channels = c->info.channels = nc;
+  const char* dbg = getenv("NCCL_DEBUG");
+  if (dbg && strcasecmp(dbg, "INFO") == 0)
+    printf("FAKE NCCL INFO %d coll channels, rank %d of %d (minCTAs %d, maxCTAs %d)\n", nc, c->rank, c->nranks, minCTAs, maxCTAs);
+}
+
+static ncclResult_t fail_init(void) {
+  const char* f = getenv("FAKE_NCCL_FAIL_INIT");
+  return f && atoi(f) > 0 ? (ncclResult_t)atoi(f) : ncclSuccess;
+}
+
+/* init_comm is NCCL's internal ncclCommInitRankDev: every creation entry
+ * point comes here, none through another exported function. minCTAs and
+ * maxCTAs are inherited (a split's child) when inherit is set. */
+static ncclResult_t init_comm(ncclComm_t* comm, int nranks, const ncclUniqueId* id, int rank, const ncclConfig_t* config,
+                              const struct fakeComm* inherit) {
+  init_env();
+  if (comm) *comm = NULL;
   if (!comm || nranks < 1 || rank < 0 || rank >= nranks) return ncclInvalidArgument;
   int minCTAs, maxCTAs;
-  ncclResult_t r = check_config(config, &minCTAs, &maxCTAs);
+  ncclResult_t r = inherit ? ncclSuccess : check_config(config, &minCTAs, &maxCTAs);
   if (r != ncclSuccess) return r;
+  if ((r = fail_init()) != ncclSuccess) {
+    warn("FAKE_NCCL_FAIL_INIT: creation fails with %d", (int)r);
+    return r;
+  }
+  if (inherit) minCTAs = inherit->minCTAs, maxCTAs = inherit->maxCTAs;
   struct fakeComm* c = calloc(1, sizeof *c);
   if (!c) return ncclSystemError;
   c->rank = rank, c->nranks = nranks;
-  memcpy(&c->clique, id.internal, sizeof c->clique);
-  c->channels = 16;
-  if (maxCTAs != NCCL_CONFIG_UNDEF_INT && maxCTAs < c->channels) c->channels = maxCTAs;
-  if (minCTAs != NCCL_CONFIG_UNDEF_INT && minCTAs > c->channels) c->channels = minCTAs;
-  if (c->channels > 64) c->channels = 64;
+  memcpy(&c->clique, id->internal, sizeof c->clique);
+  record(c, config);
+  set_channels(c, minCTAs, maxCTAs);
   load_tuner();
   if (tuner.version) {
     unsigned char nvl[12] = {0}, constants[4096] = {0};
@@ -184,6 +312,58 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId i
     }
   }
   *comm = c;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank, ncclConfig_t* config) {
+  return init_comm(comm, nranks, &id, rank, config, NULL);
+}
+
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank) {
+  return init_comm(comm, nranks, &id, rank, NULL, NULL);
+}
+
+ncclResult_t ncclCommInitRankScalable(ncclComm_t* comm, int nranks, int rank, int nId, ncclUniqueId* ids, ncclConfig_t* config) {
+  if (nId < 1 || nId > nranks || !ids) return ncclInvalidArgument;
+  return init_comm(comm, nranks, &ids[0], rank, config, NULL);
+}
+
+ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) {
+  init_env();
+  if (!comms || ndev < 0) return ncclInvalidArgument;
+  int total = 0, old = 0;
+  cudaGetDeviceCount(&total);
+  cudaGetDevice(&old);
+  for (int i = 0; devlist && i < ndev; i++) {
+    if (devlist[i] < 0 || devlist[i] >= total) return ncclInvalidArgument;
+    for (int j = 0; j < i; j++)
+      if (devlist[j] == devlist[i]) return ncclInvalidUsage;
+  }
+  ncclUniqueId id;
+  ncclGetUniqueId(&id);
+  ncclResult_t r = ncclSuccess;
+  for (int i = 0; i < ndev; i++) {
+    cudaSetDevice(devlist ? devlist[i] : i);
+    ncclResult_t ri = init_comm(comms + i, ndev, &id, i, NULL, NULL);
+    if (ri != ncclSuccess && r == ncclSuccess) r = ri;
+  }
+  cudaSetDevice(old);
+  return r;
+}
+
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
+  (void)key;
+  if (!comm || !newcomm) return ncclInvalidArgument;
+  ncclUniqueId id;
+  uint64_t clique = comm->clique * 1000003u + (uint64_t)color + 1;
+  memset(&id, 0, sizeof id);
+  memcpy(id.internal, &clique, sizeof clique);
+  return init_comm(newcomm, comm->nranks, &id, comm->rank, config, config ? NULL : comm);
+}
+
+ncclResult_t fakeNcclCommInfo(ncclComm_t comm, fakeCommInfo* info) {
+  if (!comm || !info) return ncclInvalidArgument;
+  *info = comm->info;
   return ncclSuccess;
 }
 

@@ -1,7 +1,8 @@
 /*
  * FAKE nccl.h, for tests without a GPU: the part of NCCL's API that
- * cmd/ncclsweep uses (NCCL 2.28 names and signatures), implemented by
- * fakenccl.c on the host. The fake checks ncclConfig_t as NCCL 2.28 does,
+ * cmd/ncclsweep and the channel floor's tests use (NCCL 2.28 names and
+ * signatures), implemented by fakenccl.c on the host (compiled into a
+ * program, or built as libnccl.so for the preload tests). The fake checks ncclConfig_t as NCCL 2.28 does,
  * loads the tuner plugin named by NCCL_TUNER_PLUGIN as NCCL does (dlopen,
  * the newest ncclTunerPlugin_vN it knows, init per communicator,
  * getCollInfo per collective, finalize), and advances the streams' virtual
@@ -65,7 +66,12 @@ typedef struct {
 
 ncclResult_t ncclGetVersion(int* version);
 ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId);
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank);
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config);
+ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
+                                      ncclConfig_t* config);
+ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist);
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config);
 ncclResult_t ncclCommDestroy(ncclComm_t comm);
 ncclResult_t ncclGroupStart(void);
 ncclResult_t ncclGroupEnd(void);
@@ -77,5 +83,17 @@ ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
                            ncclComm_t comm, cudaStream_t stream);
 const char* ncclGetErrorString(ncclResult_t result);
 const char* ncclGetLastError(ncclComm_t comm);
+
+/* Fake only: what a communicator's creation received (the config as the
+ * caller passed it: given 0 for none) and what it set up (channels, the
+ * CUDA device current at its creation). */
+typedef struct {
+  int given;
+  size_t size;
+  unsigned int version;
+  int blocking, minCTAs, maxCTAs;
+  int channels, device;
+} fakeCommInfo;
+ncclResult_t fakeNcclCommInfo(ncclComm_t comm, fakeCommInfo* info);
 
 #endif
