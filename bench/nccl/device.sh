@@ -15,30 +15,52 @@
 #                      minCTAs = maxCTAs = N) for allreduce, reduce-scatter and
 #                      allgather, SWEEP_MIN to SWEEP_MAX; each run's sweep.csv,
 #                      sweep.txt (nccl-tests layout, #wrong from host-computed
-#                      expected values) and nccl.log (NCCL_DEBUG=INFO)
+#                      expected values) and nccl.log (NCCL_DEBUG=INFO: NCCL's
+#                      lines, with each communicator's channels, and the sweep's)
 #   3. fit/            dpmlnccl fit of pass 0: builtin.json (the plugin's built-in
-#                      data for this machine, ready to replace
-#                      nccl/builtin_*.json), table.json (DPML_NCCL_TABLE),
+#                      data for this machine, channel floor included, ready to
+#                      replace nccl/builtin_*.json), table.json (DPML_NCCL_TABLE),
 #                      picks.md, atlas.png (fastest forced count per size)
-#   4. pass2/LABEL-K/  RUNS rounds, alternated within each round: default (NCCL
-#                      alone), builtin (plugin, no table: its built-in data for
-#                      the GPU model and link it detects), table (plugin with
-#                      fit/table.json), comm32 (plugin, no table, communicators
-#                      made with minCTAs 32: what the built-in answers can reach
-#                      when the communicator has the channels)
-#   5. compare.md      dpmlnccl compare: per collective and size the median over
-#                      runs, the ratio to NCCL's default, the criteria (>= 0.98
-#                      everywhere, >= 1.03 where pass 0 shows >= 5% headroom)
-#   6. channels.txt    NCCL's channel counts and the plugin's lines from the logs;
+#   4. pass2/LABEL-K/  ROUNDS rounds; in each, one process per label, in an order
+#                      that rotates from round to round:
+#                        default        NCCL alone
+#                        builtin        the plugin as a tuner only, no table: its
+#                                       built-in data for the GPU model and link
+#                                       it detects, on NCCL's default communicators
+#                        table          the same with fit/table.json
+#                        comm32         the plugin, no table, on communicators made
+#                                       with minCTAs 32 (NO_COMM32: skip)
+#                        preload        the plugin preloaded too (LD_PRELOAD): its
+#                                       channel floor at communicator creation, no
+#                                       table (what a user of the built-in data gets)
+#                        preload-table  preloaded, with fit/table.json
+#                        paired         preloaded; one process times NCCL alone
+#                                       (nccl@dflt: policy off, so no floor) and the
+#                                       plugin (plugin@dflt) in turn, sample by sample
+#                        paired-table   the same with fit/table.json
+#                      PASS2 lists the labels to run (default: all of them)
+#   5. compare.md      dpmlnccl compare of the processes: per collective and size
+#                      the median over runs, the ratio to NCCL's default, the
+#                      criteria (>= 0.98 everywhere, >= 1.03 where pass 0 shows
+#                      >= 5% headroom); compare-paired.md the same for the paired
+#                      processes (-paired: the median of each process's ratio)
+#   6. initcheck/      preloaded, communicators made with ncclCommInitRank and
+#                      ncclCommInitAll (-init rank, -init all): the floor on the
+#                      other entry points, in their nccl.log
+#   7. channels.txt    NCCL's channel counts and the plugin's lines from the logs;
 #                      device.log (this script's output); OUTDIR.tgz (everything)
 #
-# NCCL_NVLS_ENABLE=0 throughout. About 2-3 minutes on 2 H200; every run has
-# a timeout, and runs that would start after TOTAL_S seconds are skipped
-# (the log says which). Variables (defaults):
-#   RUNS (3)  REPS (3 samples per variant, size and run)  REP_US (500: a sample's length)
+# NCCL_NVLS_ENABLE=0 throughout. Every run has a timeout, and runs that would
+# start after TOTAL_S seconds are skipped (the log says which). Sizes up to
+# SMALL_MAX take SMALL_REPS samples of SMALL_REP_US each (calls of a few
+# microseconds: long samples, many of them, the median); the others REPS
+# samples of REP_US. About 5 minutes on 2 H200 and 6-7 on 4 with the defaults
+# and ROUNDS=5. Variables (defaults):
+#   RUNS (3: pass-0 runs)  ROUNDS (RUNS: pass-2 rounds)  PASS2 (all labels above)
+#   REPS (5)  REP_US (1000)  SMALL_MAX (1M)  SMALL_REPS (15)  SMALL_REP_US (2000)
 #   SWEEP_MIN (4K)  SWEEP_MAX (1G)  SWEEP_STEP (x2)  CHANNELS ("1 2 4 8 16 24 32")
-#   COLLS (allreduce,reducescatter,allgather)  TOTAL_S (270)  RUN_S (90: one run's limit)
-#   SCALE (1: multiplies REPS and REP_US)  LINK (nvlink|pcie; default from nvidia-smi topo -m)
+#   COLLS (allreduce,reducescatter,allgather)  TOTAL_S (480)  RUN_S (90: one run's limit)
+#   SCALE (1: multiplies the reps and sample lengths)  LINK (nvlink|pcie; default from nvidia-smi topo -m)
 #   BIN (bin)  NO_COMM32 (set: skip the comm32 runs)
 # Overrides for building elsewhere (the CI test runs this on fake CUDA and NCCL):
 #   NVCC=none|path  CUDA_INC  NCCL_INC  CUDA_LIB  NCCL_LIB  SWEEP_EXTRA_SRCS  SWEEP_LIBS
@@ -62,20 +84,28 @@ trap finish EXIT
 
 SCALE=${SCALE:-1}
 RUNS=${RUNS:-3}
-REPS=${REPS:-3}
-REP_US=${REP_US:-500}
+ROUNDS=${ROUNDS:-$RUNS}
+REPS=${REPS:-5}
+REP_US=${REP_US:-1000}
+SMALL_MAX=${SMALL_MAX:-1M}
+SMALL_REPS=${SMALL_REPS:-15}
+SMALL_REP_US=${SMALL_REP_US:-2000}
 REPS=$(( REPS * SCALE ))
 REP_US=$(( REP_US * SCALE ))
+SMALL_REPS=$(( SMALL_REPS * SCALE ))
+SMALL_REP_US=$(( SMALL_REP_US * SCALE ))
+PASS2=${PASS2:-default builtin table comm32 preload preload-table paired paired-table}
 SWEEP_MIN=${SWEEP_MIN:-4K}
 SWEEP_MAX=${SWEEP_MAX:-1G}
 SWEEP_STEP=${SWEEP_STEP:-x2}
 CHANNELS=${CHANNELS:-1 2 4 8 16 24 32}
 COLLS=${COLLS:-allreduce,reducescatter,allgather}
-TOTAL_S=${TOTAL_S:-270}
+TOTAL_S=${TOTAL_S:-480}
 RUN_S=${RUN_S:-90}
 BIN=${BIN:-bin}
 export NCCL_NVLS_ENABLE=0
-unset NCCL_MIN_CTAS NCCL_MAX_CTAS NCCL_MIN_NCHANNELS NCCL_MAX_NCHANNELS DPML_NCCL_TABLE DPML_NCCL_POLICY DPML_NCCL_GPU DPML_NCCL_LINK
+unset NCCL_MIN_CTAS NCCL_MAX_CTAS NCCL_MIN_NCHANNELS NCCL_MAX_NCHANNELS NCCL_MIN_NRINGS NCCL_MAX_NRINGS LD_PRELOAD \
+	DPML_NCCL_TABLE DPML_NCCL_POLICY DPML_NCCL_GPU DPML_NCCL_LINK DPML_NCCL_FLOOR DPML_VERBOSE
 
 CMDS=$W/commands.txt
 : > "$CMDS"
@@ -180,9 +210,12 @@ else
 fi
 
 common="-colls $COLLS -min $SWEEP_MIN -max $SWEEP_MAX -step $SWEEP_STEP -reps $REPS -warmup 2 -rep-us $REP_US"
+common="$common -small-max $SMALL_MAX -small-reps $SMALL_REPS -small-rep-us $SMALL_REP_US"
 skipped=""
-# sweep DIR LABEL VARIANTS [ENV...]: one ncclsweep run into DIR, unless the
-# time budget is spent.
+# [PRE=LIB] [ARGS="..."] sweep DIR LABEL VARIANTS [ENV...]: one ncclsweep run
+# into DIR, unless the time budget is spent; with PRE, LIB preloaded into the
+# sweep (and nothing else); ARGS replace the common arguments. NCCL's log
+# (stdout) and the sweep's (stderr) go to DIR/nccl.log.
 sweep() {
 	local dir=$1 label=$2 variants=$3
 	shift 3
@@ -197,12 +230,15 @@ sweep() {
 	[ "$limit" -lt 20 ] && limit=20
 	mkdir -p "$dir"
 	echo "== $label ($(date -u +%T), at most ${limit}s)"
+	local args=${ARGS:-$common}
+	local pre=()
+	[ -n "${PRE:-}" ] && pre=(env LD_PRELOAD="$PRE")
 	# shellcheck disable=SC2086
-	log_cmd env "$@" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING timeout -k 5 "$limit" "$EXE" $common -variants "$variants" \
+	log_cmd env "$@" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING timeout -k 5 "$limit" "${pre[@]}" "$EXE" $args -variants "$variants" \
 		-budget-s $(( limit - 10 )) -label "$label" -out "$dir"
 	# shellcheck disable=SC2086
-	env "$@" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING timeout -k 5 "$limit" "$EXE" $common -variants "$variants" \
-		-budget-s $(( limit - 10 )) -label "$label" -out "$dir" 2> "$dir/nccl.log"
+	env "$@" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING timeout -k 5 "$limit" "${pre[@]}" "$EXE" $args -variants "$variants" \
+		-budget-s $(( limit - 10 )) -label "$label" -out "$dir" > "$dir/nccl.log" 2>&1
 	local rc=$?
 	grep -E "^(ncclsweep|allreduce|reducescatter|allgather) " "$dir/nccl.log" | tail -n 4
 	grep -E "WARN|Invalid|error|RESULTS WRONG" "$dir/nccl.log" | head -5
@@ -229,51 +265,94 @@ if [ -n "$DPMLNCCL" ] && [ -n "$p0" ]; then
 		cat "$W/fit/picks.md"
 fi
 
-# Pass 2: the plugin against NCCL's default, alternated per round.
+# Pass 2: the plugin against NCCL's default, one process per label and
+# round; the order rotates by one label per round, so that no label always
+# runs first or last.
 declare -A files
-add() { files[$1]="${files[$1]:-}${files[$1]:+,}$2/sweep.csv"; }
-for k in $(seq 1 "$RUNS"); do
-	d=$W/pass2/default-$k
-	sweep "$d" "default-$k" nccl@dflt NCCL_TUNER_PLUGIN=none && add default "$d"
-	[ -z "$PLUGIN" ] && continue
-	d=$W/pass2/builtin-$k
-	sweep "$d" "builtin-$k" plugin@dflt NCCL_TUNER_PLUGIN="$PLUGIN" && add builtin "$d"
-	if [ -s "$W/fit/table.json" ]; then
-		d=$W/pass2/table-$k
-		sweep "$d" "table-$k" plugin@dflt NCCL_TUNER_PLUGIN="$PLUGIN" DPML_NCCL_TABLE="$W/fit/table.json" && add table "$d"
-	fi
-	if [ -z "${NO_COMM32:-}" ]; then
-		d=$W/pass2/comm32-$k
-		sweep "$d" "comm32-$k" plugin@min32 NCCL_TUNER_PLUGIN="$PLUGIN" && add comm32 "$d"
-	fi
+add() { files[$1]="${files[$1]:-}${files[$1]:+,}$2"; }
+labels=()
+for l in $PASS2; do
+	case $l in
+	default) ;;
+	builtin | comm32 | preload | paired) [ -n "$PLUGIN" ] || continue ;;
+	table | preload-table | paired-table) [ -n "$PLUGIN" ] && [ -s "$W/fit/table.json" ] || continue ;;
+	*) echo "device.sh: PASS2: unknown label $l (skipped)"; continue ;;
+	esac
+	[ "$l" = comm32 ] && [ -n "${NO_COMM32:-}" ] && continue
+	labels+=("$l")
 done
+tuner=(NCCL_TUNER_PLUGIN="$PLUGIN")
+tab=(DPML_NCCL_TABLE="$W/fit/table.json")
+for k in $(seq 1 "$ROUNDS"); do
+	n=${#labels[@]}
+	for j in $(seq 0 $(( n - 1 ))); do
+		l=${labels[$(( (j + k - 1) % n ))]}
+		d=$W/pass2/$l-$k
+		case $l in
+		default) sweep "$d" "$l-$k" nccl@dflt NCCL_TUNER_PLUGIN=none && add default "$d/sweep.csv" ;;
+		builtin) sweep "$d" "$l-$k" plugin@dflt "${tuner[@]}" && add builtin "$d/sweep.csv" ;;
+		table) sweep "$d" "$l-$k" plugin@dflt "${tuner[@]}" "${tab[@]}" && add table "$d/sweep.csv" ;;
+		comm32) sweep "$d" "$l-$k" plugin@min32 "${tuner[@]}" && add comm32 "$d/sweep.csv" ;;
+		preload) PRE=$PLUGIN sweep "$d" "$l-$k" plugin@dflt "${tuner[@]}" DPML_VERBOSE=1 && add preload "$d/sweep.csv" ;;
+		preload-table) PRE=$PLUGIN sweep "$d" "$l-$k" plugin@dflt "${tuner[@]}" "${tab[@]}" DPML_VERBOSE=1 && add preload-table "$d/sweep.csv" ;;
+		paired | paired-table)
+			extra=()
+			[ "$l" = paired-table ] && extra=("${tab[@]}")
+			PRE=$PLUGIN sweep "$d" "$l-$k" nccl@dflt,plugin@dflt "${tuner[@]}" "${extra[@]}" DPML_VERBOSE=1 &&
+				add "$l-default" "$d/sweep.csv#nccl@dflt" && add "$l-plugin" "$d/sweep.csv#plugin@dflt"
+			;;
+		esac
+	done
+done
+
+# The floor on the other entry points: ncclCommInitRank and ncclCommInitAll.
+if [ -n "$PLUGIN" ]; then
+	for init in rank all; do
+		ARGS="-colls allreduce -min 1M -max 4M -reps 1 -warmup 1 -rep-us 100 -init $init" PRE=$PLUGIN \
+			sweep "$W/initcheck/$init" "initcheck-$init" plugin@dflt "${tuner[@]}" DPML_VERBOSE=1
+	done
+fi
 
 # What NCCL set up and what the plugin said.
 {
-	echo "# NCCL's channels per communicator (pass 0: per variant, in the order of the variants)"
-	for d in "$W"/pass0/run1 "$W"/pass2/default-1 "$W"/pass2/builtin-1 "$W"/pass2/comm32-1; do
+	echo "# NCCL's channels per communicator (\"N coll channels\": one line per GPU and communicator; pass 0 in the order of its variants)"
+	for d in "$W"/pass0/run1 "$W"/pass2/default-1 "$W"/pass2/builtin-1 "$W"/pass2/comm32-1 "$W"/pass2/preload-1 \
+		"$W"/pass2/preload-table-1 "$W"/pass2/paired-1 "$W"/initcheck/rank "$W"/initcheck/all; do
 		[ -f "$d/nccl.log" ] || continue
 		echo "## $(basename "$(dirname "$d")")/$(basename "$d")"
-		grep -E "coll channels|Channel 00/|minCTAs|TUNER|dpml|Invalid config" "$d/nccl.log" | grep -v "^ncclsweep: communicators" | head -60
+		grep -E "coll channels|minCTAs|TUNER|libdpml-nccl-tuner|Invalid config" "$d/nccl.log" | grep -v "^ncclsweep: communicators" | head -60
 		grep -E "^ncclsweep: communicators" "$d/nccl.log"
 	done
 } > "$W/channels.txt" 2>&1
-grep -E "coll channels|TUNER/dpml|Using dpml" "$W/channels.txt" | sort | uniq -c | head -20
+grep -E "coll channels|TUNER/dpml|Using dpml|libdpml-nccl-tuner: INFO" "$W/channels.txt" | sed -E 's/^.*NCCL INFO //' | sort | uniq -c | head -30
 
-# Comparison.
+# Comparisons.
 if [ -n "$DPMLNCCL" ] && [ -n "${files[default]:-}" ]; then
 	args=(-run "default=${files[default]}")
-	for l in builtin table comm32; do
+	for l in builtin table comm32 preload preload-table; do
 		[ -n "${files[$l]:-}" ] && args+=(-run "$l=${files[$l]}")
 	done
 	[ -n "$p0" ] && args+=(-forced "$p0")
 	if [ "${#args[@]}" -gt 2 ]; then
 		echo "== compare ($(elapsed)s)"
 		log_cmd "$DPMLNCCL" compare "${args[@]}" -md "$W/compare.md"
-		"$DPMLNCCL" compare "${args[@]}" -md "$W/compare.md" | tail -n 8
+		"$DPMLNCCL" compare "${args[@]}" -md "$W/compare.md" | grep " vs default: "
 	fi
 fi
+if [ -n "$DPMLNCCL" ]; then
+	: > "$W/compare-paired.md"
+	for l in paired paired-table; do
+		[ -n "${files[$l-default]:-}" ] || continue
+		args=(-paired -run "default=${files[$l-default]}" -run "$l=${files[$l-plugin]}")
+		[ -n "$p0" ] && args+=(-forced "$p0")
+		echo "== compare $l ($(elapsed)s)"
+		log_cmd "$DPMLNCCL" compare "${args[@]}" ">>" "$W/compare-paired.md"
+		{ echo "## $l: NCCL alone and the preloaded plugin in one process"; echo; "$DPMLNCCL" compare "${args[@]}"; echo; } >> "$W/compare-paired.md"
+		grep " vs default: " "$W/compare-paired.md" | tail -n 1
+	done
+	[ -s "$W/compare-paired.md" ] || rm -f "$W/compare-paired.md"
+fi
 [ -n "$skipped" ] && echo "== skipped for time:$skipped"
-wrong=$(cat "$W"/pass*/*/sweep.csv 2>/dev/null | awk -F, '$1 ~ /^(allreduce|reducescatter|allgather)$/ && $18 != "0" { n++ } END { print n + 0 }')
+wrong=$(cat "$W"/pass*/*/sweep.csv "$W"/initcheck/*/sweep.csv 2>/dev/null | awk -F, '$1 ~ /^(allreduce|reducescatter|allgather)$/ && $18 != "0" { n++ } END { print n + 0 }')
 echo "== rows with wrong results: $wrong"
 [ "$wrong" = 0 ]

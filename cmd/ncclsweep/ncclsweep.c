@@ -54,12 +54,21 @@
  * (the first and the last included); #wrong counts the elements that differ,
  * the CSV's "checked" column how many were compared. -no-check skips it.
  *
+ * Communicators are created in one group, one per GPU, with
+ * ncclCommInitRankConfig (-init config, the default: the only way to force
+ * channels), ncclCommInitRank (-init rank: no config) or ncclCommInitAll
+ * (-init all); the last two only for dflt variants. They are the entry
+ * points a preloaded libdpml-nccl-tuner.so gives its channel floor.
+ *
  * Timing: all variants of a size are timed in turn, round-robin, each
  * round starting one variant later, so drift touches them alike. A sample
  * is a batch of back-to-back calls (sized so a batch takes about -rep-us),
  * timed by CUDA events on every GPU's stream: the slowest GPU's elapsed
  * time divided by the batch length. The median over -reps samples is
- * reported, after -warmup untimed calls.
+ * reported, after -warmup untimed calls. Sizes up to -small-max take
+ * -small-reps samples (at least -reps) of -small-rep-us each: their calls
+ * last microseconds, so a short sample is at the mercy of every host
+ * hiccup, and the median of many long samples is what stays put.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* g++ defines it already: the file also builds as C++ */
@@ -148,7 +157,7 @@ static const char* coll_names[] = {"allreduce", "reducescatter", "allgather"};
 typedef struct {
   double median, lo, hi, alg, bus;
   long long wrong, checked;
-  int batch, done;
+  int batch, done, reps;
   long long calls;
   char choice[48];
 } result;
@@ -232,6 +241,9 @@ static void parse_variant(const char* spec, variant* v) {
 }
 
 static int nccl_runtime_version;
+enum { INIT_CONFIG, INIT_RANK, INIT_ALL };
+static int init_mode = INIT_CONFIG;
+static const char* init_names[] = {"config", "rank", "all"};
 
 static void make_comms(variant* v) {
   ncclUniqueId id;
@@ -254,14 +266,19 @@ static void make_comms(variant* v) {
 #else
   if (v->min_ctas || v->max_ctas) die("variant %s: built against NCCL %d, which has no ncclConfig_t (2.14)", v->name, NCCL_VERSION_CODE);
 #endif
+  if (init_mode == INIT_ALL) {
+    NCCL(ncclCommInitAll(v->comms, ngpus, NULL));
+    return;
+  }
   NCCL(ncclGroupStart());
   for (int g = 0; g < ngpus; g++) {
     CUDA(cudaSetDevice(g));
 #if HAVE_CONFIG
-    NCCL(ncclCommInitRankConfig(&v->comms[g], ngpus, id, g, &cfg));
-#else
-    NCCL(ncclCommInitRank(&v->comms[g], ngpus, id, g));
+    if (init_mode == INIT_CONFIG)
+      NCCL(ncclCommInitRankConfig(&v->comms[g], ngpus, id, g, &cfg));
+    else
 #endif
+      NCCL(ncclCommInitRank(&v->comms[g], ngpus, id, g));
   }
   NCCL(ncclGroupEnd());
 }
@@ -407,7 +424,8 @@ static double busfactor(int coll) {
 static void usage(void) {
   fprintf(stderr,
           "usage: ncclsweep -variants LIST [-colls allreduce,reducescatter,allgather] [-min 4K] [-max 1G] [-step x2]\n"
-          "                 [-reps 3] [-warmup 2] [-rep-us 1000] [-budget-s 0] [-gpus N] [-no-check] [-out DIR] [-label TEXT]\n"
+          "                 [-reps 3] [-warmup 2] [-rep-us 1000] [-small-max 0] [-small-reps 15] [-small-rep-us 2000]\n"
+          "                 [-init config|rank|all] [-budget-s 0] [-gpus N] [-no-check] [-out DIR] [-label TEXT]\n"
           "  LIST: POLICY@COMM,... (POLICY nccl|plugin|model|C[/ALGO/PROTO]; COMM dflt|N|minN)\n");
   exit(2);
 }
@@ -415,7 +433,9 @@ static void usage(void) {
 int main(int argc, char** argv) {
   size_t minb = 4 << 10, maxb = 1u << 30;
   int step = 2, reps = 3, warmup = 2, check = 1;
-  double rep_us = 1000, budget_s = 0;
+  double rep_us = 1000, budget_s = 0, small_rep_us = 2000;
+  size_t small_max = 0;
+  int small_reps = 15;
   const char* out = ".";
   const char* label = "";
   const char* varlist = "nccl@dflt";
@@ -436,6 +456,16 @@ int main(int argc, char** argv) {
     else if (!strcmp(a, "-warmup")) { NEED(); warmup = atoi(val); }
     else if (!strcmp(a, "-rep-us")) { NEED(); rep_us = atof(val); }
     else if (!strcmp(a, "-budget-s")) { NEED(); budget_s = atof(val); }
+    else if (!strcmp(a, "-small-max")) { NEED(); if (parse_bytes(val, &small_max)) die("-small-max %s", val); }
+    else if (!strcmp(a, "-small-reps")) { NEED(); small_reps = atoi(val); }
+    else if (!strcmp(a, "-small-rep-us")) { NEED(); small_rep_us = atof(val); }
+    else if (!strcmp(a, "-init")) {
+      NEED();
+      init_mode = -1;
+      for (int k = 0; k < 3; k++)
+        if (!strcmp(val, init_names[k])) init_mode = k;
+      if (init_mode < 0) die("-init %s: want config, rank or all", val);
+    }
     else if (!strcmp(a, "-gpus")) { NEED(); ngpus = atoi(val); }
     else if (!strcmp(a, "-variants")) { NEED(); varlist = val; }
     else if (!strcmp(a, "-colls")) { NEED(); colllist = val; }
@@ -445,8 +475,9 @@ int main(int argc, char** argv) {
     else if (!strcmp(a, "-no-check")) check = 0;
     else usage();
   }
-  if (step < 2 || reps < 1 || reps > MAXREPS || warmup < 0 || rep_us <= 0 || maxb < minb)
-    die("bad -step, -reps (1..%d), -warmup, -min/-max or -rep-us", MAXREPS);
+  if (step < 2 || reps < 1 || reps > MAXREPS || warmup < 0 || rep_us <= 0 || maxb < minb || small_reps < 1 ||
+      small_reps > MAXREPS || small_rep_us <= 0)
+    die("bad -step, -reps or -small-reps (1..%d), -warmup, -min/-max, -rep-us or -small-rep-us", MAXREPS);
 
   int colls[MAXCOLLS], ncolls = 0;
   {
@@ -474,9 +505,12 @@ int main(int argc, char** argv) {
   }
   const char* plugin = getenv("NCCL_TUNER_PLUGIN");
   if (plugin != NULL && (*plugin == 0 || strcasecmp(plugin, "none") == 0)) plugin = NULL; /* NCCL: none = no plugin */
-  for (int i = 0; i < nvars; i++)
+  for (int i = 0; i < nvars; i++) {
     if (vars[i].needs_plugin && plugin == NULL)
       die("variant %s needs the plugin: set NCCL_TUNER_PLUGIN=/path/libdpml-nccl-tuner.so", vars[i].name);
+    if ((vars[i].min_ctas || vars[i].max_ctas) && init_mode != INIT_CONFIG)
+      die("variant %s sets the communicator's channels: only -init config passes a config", vars[i].name);
+  }
 
   int have = 0;
   CUDA(cudaGetDeviceCount(&have));
@@ -531,6 +565,8 @@ int main(int argc, char** argv) {
   fprintf(csv, "\n# colls=");
   for (int k = 0; k < ncolls; k++) fprintf(csv, "%s%s", k ? "," : "", coll_names[colls[k]]);
   fprintf(csv, "\n# dtype=float32\n# op=sum\n# reps=%d\n# warmup=%d\n# rep_us=%g\n", reps, warmup, rep_us);
+  if (small_max > 0) fprintf(csv, "# small_max=%zu\n# small_reps=%d\n# small_rep_us=%g\n", small_max, small_reps, small_rep_us);
+  fprintf(csv, "# init=%s\n", init_names[init_mode]);
   extern char** environ;
   for (char** e = environ; *e; e++)
     if (!strncmp(*e, "NCCL_", 5) || !strncmp(*e, "DPML_", 5) || !strncmp(*e, "CUDA_VISIBLE", 12)) fprintf(csv, "# env %s\n", *e);
@@ -588,6 +624,12 @@ int main(int argc, char** argv) {
       fprintf(csv, "# budget_exhausted_at=%zu\n", bytes);
       break;
     }
+    int nreps = reps;
+    double sample_us = rep_us;
+    if (bytes <= small_max) {
+      nreps = small_reps > reps ? small_reps : reps;
+      sample_us = small_rep_us;
+    }
     for (int ci = 0; ci < ncolls; ci++) {
       int coll = colls[ci];
       for (int i = 0; i < nvars; i++) {
@@ -618,10 +660,10 @@ int main(int argc, char** argv) {
       double wmin = vars[0].warm_us;
       for (int i = 1; i < nvars; i++)
         if (vars[i].warm_us < wmin) wmin = vars[i].warm_us;
-      int batch = (int)(rep_us / wmin + 0.5);
+      int batch = (int)(sample_us / wmin + 0.5);
       if (batch < 1) batch = 1;
       if (batch > 1000) batch = 1000;
-      for (int rep = 0; rep < reps; rep++)
+      for (int rep = 0; rep < nreps; rep++)
         for (int j = 0; j < nvars; j++) {
           variant* v = &vars[(j + rep) % nvars];
           dpml_nccl_stats a, b;
@@ -634,10 +676,11 @@ int main(int argc, char** argv) {
       for (int i = 0; i < nvars; i++) {
         variant* v = &vars[i];
         result* r = &v->res[ci][si];
-        qsort(v->samples, reps, sizeof(double), cmp_double);
-        r->median = reps % 2 ? v->samples[reps / 2] : 0.5 * (v->samples[reps / 2 - 1] + v->samples[reps / 2]);
+        qsort(v->samples, nreps, sizeof(double), cmp_double);
+        r->median = nreps % 2 ? v->samples[nreps / 2] : 0.5 * (v->samples[nreps / 2 - 1] + v->samples[nreps / 2]);
         r->lo = v->samples[0];
-        r->hi = v->samples[reps - 1];
+        r->hi = v->samples[nreps - 1];
+        r->reps = nreps;
         r->alg = bytes / (r->median * 1e-6) / 1e9;
         r->bus = r->alg * busfactor(coll);
         r->batch = batch;
@@ -645,7 +688,7 @@ int main(int argc, char** argv) {
         snprintf(r->choice, sizeof r->choice, "%s", v->choice);
         r->done = 1;
         fprintf(csv, "%s,%zu,%zu,float,%s,%s,%s,%s,%d,1,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%lld,%lld,%s,%lld,%s\n", coll_names[coll],
-                bytes, elems(bytes), redop(coll), v->name, v->policy, v->comm, ngpus, reps, batch, r->median, r->lo, r->hi, r->alg, r->bus,
+                bytes, elems(bytes), redop(coll), v->name, v->policy, v->comm, ngpus, nreps, batch, r->median, r->lo, r->hi, r->alg, r->bus,
                 r->wrong < 0 ? 0 : r->wrong, r->checked, r->wrong < 0 ? "skip" : r->wrong == 0 ? "ok" : "fail", r->calls,
                 r->choice);
         fprintf(stderr, " %s %.1f%s", v->name, r->bus, r->wrong > 0 ? " WRONG" : "");
@@ -665,8 +708,12 @@ int main(int argc, char** argv) {
     for (int i = 0; i < nvars; i++) {
       variant* v = &vars[i];
       int coll = colls[ci];
-      fprintf(txt, "# %s, variant %s: %d x %s, NCCL %d, out-of-place, median of %d samples\n", coll_names[coll], v->name, ngpus,
-              gpu0, nccl_runtime_version, reps);
+      if (small_max > 0 && small_reps > reps)
+        fprintf(txt, "# %s, variant %s: %d x %s, NCCL %d, out-of-place, median of %d samples (%d up to %zu bytes)\n", coll_names[coll],
+                v->name, ngpus, gpu0, nccl_runtime_version, reps, small_reps, small_max);
+      else
+        fprintf(txt, "# %s, variant %s: %d x %s, NCCL %d, out-of-place, median of %d samples\n", coll_names[coll], v->name, ngpus,
+                gpu0, nccl_runtime_version, reps);
       fprintf(txt, "#%11s %13s %9s %7s %10s %8s %8s %7s\n", "size", "count", "type", "redop", "time", "algbw", "busbw", "#wrong");
       fprintf(txt, "#%11s %13s %9s %7s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", "");
       double sum = 0;

@@ -156,9 +156,11 @@ func TestSweepFake(t *testing.T) {
 }
 
 // TestDeviceScriptFake runs bench/nccl/device.sh as on the GPU machine,
-// with its overrides pointing the build at the fakes (and the plugin's
-// NVML at the fake one, naming the GPUs "NVIDIA H200"), and checks what it
-// leaves: the passes, the fit, the comparison and the tarball.
+// with its overrides pointing the build at the fakes (the fake NCCL and
+// CUDA as shared libraries, as the real ones, so that the preloaded plugin
+// interposes NCCL's calls; the plugin's NVML at the fake one, naming the
+// GPUs "NVIDIA H200"), and checks what it leaves: the passes, the fit, the
+// preloaded runs with their channel floor, the comparisons and the tarball.
 func TestDeviceScriptFake(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -178,15 +180,16 @@ func TestDeviceScriptFake(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "dpmlnccl"), "../../cmd/dpmlnccl").CombinedOutput(); err != nil {
 		t.Fatalf("building dpmlnccl: %v\n%s", err, out)
 	}
-	nvml := buildFakeNVML(t, dir)
+	_, nvml, libs := buildFakes(t)
 	fake, _ := filepath.Abs("testdata/fake")
 	root, _ := filepath.Abs("../..")
 	out := filepath.Join(dir, "out", "nccl2")
 	cmd := exec.Command("bash", "bench/nccl/device.sh", out)
 	cmd.Dir = root
 	cmd.Env = append(cleanEnv(), "BIN="+bin, "NVCC=none", "CUDA_INC="+fake, "NCCL_INC="+fake,
-		"SWEEP_EXTRA_SRCS="+fake+"/fakecuda.c "+fake+"/fakenccl.c", "SWEEP_LIBS=-ldl -lm",
-		"SWEEP_MAX=4M", "CHANNELS=1 4 16 32", "LINK=nvlink", "DPML_NCCL_NVML="+nvml, "FAKE_NVML_NAME=NVIDIA H200")
+		"SWEEP_LIBS=-L"+libs+" -Wl,-rpath,"+libs+" -lcudart -lnccl -ldl -lm",
+		"SWEEP_MAX=4M", "CHANNELS=1 4 16 32", "LINK=nvlink", "DPML_NCCL_NVML="+nvml, "FAKE_NVML_NAME=NVIDIA H200",
+		"REPS=3", "REP_US=200", "SMALL_MAX=64K", "SMALL_REPS=5", "SMALL_REP_US=200")
 	log, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("device.sh: %v\n%s", err, log)
@@ -213,11 +216,11 @@ func TestDeviceScriptFake(t *testing.T) {
 		b, _ := io.ReadAll(tr)
 		files[h.Name] = string(b)
 	}
-	want := []string{"env.txt", "commands.txt", "build.log", "device.log", "channels.txt", "compare.md",
-		"fit/builtin.json", "fit/table.json", "fit/picks.md", "fit/atlas.png"}
+	want := []string{"env.txt", "commands.txt", "build.log", "device.log", "channels.txt", "compare.md", "compare-paired.md",
+		"fit/builtin.json", "fit/table.json", "fit/picks.md", "fit/atlas.png", "initcheck/rank/nccl.log", "initcheck/all/sweep.csv"}
 	for k := 1; k <= 3; k++ {
 		want = append(want, fmt.Sprintf("pass0/run%d/sweep.csv", k), fmt.Sprintf("pass0/run%d/sweep.txt", k), fmt.Sprintf("pass0/run%d/nccl.log", k))
-		for _, l := range []string{"default", "builtin", "table", "comm32"} {
+		for _, l := range []string{"default", "builtin", "table", "comm32", "preload", "preload-table", "paired", "paired-table"} {
 			want = append(want, fmt.Sprintf("pass2/%s-%d/sweep.csv", l, k))
 		}
 	}
@@ -227,10 +230,44 @@ func TestDeviceScriptFake(t *testing.T) {
 		}
 	}
 	cmp := files["nccl2/compare.md"]
-	for _, w := range []string{"table vs default: MEETS", "builtin vs default:", "comm32 vs default:", "| allgather | 4M |"} {
+	for _, w := range []string{"table vs default: MEETS", "builtin vs default:", "comm32 vs default:", "preload vs default:",
+		"preload-table vs default:", "| allgather | 4M |"} {
 		if !strings.Contains(cmp, w) {
 			t.Errorf("compare.md lacks %q:\n%s\nscript output:\n%s", w, cmp, log)
 		}
+	}
+	for _, w := range []string{"## paired:", "paired vs default:", "## paired-table:", "paired-table vs default:", "paired: variants of one process"} {
+		if !strings.Contains(files["nccl2/compare-paired.md"], w) {
+			t.Errorf("compare-paired.md lacks %q:\n%s", w, files["nccl2/compare-paired.md"])
+		}
+	}
+	// The preloaded processes created their communicators with the floor
+	// of the built-in data, 32 channels, through every entry point; NCCL
+	// alone, and NCCL alone in a preloaded process (policy off), with the
+	// fake's 16.
+	sections := map[string]string{}
+	for _, sec := range strings.Split(files["nccl2/channels.txt"], "\n## ")[1:] {
+		name, body, _ := strings.Cut(sec, "\n")
+		sections[name] = body
+	}
+	for name, w := range map[string][]string{
+		"pass2/default-1": {"16 coll channels"},
+		"pass2/preload-1": {"32 coll channels", "libdpml-nccl-tuner: INFO ncclCommInitRankConfig, 2 ranks: minCTAs 32, maxCTAs 64 (built-in data"},
+		"pass2/paired-1":  {"16 coll channels", "32 coll channels", "no channel floor (DPML_NCCL_POLICY=off"},
+		"initcheck/rank":  {"32 coll channels", "INFO ncclCommInitRank, 2 ranks: minCTAs 32"},
+		"initcheck/all":   {"32 coll channels", "INFO ncclCommInitAll, 2 ranks: minCTAs 32"},
+		"pass2/comm32-1":  {"32 coll channels"},
+		// The fake's table asks for few channels: its floor is small.
+		"pass2/preload-table-1": {"INFO ncclCommInitRankConfig, 2 ranks: minCTAs", "(table "},
+	} {
+		for _, s := range w {
+			if !strings.Contains(sections[name], s) {
+				t.Errorf("channels.txt, %s: no %q:\n%s", name, s, sections[name])
+			}
+		}
+	}
+	if strings.Contains(sections["pass2/default-1"], "32 coll channels") || strings.Contains(sections["pass2/builtin-1"], "32 coll channels") {
+		t.Errorf("a process without the preload has 32 channels:\n%s", files["nccl2/channels.txt"])
 	}
 	if p0 := files["nccl2/pass0/run1/sweep.csv"]; !strings.Contains(p0, "nccl@32") || strings.Contains(p0, "plugin_inits") {
 		t.Error("pass 0 should run the forced-channel variants without the plugin")
@@ -490,6 +527,46 @@ func TestBuiltinByNVML(t *testing.T) {
 			if r.TunerChoice != want {
 				t.Errorf("%s: %s %d bytes: plugin answered %q, want %q", c.name, r.Coll, r.Bytes, r.TunerChoice, want)
 			}
+		}
+	}
+}
+
+// TestSweepSmallSizes: sizes up to -small-max take -small-reps samples of
+// -small-rep-us (the CSV's reps column says how many), the others -reps;
+// -init rank and -init all create the default communicators through
+// ncclCommInitRank and ncclCommInitAll, and refuse variants that need a
+// config.
+func TestSweepSmallSizes(t *testing.T) {
+	dir := t.TempDir()
+	exe := buildFakeSweep(t, dir)
+	runSweep(t, exe, nil, "-colls", "allreduce,allgather", "-max", "64K", "-reps", "3", "-small-max", "16K", "-small-reps", "9",
+		"-small-rep-us", "300", "-variants", "nccl@dflt,nccl@8", "-out", filepath.Join(dir, "s"))
+	sw := readCSV(t, filepath.Join(dir, "s", "sweep.csv"))
+	for _, r := range sw.Rows {
+		want := 3
+		if r.Bytes <= 16<<10 {
+			want = 9
+		}
+		if r.Reps != want {
+			t.Errorf("%s %s %d bytes: %d samples, want %d", r.Coll, r.Variant, r.Bytes, r.Reps, want)
+		}
+	}
+	if sw.Meta["small_max"] != "16384" || sw.Meta["small_reps"] != "9" || sw.Meta["small_rep_us"] != "300" || sw.Meta["init"] != "config" {
+		t.Errorf("meta %v", sw.Meta)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "s", "sweep.txt")); !strings.Contains(string(b), "median of 3 samples (9 up to 16384 bytes)") {
+		t.Errorf("sweep.txt header:\n%s", b)
+	}
+	for _, init := range []string{"rank", "all"} {
+		out := filepath.Join(dir, init)
+		runSweep(t, exe, nil, "-colls", "allreduce", "-max", "8K", "-reps", "1", "-init", init, "-variants", "nccl@dflt", "-out", out)
+		if sw := readCSV(t, filepath.Join(out, "sweep.csv")); sw.Meta["init"] != init || len(sw.Rows) != 2 {
+			t.Errorf("-init %s: meta %v, %d rows", init, sw.Meta, len(sw.Rows))
+		}
+		cmd := exec.Command(exe, "-colls", "allreduce", "-max", "8K", "-init", init, "-variants", "nccl@8", "-out", out)
+		cmd.Env = cleanEnv()
+		if b, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(b), "only -init config passes a config") {
+			t.Errorf("-init %s with nccl@8: %v\n%s", init, err, b)
 		}
 	}
 }
