@@ -12,9 +12,11 @@
 //
 //	nccl/            the policy (New, Decide), the channel model (Predict),
 //	                 sweep CSV reading (ReadSweep), table building
-//	                 (BuildTable, FitForced, ForcedTable) and the built-in
-//	                 data (builtin_*.json, embedded); pure Go, no cgo, no gonum
-//	nccl/plugin      package main of libdpml-nccl-tuner.so (make build puts it in bin/)
+//	                 (BuildTable, FitForced, ForcedTable), the built-in
+//	                 data (builtin_*.json, embedded) and the channel floor
+//	                 (FitFloor, DecideFloor); pure Go, no cgo, no gonum
+//	nccl/plugin      package main of libdpml-nccl-tuner.so (make build puts it in bin/):
+//	                 the tuner (plugin.c) and, preloaded, the floor (floor.c)
 //	cmd/ncclsweep    the GPU sweep tool (C on the CUDA runtime and NCCL; built on the GPU machine)
 //	cmd/dpmlnccl     offline: sweep CSV -> table + channel atlas, built-in data (fit),
 //	                 reports, comparisons of alternated runs, the policy's answers
@@ -24,8 +26,15 @@
 // # Using the plugin
 //
 //	make build     # bin/libdpml-nccl-tuner.so
-//	NCCL_TUNER_PLUGIN=$PWD/bin/libdpml-nccl-tuner.so \
-//	DPML_NCCL_TABLE=table.json NCCL_MIN_NCHANNELS=32 ./app
+//	LD_PRELOAD=$PWD/bin/libdpml-nccl-tuner.so \
+//	NCCL_TUNER_PLUGIN=$PWD/bin/libdpml-nccl-tuner.so ./app      # floor + per-call answers
+//	NCCL_TUNER_PLUGIN=$PWD/bin/libdpml-nccl-tuner.so ./app      # per-call answers only
+//	... DPML_NCCL_TABLE=table.json ./app                        # a measured table instead of the built-in data
+//
+// The two variables name the same file: NCCL opens it as its tuner, and
+// the dynamic loader preloads it, which lets it set the channels NCCL
+// creates each communicator with (the channel floor, below). Without the
+// preload the per-call answers are capped at the channels NCCL chose.
 //
 // NCCL (2.24 and later) loads the library named by NCCL_TUNER_PLUGIN once
 // per process and calls init for every communicator, getCollInfo for every
@@ -35,7 +44,10 @@
 //
 //	DPML_NCCL_POLICY  auto (default) | model | off | C[/ALGO/PROTO]
 //	DPML_NCCL_TABLE   path of a tuning table (JSON)
-//	DPML_VERBOSE      2: log every answer through NCCL's logger (TRACE)
+//	DPML_NCCL_FLOOR   auto (default) | off | N: the channel floor (preloaded)
+//	DPML_VERBOSE      1: one line per communicator the preloaded library
+//	                  creates (its floor, or why none); 2: also every
+//	                  answer through NCCL's logger (TRACE)
 //
 // auto answers from the table where it has entries for the communicator's
 // layout (nodes and ranks per node) and collective, and otherwise from the
@@ -52,11 +64,79 @@
 //
 // NCCL caps the plugin's count at the communicator's channels, which NCCL
 // sets up at init from its topology search (and NCCL_MIN_NCHANNELS,
-// NCCL_MAX_NCHANNELS, or ncclConfig_t minCTAs/maxCTAs); a plugin cannot
-// raise it. A table therefore belongs to communicators set up like the
+// NCCL_MAX_NCHANNELS, or ncclConfig_t minCTAs/maxCTAs), before it loads
+// the tuner; the tuner cannot raise it. The preloaded library can (the
+// channel floor, below). A table belongs to communicators set up like the
 // ones it was measured on: its provenance says which (ncclsweep's minN
-// is NCCL_MIN_NCHANNELS=N), and answers above the channels a communicator
-// has are cut down by NCCL.
+// is minCTAs=N), and answers above the channels a communicator has are
+// cut down by NCCL.
+//
+// # The channel floor (LD_PRELOAD)
+//
+// Why: NCCL fixes a communicator's channels while it creates it (in NCCL
+// 2.28, initTransportsRank: ncclTopoPostset sets them from the graph
+// search, NCCL_MIN/MAX_NCHANNELS and the config's minCTAs/maxCTAs) and
+// only then loads the tuner plugin and calls its init; a call's channel
+// answer is capped at the communicator's. Measured on 2 H200 (NVLink,
+// NCCL 2.28.3), communicators made with minCTAs 32 reached 1.02-1.10 x
+// NCCL's default bus bandwidth from 2 MiB to 1 GiB with the plugin's
+// answers, while the same answers on default communicators stayed at
+// 0.98-1.01: the headroom needs more channels at creation.
+//
+// What: preloaded, the library defines ncclCommInitRank,
+// ncclCommInitRankConfig, ncclCommInitRankScalable and ncclCommInitAll
+// (nccl/plugin/floor.c) and calls NCCL's own (found with dlsym RTLD_NEXT)
+// with a copy of the caller's config whose minCTAs is the floor and
+// maxCTAs 64 (NCCL's maximum; NCCL 2.28 refuses a set minCTAs with maxCTAs
+// unset). ncclCommInitAll creates its communicators through internal
+// functions that cannot be interposed, so with a floor the library does
+// what it does: one ncclGetUniqueId, then in a group one
+// ncclCommInitRankConfig per device, selected with cudaSetDevice (from the
+// process's CUDA runtime, else libcudart opened with dlopen: the library
+// links no CUDA), and the current device restored. Errors of NCCL's
+// functions are returned as they are.
+//
+// Which floor (DecideFloor, every time a communicator is created):
+// DPML_NCCL_FLOOR=N sets N; off none; auto (the default) takes the floor
+// of the plugin's data under DPML_NCCL_POLICY=auto: the built-in data's
+// Floor for the GPU count, model and link (FitFloor: the forced channel
+// count that does best at the largest sizes of every collective, never
+// slower than NCCL's default there), or with DPML_NCCL_TABLE the table's
+// largest channel answer for the layout (TableFloor). The floor must be
+// the same on every rank of a communicator, so it depends only on what the
+// ranks see alike: the rank count, the settings and the machine. NCCL
+// learns the communicator's nodes only while it creates it, so a
+// communicator counts as one node when its ranks are no more than the
+// GPUs NVML lists on this host, and a larger one gets no floor.
+//
+// Rules: the caller's choice wins. A config whose minCTAs or maxCTAs is
+// set, and NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS (or NCCL_MIN/MAX_NRINGS),
+// NCCL_MIN_CTAS or NCCL_MAX_CTAS in the environment or in NCCL's
+// configuration files (NCCL_CONF_FILE or ~/.nccl.conf, /etc/nccl.conf;
+// read by the library too, since the creation may be NCCL's first call)
+// leave the call unchanged. So do a config NCCL will refuse (its own error
+// follows), an NCCL older than 2.17 (no minCTAs), a machine or layout
+// without a floor, and DPML_NCCL_FLOOR=off. The caller's config is never
+// written: it is copied, up to its size, so fields of later NCCL releases
+// pass through; a config of 2.14 to 2.16 (which ends at blocking) becomes
+// one of 2.17 with the caller's blocking. DPML_VERBOSE=1 prints one line
+// per creation call on stderr; a setting that does not parse warns once
+// and applies no floor.
+//
+// Limits: ncclCommSplit and ncclCommShrink are not interposed: a child
+// made with a NULL config takes its parent's config in NCCL, floor
+// included; a child made with a config of its own gets none, because the
+// floor depends on the child's rank count, known only once the split is
+// made. A program that links NCCL statically, or opens it with dlopen and
+// calls it through the handle, is not reached by the preload. A
+// communicator spanning several nodes whose rank count does not exceed
+// one host's GPUs (2 nodes x 2 ranks on 4-GPU hosts) is floored like a
+// single-node one: set DPML_NCCL_FLOOR=off for such jobs. More channels
+// cost NCCL connection buffers on every GPU and a little creation time.
+// Preload the library into the NCCL program only (LD_PRELOAD in that
+// command's environment): every process it is preloaded into starts a Go
+// runtime. The per-call answers are unchanged by the floor: at small sizes
+// they may still ask for fewer channels than the communicator has.
 //
 // Every rank of a communicator must see the same settings and table:
 // NCCL's ranks must agree on channels, algorithm and protocol. The answer
@@ -115,11 +195,11 @@
 // forced-channel sweeps (bench/nccl/device.sh writes one as
 // fit/builtin.json): per collective and size bucket the communicator-wide
 // channel count whose median speedup over NCCL's default, paired run by
-// run, is at least 3% and that lost in no run. The count is a per-call
-// answer, and NCCL cuts it down to the channels it set up for the
-// communicator: where the default communicator has fewer, only
-// communicators made with more (NCCL_MIN_NCHANNELS, ncclConfig_t minCTAs)
-// see the gain.
+// run, is at least 3% and that lost in no run, and the machine's channel
+// floor (FitFloor; schema 2). The count is a per-call answer, and NCCL
+// cuts it down to the channels it set up for the communicator: where the
+// default communicator has fewer, only communicators made with more (the
+// floor, with the library preloaded) see the gain.
 //
 // # The ABI (NCCL's headers; dpml_nccl_tuner.h)
 //
@@ -210,8 +290,12 @@
 //
 // # What is verified where
 //
-// Here (no GPU; go test ./nccl/...): the policy, model, table rules and
-// table building (table-driven tests); the library as NCCL loads it:
+// Here (no GPU; go test ./nccl/...): the policy, model, table rules,
+// table building and the floor's fit and decision (table-driven tests);
+// the preloaded floor on every creation entry point, against the fake
+// NCCL built as libnccl.so (testdata/floortest.c: the config NCCL
+// receives, the channels it sets up, the caller's settings left alone,
+// errors passed through); the library as NCCL loads it:
 // nccl/plugin/testdata/tunertest.c dlopens it and drives v5 and v4 through
 // init/getCollInfo/finalize with fake cost tables, error paths, odd table
 // geometries, NULL pointers, CollNet, threads and a dlclose/dlopen cycle;

@@ -98,7 +98,7 @@ static ncclResult_t missing(const char* fn) {
   return ncclInternalError;
 }
 
-/* NCCL's channel settings: NCCL_MIN/MAX_NCHANNELS (and their old names
+/* NCCL's channel settings: NCCL_MIN/MAX_NCHANNELS (and the same under the names
  * NCCL_MIN/MAX_NRINGS) combine with the config's minCTAs/maxCTAs when
  * NCCL sets a communicator's channels; NCCL_MIN/MAX_CTAS replace them. A
  * user who set any of them has chosen the channels. */
