@@ -199,7 +199,14 @@
 // floor (FitFloor; schema 2). The count is a per-call answer, and NCCL
 // cuts it down to the channels it set up for the communicator: where the
 // default communicator has fewer, only communicators made with more (the
-// floor, with the library preloaded) see the gain.
+// floor, with the library preloaded) see the gain. On a communicator made
+// with the floor, a call NCCL chooses for itself gets the floor's count
+// from about 1 MiB up, where a default communicator's gets the default
+// count; so from 2 MiB up (DefaultAnswerMinLog2) a bucket the picks leave
+// to NCCL, where the floor's count ran slower than the default in the
+// sweep, answers the default communicator's count (AnswerDefault; fit
+// -default-channels, which device.sh reads from NCCL's log). Files: 2 and
+// 4 H200 and 2 and 4 H100 (80GB HBM3) over NVLink, one node.
 //
 // # The ABI (NCCL's headers; dpml_nccl_tuner.h)
 //

@@ -3,6 +3,7 @@ package nccl
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +32,12 @@ type ForcedPick struct {
 	// Speedups holds the median speedup of every forced count measured
 	// in the bucket (FitFloor compares counts across buckets with it).
 	Speedups map[int]float64
+	// AtDefault: Channels is the count of NCCL's default communicator,
+	// answered where the channel floor would otherwise make NCCL's own
+	// choice slower than on a default communicator (AnswerDefault);
+	// FloorSpeedup is the floor's count's median speedup in the bucket.
+	AtDefault    bool
+	FloorSpeedup float64
 }
 
 // FitOptions control FitForced.
@@ -286,6 +293,40 @@ func FitFloor(picks []ForcedPick, opt FitOptions) (*BuiltinFloor, string) {
 		cells[0].Pairs, intList(counts))}, ""
 }
 
+// DefaultAnswerMinLog2 is the smallest bucket AnswerDefault answers:
+// from 2 MiB NCCL gives a call of the simple and LL128 protocols every
+// channel of its communicator (its per-call rule cuts the count only while
+// the bytes are below about the channels x 40 KiB), so a floored
+// communicator runs such a call on the floor's count where a default one
+// runs it on its own, and the default count answered per call gives the
+// default communicator's call back. Below, NCCL's cut makes the two alike
+// for most sizes, and a per-call count there would also undo the cut.
+const DefaultAnswerMinLog2 = 21
+
+// AnswerDefault gives the buckets the picks leave to NCCL (Channels 0)
+// from DefaultAnswerMinLog2 up the channel count of NCCL's default
+// communicator, def, where the floor's count ran slower than the default
+// there in the forced sweep (its median speedup below 1): on a
+// communicator created with the floor, NCCL's own choice would be the
+// floor's count. Nothing changes without a floor above def (def 0: not
+// known).
+func AnswerDefault(picks []ForcedPick, floor *BuiltinFloor, def int) []ForcedPick {
+	if floor == nil || def <= 0 || floor.Channels <= def {
+		return picks
+	}
+	out := slices.Clone(picks)
+	for i := range out {
+		p := &out[i]
+		if p.Channels != 0 || p.Log2 < DefaultAnswerMinLog2 {
+			continue
+		}
+		if s, ok := p.Speedups[floor.Channels]; ok && s < 1 {
+			p.Channels, p.AtDefault, p.FloorSpeedup = def, true, s
+		}
+	}
+	return out
+}
+
 func intList(xs []int) string {
 	s := make([]string, len(xs))
 	for i, x := range xs {
@@ -303,13 +344,20 @@ func FitBuiltin(picks []ForcedPick, m Machine, prov BuiltinProvenance) (*Builtin
 			continue
 		}
 		n := len(b.Ranges)
-		if n > 0 && b.Ranges[n-1].Coll == p.Coll && b.Ranges[n-1].Channels == p.Channels && b.Ranges[n-1].MaxLog2 == p.Log2-1 {
+		cell := fmt.Sprintf("2^%d x%.3f", p.Log2, p.Speedup)
+		head := "median speedup over NCCL's default per bucket: "
+		if p.AtDefault {
+			cell = fmt.Sprintf("2^%d x%.3f", p.Log2, p.FloorSpeedup)
+			head = fmt.Sprintf("NCCL's default communicator's %d channels, where the floor's count ran slower than the default; its median speedup per bucket: ", p.Channels)
+		}
+		if n > 0 && b.Ranges[n-1].Coll == p.Coll && b.Ranges[n-1].Channels == p.Channels && b.Ranges[n-1].MaxLog2 == p.Log2-1 &&
+			strings.HasPrefix(b.Ranges[n-1].Evidence, head) {
 			b.Ranges[n-1].MaxLog2 = p.Log2
-			b.Ranges[n-1].Evidence += fmt.Sprintf("; 2^%d x%.3f", p.Log2, p.Speedup)
+			b.Ranges[n-1].Evidence += "; " + cell
 			continue
 		}
 		b.Ranges = append(b.Ranges, BuiltinRange{Coll: p.Coll, MinLog2: p.Log2, MaxLog2: p.Log2, Channels: p.Channels,
-			Evidence: fmt.Sprintf("median speedup over NCCL's default per bucket: 2^%d x%.3f", p.Log2, p.Speedup)})
+			Evidence: head + cell})
 	}
 	if err := b.Validate(); err != nil {
 		return nil, err
@@ -325,6 +373,9 @@ func WriteForcedPicks(w *strings.Builder, picks []ForcedPick, ranks int) {
 		ans := "native"
 		if p.Channels > 0 {
 			ans = strconv.Itoa(p.Channels)
+		}
+		if p.AtDefault {
+			ans += " (the default communicator's)"
 		}
 		fmt.Fprintf(w, "| %s | 2^%d | %.2f | %d | %.2f | %.3f | %.3f | %d | %s |\n", p.Coll, p.Log2, p.Default*1e6, p.Best,
 			p.BestTime*1e6, p.Speedup, p.MinSpeedup, p.Pairs, ans)

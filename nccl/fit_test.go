@@ -167,7 +167,7 @@ func TestBuiltinFiles(t *testing.T) {
 		{Mode: ModeAuto},
 		{Mode: ModeAuto, GPU: "NVIDIA H200", Link: "pcie"},
 		{Mode: ModeAuto, GPU: "NVIDIA H200 NVL", Link: "nvlink"},
-		{Mode: ModeAuto, GPU: "NVIDIA H100 80GB HBM3", Link: "nvlink"},
+		{Mode: ModeAuto, GPU: "NVIDIA A100-SXM4-80GB", Link: "nvlink"},
 	} {
 		for _, l := range []Layout{{Ranks: 2, Nodes: 1}, {Ranks: 3, Nodes: 1}, {Ranks: 2, Nodes: 2}} {
 			p, err := New(m, l)
@@ -245,5 +245,64 @@ func TestReadSweepColls(t *testing.T) {
 	}
 	if _, err := ReadSweep(strings.NewReader(forcedCSV("alltoall 4096 nccl@dflt 10"))); err == nil {
 		t.Error("unknown collective: no error")
+	}
+}
+
+// TestAnswerDefault: with a channel floor above NCCL's default count, a
+// bucket the picks leave to NCCL answers the default communicator's count
+// from 2 MiB up where the floor's count ran slower than the default, and
+// nothing else changes. Mutations: the bucket bound removed -> the 1 MiB
+// case; the floor's speedup not read -> the faster-floor case; a picked
+// count overwritten -> the kept-pick case.
+func TestAnswerDefault(t *testing.T) {
+	floor := &BuiltinFloor{Channels: 32}
+	picks := []ForcedPick{
+		{Coll: "allreduce", Log2: 20, Speedups: map[int]float64{32: 0.95}},               // 1 MiB: below the bound
+		{Coll: "allreduce", Log2: 21, Speedups: map[int]float64{32: 0.95}},               // 2 MiB, floor slower: answered
+		{Coll: "allreduce", Log2: 22, Speedups: map[int]float64{32: 1.02}},               // floor faster: left to NCCL
+		{Coll: "allreduce", Log2: 23, Channels: 16, Speedups: map[int]float64{32: 0.9}},  // a pick: kept
+		{Coll: "reducescatter", Log2: 24, Speedups: map[int]float64{16: 0.9}},            // floor not measured: left
+		{Coll: "reducescatter", Log2: 25, Speedups: map[int]float64{32: 0.99, 24: 1.00}}, // answered
+	}
+	got := AnswerDefault(picks, floor, 24)
+	want := []struct {
+		ch int
+		at bool
+	}{{0, false}, {24, true}, {0, false}, {16, false}, {0, false}, {24, true}}
+	for i, w := range want {
+		if got[i].Channels != w.ch || got[i].AtDefault != w.at {
+			t.Errorf("%s 2^%d: channels %d (at default %v), want %d (%v)", got[i].Coll, got[i].Log2, got[i].Channels, got[i].AtDefault, w.ch, w.at)
+		}
+	}
+	if picks[1].Channels != 0 {
+		t.Errorf("AnswerDefault changed its argument")
+	}
+	for _, tc := range []struct {
+		name  string
+		floor *BuiltinFloor
+		def   int
+	}{{"no floor", nil, 24}, {"floor at the default", &BuiltinFloor{Channels: 24}, 24}, {"default unknown", floor, 0}} {
+		for i, p := range AnswerDefault(picks, tc.floor, tc.def) {
+			if p.Channels != picks[i].Channels || p.AtDefault {
+				t.Errorf("%s: 2^%d answered %d", tc.name, p.Log2, p.Channels)
+			}
+		}
+	}
+	// The built-in data says where the answer comes from.
+	b, err := FitBuiltin(got, Machine{GPUs: 2, Nodes: 1, GPU: "NVIDIA H100", Link: "nvlink"}, BuiltinProvenance{Machine: "test", NCCL: "2.28.3", Measured: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for _, r := range b.Ranges {
+		if r.Channels == 24 {
+			n++
+			if !strings.Contains(r.Evidence, "default communicator's 24 channels") {
+				t.Errorf("range %+v: evidence does not say it is the default communicator's count", r)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d ranges of 24 channels, want 2: %+v", n, b.Ranges)
 	}
 }

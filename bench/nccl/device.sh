@@ -17,7 +17,8 @@
 #                      sweep.txt (nccl-tests layout, #wrong from host-computed
 #                      expected values) and nccl.log (NCCL_DEBUG=INFO: NCCL's
 #                      lines, with each communicator's channels, and the sweep's)
-#   3. fit/            dpmlnccl fit of pass 0: builtin.json (the plugin's built-in
+#   3. fit/            dpmlnccl fit of pass 0 (-default-channels: the default
+#                      communicator's count from pass 0's NCCL log): builtin.json (the plugin's built-in
 #                      data for this machine, channel floor included, ready to
 #                      replace nccl/builtin_*.json), table.json (DPML_NCCL_TABLE),
 #                      picks.md, atlas.png (fastest forced count per size)
@@ -259,9 +260,12 @@ done
 mkdir -p "$W/fit"
 if [ -n "$DPMLNCCL" ] && [ -n "$p0" ]; then
 	echo "== fit ($(elapsed)s)"
-	log_cmd "$DPMLNCCL" fit -link "$LINK" -table "$W/fit/table.json" -md "$W/fit/picks.md" -atlas "$W/fit/atlas.png" ${p0//,/ } ">" "$W/fit/builtin.json"
+	# NCCL's default communicator's channels: the first communicator of
+	# run 1 is nccl@dflt's, and NCCL's INFO line says how many it made.
+	DCH=$(grep -m1 -o "NCCL INFO [0-9]* coll channels" "$W/pass0/run1/nccl.log" 2>/dev/null | awk '{print $3}')
+	log_cmd "$DPMLNCCL" fit -link "$LINK" -default-channels "${DCH:-0}" -table "$W/fit/table.json" -md "$W/fit/picks.md" -atlas "$W/fit/atlas.png" ${p0//,/ } ">" "$W/fit/builtin.json"
 	# shellcheck disable=SC2086
-	"$DPMLNCCL" fit -link "$LINK" -table "$W/fit/table.json" -md "$W/fit/picks.md" -atlas "$W/fit/atlas.png" ${p0//,/ } > "$W/fit/builtin.json" &&
+	"$DPMLNCCL" fit -link "$LINK" -default-channels "${DCH:-0}" -table "$W/fit/table.json" -md "$W/fit/picks.md" -atlas "$W/fit/atlas.png" ${p0//,/ } > "$W/fit/builtin.json" &&
 		cat "$W/fit/picks.md"
 fi
 

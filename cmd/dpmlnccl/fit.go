@@ -31,6 +31,7 @@ func cmdFit(args []string, stdout io.Writer) error {
 	md := fs.String("md", "", "also write the picks as a Markdown table")
 	atlas := fs.String("atlas", "", "also draw the atlas (PNG, SVG or PDF): the fastest forced channel count per size and collective")
 	improve := fs.Float64("improve", 0, "margin a forced count must win by (median over runs; 0: 3%)")
+	defCh := fs.Int("default-channels", 0, "channels of NCCL's default communicator on this machine (its \"N coll channels\" INFO line): from 2 MiB up, buckets left to NCCL where the floor's count ran slower answer it (0: not known)")
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -42,7 +43,7 @@ func cmdFit(args []string, stdout io.Writer) error {
 	}
 	files := fs.Args()
 	if len(files) == 0 || *link == "" {
-		return usageError{"usage: dpmlnccl fit -link nvlink|pcie [-gpu MODEL] [-machine TEXT] [-source TEXT] [-table t.json] [-md picks.md] [-atlas atlas.png] sweep.csv... > builtin.json"}
+		return usageError{"usage: dpmlnccl fit -link nvlink|pcie [-gpu MODEL] [-machine TEXT] [-source TEXT] [-default-channels N] [-table t.json] [-md picks.md] [-atlas atlas.png] sweep.csv... > builtin.json"}
 	}
 	var sweeps []*nccl.Sweep
 	for _, f := range files {
@@ -86,7 +87,12 @@ func cmdFit(args []string, stdout io.Writer) error {
 	if floor != nil {
 		floorNote = fmt.Sprintf("channel floor %d: the forced count that does best in the largest %d size buckets of every collective, "+
 			"never slower than the default in their medians", floor.Channels, nccl.FloorBuckets)
+		if *defCh > 0 && floor.Channels > *defCh {
+			floorNote += fmt.Sprintf("; from 2^%d up, a bucket left to NCCL where the floor's count ran slower than the default answers the default communicator's %d channels",
+				nccl.DefaultAnswerMinLog2, *defCh)
+		}
 	}
+	picks = nccl.AnswerDefault(picks, floor, *defCh)
 	src := *source
 	if src == "" {
 		src = strings.Join(files, " ")

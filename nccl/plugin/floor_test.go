@@ -171,7 +171,7 @@ func TestFloorApplied(t *testing.T) {
 		// A config of NCCL 2.16 ends at blocking: NCCL ignores what
 		// follows, so the floor goes into a 2.17 config with its blocking.
 		{"2.16 config", nil, []string{"config", "2", "version=21605", "min=8", "max=8", "blocking=0"}, 32, want{1, 40, 21700, 0}},
-		{"DPML_NCCL_FLOOR=24 on an unknown machine", []string{"DPML_NCCL_FLOOR=24", "FAKE_NVML_NAME=NVIDIA H100 80GB HBM3"}, []string{"rank", "2"}, 24, fresh},
+		{"DPML_NCCL_FLOOR=24 on an unknown machine", []string{"DPML_NCCL_FLOOR=24", "FAKE_NVML_NAME=NVIDIA A100-SXM4-80GB"}, []string{"rank", "2"}, 24, fresh},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := runFloortest(t, true, c.env, c.args...)
@@ -245,7 +245,7 @@ func TestFloorPassThrough(t *testing.T) {
 		{"NCCL_CONF_FILE", []string{"NCCL_CONF_FILE=" + conf}, []string{"rank", "2", "noid"}, 8},
 		{"DPML_NCCL_FLOOR=off", []string{"DPML_NCCL_FLOOR=off"}, []string{"rank", "2"}, 16},
 		{"DPML_NCCL_POLICY=off", []string{"DPML_NCCL_POLICY=off"}, []string{"config", "2"}, 16},
-		{"H100", []string{"FAKE_NVML_NAME=NVIDIA H100 80GB HBM3"}, []string{"rank", "2"}, 16},
+		{"A100", []string{"FAKE_NVML_NAME=NVIDIA A100-SXM4-80GB"}, []string{"rank", "2"}, 16},
 		{"PCIe", []string{"FAKE_NVML_NVLINK=0"}, []string{"config", "2"}, 16},
 		{"NVML fails", []string{"FAKE_NVML_FAIL=1"}, []string{"rank", "2"}, 16},
 		{"3 ranks: no data", nil, []string{"rank", "3"}, 16},

@@ -509,10 +509,10 @@ func TestBuiltinByNVML(t *testing.T) {
 	}{
 		{"2 x H200 NVLink", []string{"FAKE_NVML_NAME=NVIDIA H200"}, true},
 		{"2 x H200 PCIe", []string{"FAKE_NVML_NAME=NVIDIA H200", "FAKE_NVML_NVLINK=0"}, false},
-		{"2 x H100", []string{"FAKE_NVML_NAME=NVIDIA H100 80GB HBM3"}, false},
-		{"mixed models", []string{"FAKE_NVML_NAME=NVIDIA H200", "FAKE_NVML_NAME1=NVIDIA H100 80GB HBM3"}, false},
+		{"2 x A100", []string{"FAKE_NVML_NAME=NVIDIA A100-SXM4-80GB"}, false},
+		{"mixed models", []string{"FAKE_NVML_NAME=NVIDIA H200", "FAKE_NVML_NAME1=NVIDIA A100-SXM4-80GB"}, false},
 		{"NVML fails", []string{"FAKE_NVML_NAME=NVIDIA H200", "FAKE_NVML_FAIL=1"}, false},
-		{"overridden", []string{"FAKE_NVML_NAME=NVIDIA H100 80GB HBM3", "DPML_NCCL_GPU=NVIDIA H200", "DPML_NCCL_LINK=nvlink"}, true},
+		{"overridden", []string{"FAKE_NVML_NAME=NVIDIA A100-SXM4-80GB", "DPML_NCCL_GPU=NVIDIA H200", "DPML_NCCL_LINK=nvlink"}, true},
 	} {
 		out := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_"))
 		runSweep(t, exe, append([]string{"NCCL_TUNER_PLUGIN=" + lib, "DPML_NCCL_NVML=" + nvml}, c.env...),
