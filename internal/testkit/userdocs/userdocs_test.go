@@ -450,22 +450,8 @@ func TestReproduceTables(t *testing.T) {
 		t.Skip("no python3 (bench/cold/summary.py)")
 	}
 	bin := clientBin(t)
-	out := t.TempDir()
-	run := exec.Command("bash", "bench/cold/device.sh", out, bin)
-	run.Dir = root
-	run.Env = append(cleanEnv(), "PATH="+filepath.Join(built.dir, "shim")+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"LAYOUTS=1x4 2x2", "PATTERNS=cold10", "LAUNCHES=1", "WARM=0", "PROFILE=0", "PROBE=0",
-		"MPIRUN_ARGS=--oversubscribe --bind-to none", "DPMLRUN_ARGS=", "SIZES10=4:64K:x16", "SIZES100=4:64K:x16", "BUDGET=300")
-	if b, err := run.CombinedOutput(); err != nil {
-		t.Fatalf("device.sh: %v\n%s", err, b)
-	}
-	if b, err := exec.Command("tar", "xJf", filepath.Join(out, "cold.tar.xz"), "-C", out).CombinedOutput(); err != nil {
-		t.Fatalf("tar: %v\n%s", err, b)
-	}
-	cmds, err := os.ReadFile(filepath.Join(out, "r", "commands.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, cmds := deviceScript(t, []string{bin}, "LAYOUTS=1x4 2x2", "PATTERNS=cold10", "LAUNCHES=1", "WARM=0", "PROFILE=0", "PROBE=0",
+		"DPMLRUN_ARGS=", "SIZES10=4:64K:x16", "SIZES100=4:64K:x16")
 	if ends := regexp.MustCompile(`(?m)^rc=0 at `).FindAllIndex(cmds, -1); len(ends) != 6 {
 		t.Fatalf("%d of 6 runs ended with status 0:\n%s", len(ends), cmds)
 	}
@@ -532,12 +518,28 @@ func TestDeviceABOrder(t *testing.T) {
 		t.Skip("no python3 (bench/cold/summary.py)")
 	}
 	bin := clientBin(t)
-	out := t.TempDir()
-	run := exec.Command("bash", "bench/cold/device.sh", out, bin, bin)
+	_, cmds := deviceScript(t, []string{bin, bin}, "LAYOUTS=1x4", "PATTERNS=cold10", "LAUNCHES=2", "WARM=0", "PROFILE=0", "PROBE=0", "FIXED=0",
+		"SIZES10=4:64K:x64")
+	var order []string
+	for _, m := range regexp.MustCompile(`(?m)^rc=0 at \d+ s \((\S+)\)$`).FindAllSubmatch(cmds, -1) {
+		order = append(order, string(m[1]))
+	}
+	want := []string{"1x4-cold10-auto-1", "1x4-cold10-model-1", "1x4-cold10-old-1", "1x4-cold10-old-2", "1x4-cold10-auto-2", "1x4-cold10-model-2"}
+	if !slices.Equal(order, want) {
+		t.Errorf("runs in the order %v, want %v:\n%s", order, want, cmds)
+	}
+}
+
+// deviceScript runs bench/cold/device.sh on builds (NEW, and OLD if
+// given) with the settings env, oversubscribed, unpacks its archive and
+// returns the folder and the script's commands.txt.
+func deviceScript(t *testing.T, builds []string, env ...string) (out string, cmds []byte) {
+	t.Helper()
+	out = t.TempDir()
+	run := exec.Command("bash", append([]string{"bench/cold/device.sh", out}, builds...)...)
 	run.Dir = root
-	run.Env = append(cleanEnv(), "PATH="+filepath.Join(built.dir, "shim")+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"LAYOUTS=1x4", "PATTERNS=cold10", "LAUNCHES=2", "WARM=0", "PROFILE=0", "PROBE=0", "FIXED=0",
-		"MPIRUN_ARGS=--oversubscribe --bind-to none", "SIZES10=4:64K:x64", "BUDGET=300")
+	run.Env = append(append(cleanEnv(), "PATH="+filepath.Join(built.dir, "shim")+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"MPIRUN_ARGS=--oversubscribe --bind-to none", "BUDGET=300"), env...)
 	if b, err := run.CombinedOutput(); err != nil {
 		t.Fatalf("device.sh: %v\n%s", err, b)
 	}
@@ -548,12 +550,5 @@ func TestDeviceABOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var order []string
-	for _, m := range regexp.MustCompile(`(?m)^rc=0 at \d+ s \((\S+)\)$`).FindAllSubmatch(cmds, -1) {
-		order = append(order, string(m[1]))
-	}
-	want := []string{"1x4-cold10-auto-1", "1x4-cold10-model-1", "1x4-cold10-old-1", "1x4-cold10-old-2", "1x4-cold10-auto-2", "1x4-cold10-model-2"}
-	if !slices.Equal(order, want) {
-		t.Errorf("runs in the order %v, want %v:\n%s", order, want, cmds)
-	}
+	return out, cmds
 }
