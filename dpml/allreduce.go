@@ -152,6 +152,9 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 	if testHookPlanCost != nil && err == nil {
 		time.Sleep(testHookPlanCost(&pp.p))
 	}
+	if err == nil && (c.xchg.due != 0 || c.xchg.idleErr != nil) {
+		err = c.runDue() // the learner's work due in this call that its waits left
+	}
 	if err == nil && tuned {
 		var t1 int64 // 0 and 0 when untimed: the tuner keeps no time
 		if timed {
@@ -163,6 +166,7 @@ func allreduce[T mpi.Number](c *Comm, send, recv []T, op mpi.Op, o Override) err
 			err = c.observe(ks, arm, t0, t1)
 		}
 	}
+	c.endHold()
 	if err != nil {
 		c.failed(err)
 		return err

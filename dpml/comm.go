@@ -560,6 +560,7 @@ func (c *Comm) mapSegment(o options) error {
 	}
 	c.abort = c.seg.abort
 	c.wait.Abort = c.abort
+	c.wait.Idle = (*tunerIdle)(c) // the learner's work due in a call runs while it waits (tune.go)
 	c.waitPoll = c.wait
 	c.waitPoll.Poll = c.progress // bound once: a method value per call would allocate
 	c.scratchSrcs = make([]unsafe.Pointer, c.ppn)

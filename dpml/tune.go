@@ -408,9 +408,11 @@ func (c *Comm) observe(ks learn.KeyState, arm costmodel.Arm, entry, exit int64) 
 // segment (foldExchange: DPML_TUNER_LAG of at least minFoldLag, the
 // default) it is one exchange that only one rank per node reads:
 //
-//	call S        every rank writes its Stamps into its own stamp area
+//	call S        a call's record fills the learner's batch: the tuner
+//	              is held
+//	call S+1      every rank writes its Stamps into its own stamp area
 //	              (nodeSegment.stampArea, alternating between commit steps)
-//	call S+2      the node's folder (its first leader, c.pos 0) folds the
+//	call S+3      the node's folder (its first leader, c.pos 0) folds the
 //	              node's stamps in local-rank order; on one node it writes
 //	              the verdicts (learn.Tuner.Verdicts) into the node's
 //	              verdict area, on several it sends its node's fold to
@@ -419,15 +421,18 @@ func (c *Comm) observe(ks learn.KeyState, arm costmodel.Arm, entry, exit int64) 
 //	              the folds in node order and writes the verdicts
 //	call S+lag    every rank reads the verdicts and commits them
 //
-// Calls counts the calls with data through the engine since S, the same
-// on every rank. The calls in between are what makes the shared reads
-// safe: a call with data completes on no rank before every local rank has
-// entered it, so at the entry of the second call after a write (at a
-// call's entry or after its collective) the write is done on every rank.
-// The stamp areas alternate, and a verdict area is written again only
-// two commit steps later, after every rank has read it. No rank but the
-// folders makes an MPI call for the tuner, and those make one per step,
-// progressed by the inter-node steps they run anyway.
+// Each part runs in its call's first wait for the rank's peers, while
+// they are not ready anyway (tunerIdle), or at the call's end if the call
+// never waits (advanceFold): off the program's critical path wherever a
+// rank waits. Calls counts the calls with data through the engine since
+// S, the same on every rank. The calls in between are what makes the
+// shared reads safe: a call with data completes on no rank before every
+// local rank has entered it, so in the second call after a write (readLag)
+// the write is done on every rank. The stamp areas alternate, and a
+// verdict area is written again only two commit steps later, after every
+// rank has read it. No rank but the folders makes an MPI call for the
+// tuner, and those make one per step, progressed by the inter-node steps
+// they run anyway.
 //
 // Otherwise (DPML_TUNER_LAG below minFoldLag) the step is two
 // max-allreduces over all ranks (Pending, then the exits Commit's cost
@@ -455,12 +460,22 @@ type exchangeState struct {
 	// nodes): their requests, and pointers to them for Waitall.
 	reqs []mpi.Request
 	rp   []*mpi.Request
+	// due: the step's work due in this call (dueFold...), run in its
+	// first wait or at its end; idleErr, an error of that work in a wait,
+	// returned at the end; idleNs, the time of the last run in a wait;
+	// rehold: the call's commit ran inside it (stepDue); pub: this
+	// rank's stamps of the step are written.
+	pub     bool
+	due     uint8
+	idleErr error
+	idleNs  int64
+	rehold  bool
 }
 
 // minFoldLag is the least DPML_TUNER_LAG at which the commit step goes
 // through the node segment: the stamps are read two calls after they are
 // written, and the verdicts two calls after.
-const minFoldLag = 4
+const minFoldLag = foldAt + readLag
 
 // foldExchange reports whether the commit step goes through the node
 // segment (exchangeState): the same answer on every rank.
@@ -473,9 +488,14 @@ func (c *Comm) foldExchange() bool {
 // leaders.
 func (c *Comm) folder() bool { return c.pos == 0 }
 
-// xchgPublish writes v (n 8-byte values) to this rank's stamp area a.
-func (c *Comm) xchgPublish(a int, v unsafe.Pointer, n int) {
-	memmove(c.seg.stampArea(a, c.local), v, 8*n)
+// publish writes this rank's Stamps of the step in flight into its stamp
+// area of the step.
+func (c *Comm) publish() {
+	x := &c.xchg
+	st := c.tuner.Stamps()
+	x.n = len(st)
+	memmove(c.seg.stampArea(x.gen%2, c.local), unsafe.Pointer(unsafe.SliceData(st)), 8*len(st))
+	x.pub = true
 }
 
 // xchgBarrier waits for every local rank (Close, where no later call
@@ -529,9 +549,7 @@ func (c *Comm) exchange() error {
 	x.fold = c.foldExchange()
 	if x.fold {
 		x.gen++
-		st := c.tuner.Stamps()
-		x.n = len(st)
-		c.xchgPublish(x.gen%2, unsafe.Pointer(unsafe.SliceData(st)), len(st))
+		x.pub = false // written at the next call (publish)
 	} else {
 		x.buf = c.tuner.Pending()
 		x.req, err = mpi.IallreduceInPlace(c.world, x.buf, mpi.OpMax)
@@ -557,8 +575,12 @@ type tunerBooks struct {
 	// waits, touchNs reading the other ranks' stamp lines in (the
 	// folder), verdictNs turning the fold into verdicts and writing them.
 	foldNs, commitNs, waitNs, touchNs, verdictNs int64
-	trips                                        uint64
-	tripNs                                       int64
+	// idleNs: the steps' work that ran inside waits for peers that were
+	// still not ready when it ended (tunerIdle), not in stepNs.
+	idleNs             int64
+	idleRuns, idleLate int // runs inside waits, and of them the ones that outlasted the wait
+	trips              uint64
+	tripNs             int64
 }
 
 // trip books a timed call's trip of ns nanoseconds (0: the plan pays
@@ -649,11 +671,19 @@ func (c *Comm) advanceExchange(all bool) error {
 }
 
 // advanceFold is advanceExchange for a step through the node segment.
+// Outside Close it only counts the call and marks the step's work due in
+// it (stepDue); the work runs in the call's first wait for its peers
+// (tunerIdle) or, if the call never waits, at its end (runDue). Either is
+// inside the same call on every rank, which is all exchangeState's
+// calendar needs.
 func (c *Comm) advanceFold(all bool) error {
 	x := &c.xchg
 	if all {
 		// Close: every rank's stamps, then the verdicts, are written
 		// once every local rank has passed the barrier before reading.
+		if !x.pub {
+			c.publish()
+		}
 		if x.calls < foldAt {
 			if err := c.xchgBarrier(); err != nil {
 				return err
@@ -663,7 +693,7 @@ func (c *Comm) advanceFold(all bool) error {
 			if err := c.foldNode(); err != nil {
 				return err
 			}
-			if err := c.finishFold(); err != nil {
+			if err := c.finishFold(false); err != nil {
 				return err
 			}
 		}
@@ -673,33 +703,158 @@ func (c *Comm) advanceFold(all bool) error {
 		return c.commitFold()
 	}
 	x.calls++
+	if !x.pub {
+		x.due |= duePublish
+	}
 	if c.folder() {
-		if x.calls >= foldAt {
-			if err := c.foldNode(); err != nil {
-				return err
-			}
+		if x.calls >= foldAt && x.stage < 1 {
+			x.due |= dueFold
 		}
-		if x.stage == 1 && x.calls > foldAt && x.calls < x.lag-foldAt && c.nodes > 1 {
+		if x.stage == 1 && x.calls > foldAt && x.calls < x.lag-readLag && c.nodes > 1 {
 			// MPI progresses the messages only inside MPI calls.
 			if _, err := x.reqs[0].Test(); err != nil {
 				return err
 			}
 		}
-		if x.calls >= x.lag-foldAt {
-			if err := c.finishFold(); err != nil {
-				return err
-			}
+		if x.calls >= x.lag-readLag && x.stage < 2 {
+			x.due |= dueFinish
 		}
 	}
-	if x.calls < x.lag {
-		return nil
+	if x.calls >= x.lag {
+		x.due |= dueCommit
 	}
-	return c.commitFold()
+	return nil
 }
 
-// foldAt is the call after the step's start at whose entry every local
-// rank's stamps are written (exchangeState).
-const foldAt = 2
+// The parts of a commit step through the node segment that a call can
+// have due (exchangeState.due), in the order they run.
+const (
+	duePublish uint8 = 1 << iota // every rank writes its stamps (publish)
+	dueFold                      // the folder folds its node's stamps (foldNode)
+	dueFinish                    // it merges the nodes' folds, writes the verdicts (finishFold)
+	dueCommit                    // every rank commits the verdicts (commitFold)
+)
+
+// stepDue runs the commit step's work due in this call. idle: inside a
+// wait of the call (tunerIdle), where it leaves the merge of the nodes'
+// folds for later in the call unless their messages have all arrived (a
+// wait there would stall the call's own), and keeps errors for the
+// call's end. A commit inside the call holds the tuner again over the
+// rest of it (exchangeState.rehold): the call was chosen under the hold
+// and is not timed.
+func (c *Comm) stepDue(idle bool) error {
+	x := &c.xchg
+	if x.due&duePublish != 0 {
+		x.due &^= duePublish
+		c.publish()
+	}
+	if x.due&dueFold != 0 {
+		x.due &^= dueFold
+		if err := c.foldNode(); err != nil {
+			return err
+		}
+	}
+	if x.due&dueFinish != 0 {
+		if idle && !c.foldsArrived() {
+			return nil
+		}
+		x.due &^= dueFinish
+		if err := c.finishFold(idle); err != nil {
+			return err
+		}
+	}
+	if x.due&dueCommit != 0 {
+		x.due &^= dueCommit
+		if err := c.commitFold(); err != nil {
+			return err
+		}
+		c.tuner.Hold()
+		x.rehold = true
+	}
+	return nil
+}
+
+// runDue runs what the call's waits left of its due work (stepDue), at
+// the call's end, and returns the first error of that work in the call.
+func (c *Comm) runDue() error {
+	x := &c.xchg
+	err := x.idleErr
+	x.idleErr = nil
+	if err == nil && x.due != 0 {
+		t0 := nanotime()
+		err = c.stepDue(false)
+		c.noteStep(t0)
+	}
+	x.due = 0
+	if err != nil {
+		return fmt.Errorf("dpml: tuner exchange: %w", err)
+	}
+	return nil
+}
+
+// endHold ends the hold of a call whose commit ran inside it (stepDue),
+// once the call is recorded.
+func (c *Comm) endHold() {
+	if c.xchg.rehold {
+		c.xchg.rehold = false
+		c.tuner.Release()
+	}
+}
+
+// tunerIdle is the Comm as its waits' idle work (shm.IdleWork): the
+// commit step's work due in the call, run while this rank waits for its
+// peers. What ran while the peers were still not ready cost the program
+// nothing and is booked apart (tunerBooks.idleNs); what outlasted the wait
+// (Late) is the tuner's overhead like the work at a call's end.
+type tunerIdle Comm
+
+func (t *tunerIdle) Idle() bool {
+	c := (*Comm)(t)
+	x := &c.xchg
+	if x.due == 0 || x.idleErr != nil {
+		return false
+	}
+	t0 := nanotime()
+	x.idleErr = c.stepDue(true)
+	x.idleNs = nanotime() - t0
+	c.books.idleNs += x.idleNs
+	c.books.idleRuns++
+	return true
+}
+
+func (t *tunerIdle) Late() {
+	c := (*Comm)(t)
+	d := c.xchg.idleNs
+	c.books.idleNs -= d
+	c.books.idleLate++
+	c.books.stepNs += d
+	c.tunOvh += d
+}
+
+// foldsArrived reports whether the folders' messages of the step in
+// flight have all completed (several nodes; one node has none).
+func (c *Comm) foldsArrived() bool {
+	for _, r := range c.xchg.rp {
+		if ok, err := r.Test(); !ok && err == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// The calendar of a commit step through the node segment, in calls
+// through the engine after the one that starts it (exchangeState): what a
+// rank writes in one call is read in the call readLag later, at the
+// earliest (a call completes on no rank before every local rank has
+// entered it, so every rank's previous call, and what it wrote in it, is
+// over by then). The stamps are written in the first call, folded
+// readLag calls later (foldAt), the verdicts written at the latest
+// readLag calls before the commit (lag - readLag).
+const (
+	publishAt = 1
+	readLag   = 2
+	foldAt    = publishAt + readLag
+)
 
 // foldNode folds the node's stamps (the folder, once per step): on one
 // node into the verdicts, on several into the node's fold, whose
@@ -785,21 +940,25 @@ func touchStamps(c *Comm, a, n int) {
 var touchSink uint64
 
 // finishFold completes the folders' exchange (several nodes), merges
-// the nodes' folds in node order and writes the verdicts.
-func (c *Comm) finishFold() error {
+// the nodes' folds in node order and writes the verdicts. arrived: the
+// messages are known complete (foldsArrived), so no watched wait is
+// needed (inside another wait of the call, whose watch it would end).
+func (c *Comm) finishFold(arrived bool) error {
 	x := &c.xchg
 	if x.stage >= 2 {
 		return nil
 	}
 	tf := nanotime()
 	defer func() { c.books.foldNs += nanotime() - tf }()
-	tw := nanotime()
-	c.watch.enter(stepTuner)
-	err := mpi.Waitall(x.rp)
-	c.watch.leave()
-	c.books.waitNs += nanotime() - tw
-	if err != nil {
-		return err
+	if !arrived {
+		tw := nanotime()
+		c.watch.enter(stepTuner)
+		err := mpi.Waitall(x.rp)
+		c.watch.leave()
+		c.books.waitNs += nanotime() - tw
+		if err != nil {
+			return err
+		}
 	}
 	fl := learn.FoldLen(x.n)
 	acc := x.acc[:fl]
@@ -874,8 +1033,8 @@ func (c *Comm) booksText() string {
 		return "; this rank recorded no call"
 	}
 	per := func(ns int64) float64 { return float64(ns) / float64(n) * 1e-3 }
-	return fmt.Sprintf(" (the ranks' largest, recent commits); this rank over the run: %.2f us per recorded call (%d calls): %d commit steps %.2f (exchange %.2f, of it reading the stamps in %.2f, verdicts %.2f, MPI waits %.2f; commit %.2f), %d trips into Go %.2f",
-		per(b.stepNs+b.tripNs), n, c.tuner.Commits(), per(b.stepNs), per(b.foldNs), per(b.touchNs), per(b.verdictNs), per(b.waitNs), per(b.commitNs), b.trips, per(b.tripNs))
+	return fmt.Sprintf(" (the ranks' largest, recent commits); this rank over the run: %.2f us per recorded call (%d calls): %d commit steps %.2f, and %.2f more inside waits for peers still not ready (%d of %d parts run in waits; both: exchange %.2f, of it reading the stamps in %.2f, verdicts %.2f, MPI waits %.2f; commit %.2f), %d trips into Go %.2f",
+		per(b.stepNs+b.tripNs), n, c.tuner.Commits(), per(b.stepNs), per(b.idleNs), b.idleRuns-b.idleLate, b.idleRuns, per(b.foldNs), per(b.touchNs), per(b.verdictNs), per(b.waitNs), per(b.commitNs), b.trips, per(b.tripNs))
 }
 
 // printTuner writes, at DPML_VERBOSE=1 (rank 0, at Close), the keys

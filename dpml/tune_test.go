@@ -201,14 +201,14 @@ func TestFirstCallRunsModelPlan(t *testing.T) {
 // commits at the same call on every rank (the plans every rank ran, call
 // by call, hash alike, so no rank ever ran a call alone), the learner
 // still learns (keys committed samples), and results are right. With
-// DPML_TUNER_LAG=0 no call returns with one in flight. Lags 8 and 4 (the
-// least that folds) go through the node segment, 2 through MPI. Mutations: the
+// DPML_TUNER_LAG=0 no call returns with one in flight. Lags 8 and 5 (the
+// least that folds) go through the node segment, 4 through MPI. Mutations: the
 // lag ignored (advanceExchange waiting at once) -> no call sees one in
 // flight; the phase ended on the rank's own test result instead of the
 // lag -> the ranks' plans part (hashes differ, or a call times out).
 func TestExchangeDeferred(t *testing.T) {
 	for _, lay := range [][2]int{{1, 4}, {2, 2}} {
-		for _, lag := range []string{"8", "4", "2", "0"} {
+		for _, lag := range []string{"8", "5", "4", "0"} {
 			t.Run(fmt.Sprintf("%dx%d/lag=%s", lay[0], lay[1], lag), func(t *testing.T) {
 				mpitest.Run(t, lay[0], lay[1], func(t *testing.T, w *mpi.Comm) {
 					os.Setenv("DPML_TUNER_BUDGET", "-1") // explore first: many commits
@@ -255,7 +255,7 @@ func TestExchangeDeferred(t *testing.T) {
 					// step goes through the node segment (and the
 					// folders' messages across nodes), with less
 					// through MPI.
-					if fold := lag == "8" || lag == "4"; fold != (c.xchg.folds > 0) {
+					if fold := lag == "8" || lag == "5"; fold != (c.xchg.folds > 0) {
 						t.Errorf("%d commit steps through the node segment, want some: %v", c.xchg.folds, fold)
 					}
 					var samples uint64
@@ -269,8 +269,8 @@ func TestExchangeDeferred(t *testing.T) {
 					// commit steps and their cost per recorded call.
 					var out strings.Builder
 					c.printTuner(&out, false)
-					m := regexp.MustCompile(`this rank over the run: (\d+\.\d\d) us per recorded call \((\d+) calls\): (\d+) commit steps (\d+\.\d\d) \(exchange (\d+\.\d\d), of it reading the stamps in (\d+\.\d\d), verdicts (\d+\.\d\d), MPI waits \d+\.\d\d; commit (\d+\.\d\d)\)`).FindStringSubmatch(out.String())
-					if m == nil || m[2] == "0" || m[3] == "0" || m[4] == "0.00" || m[8] == "0.00" {
+					m := regexp.MustCompile(`this rank over the run: (\d+\.\d\d) us per recorded call \((\d+) calls\): (\d+) commit steps (\d+\.\d\d), and (\d+\.\d\d) more inside waits for peers still not ready \(\d+ of \d+ parts run in waits; both: exchange (\d+\.\d\d), of it reading the stamps in (\d+\.\d\d), verdicts (\d+\.\d\d), MPI waits \d+\.\d\d; commit (\d+\.\d\d)\)`).FindStringSubmatch(out.String())
+					if m == nil || m[2] == "0" || m[3] == "0" || m[4] == "0.00" || m[9] == "0.00" {
 						t.Errorf("the tuner's books: %q", out.String())
 					} else if folds := c.xchg.folds > 0 && c.folder(); folds != (c.books.touchNs > 0 && c.books.verdictNs > 0) {
 						t.Errorf("the folder's books (folds through the segment %v): reading the stamps in %d ns, verdicts %d ns", folds, c.books.touchNs, c.books.verdictNs)
@@ -279,6 +279,59 @@ func TestExchangeDeferred(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestTunerWorkInWaits: a commit step's parts (the stamps written, the
+// fold, the commit) run inside a call's wait for peers when the call
+// waits: the last rank arrives a millisecond late at every call, so the
+// others wait in every call of a plan the engine runs over shared memory.
+// Results are checked, and every rank runs the same plans call by call.
+// Mutation: the waits' idle work disabled (tunerIdle.Idle returning false)
+// -> "no part ran inside a wait".
+func TestTunerWorkInWaits(t *testing.T) {
+	mpitest.Run(t, 1, 4, func(t *testing.T, w *mpi.Comm) {
+		os.Setenv("DPML_TUNER_BUDGET", "-1") // explore first: many commits
+		defer os.Unsetenv("DPML_TUNER_BUDGET")
+		c, err := New(w, WithSegmentBytes(64<<10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		h := fnv.New64a()
+		const n = 3000
+		send, recv := make([]float64, n), make([]float64, n)
+		for i := range 600 {
+			for j := range send {
+				send[j] = float64(w.Rank()*n + j + i)
+			}
+			if w.Rank() == w.Size()-1 {
+				time.Sleep(time.Millisecond)
+			}
+			if err := Allreduce(c, send, recv, mpi.OpSum); err != nil {
+				t.Fatal(err)
+			}
+			for j, v := range recv {
+				// sum over ranks r of (r*n + j + i), exact in float64
+				if want := float64(n*w.Size()*(w.Size()-1)/2 + w.Size()*(j+i)); v != want {
+					t.Fatalf("call %d: element %d = %v, want %v", i, j, v, want)
+				}
+			}
+			fmt.Fprintln(h, c.LastPlan().Spec())
+		}
+		sum := []uint64{h.Sum64(), ^h.Sum64()}
+		if err := mpi.AllreduceInPlace(w, sum, mpi.OpMax); err != nil {
+			t.Fatal(err)
+		}
+		if sum[0] != ^sum[1] {
+			t.Errorf("the ranks ran different plans")
+		}
+		if c.xchg.folds == 0 {
+			t.Fatalf("no commit step through the node segment")
+		}
+		if w.Rank() != w.Size()-1 && c.books.idleRuns == 0 {
+			t.Errorf("no part ran inside a wait in %d commit steps", c.xchg.folds)
+		}
+	})
 }
 
 // TestFoldExchange: the commit step through the node segment and the

@@ -91,6 +91,22 @@ type Waiter struct {
 	// (on a VM the host may deschedule the virtual CPU), and the next
 	// small-message calls pay its wake-up.
 	NoSleep bool
+	// Idle, if non-nil, is offered each wait whose condition is not met
+	// at its first check, before the spin phase: work the caller has due
+	// anyway runs in the time it would spend waiting (IdleWork).
+	Idle IdleWork
+}
+
+// IdleWork is work a Waiter's caller has due and can run while it waits
+// for its peers: the engine's learner folds and commits its samples there,
+// off the program's critical path when the peers are not yet ready.
+type IdleWork interface {
+	// Idle runs the due work, if any, and reports whether it ran any.
+	Idle() bool
+	// Late tells that the wait's condition was already met when the
+	// work that Idle just ran ended: the work may have delayed this
+	// caller.
+	Late()
 }
 
 // Until waits until ready reports true: the one wait loop behind every wait
@@ -102,6 +118,12 @@ type Waiter struct {
 func (w *Waiter) Until(ready func() (bool, error)) error {
 	if ok, err := ready(); ok || err != nil {
 		return err
+	}
+	if w.Idle != nil && w.Idle.Idle() {
+		if ok, err := ready(); ok || err != nil {
+			w.Idle.Late()
+			return err
+		}
 	}
 	for i := w.spins(); i > 0; i-- {
 		if ok, err := ready(); ok || err != nil {

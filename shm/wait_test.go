@@ -432,3 +432,65 @@ func TestNoSleepStillTimesOut(t *testing.T) {
 		}
 	}
 }
+
+// idleProbe counts Idle and Late calls; work, if set, runs inside Idle.
+type idleProbe struct {
+	has        bool // work due
+	idle, late int
+	work       func()
+}
+
+func (p *idleProbe) Idle() bool {
+	if !p.has {
+		return false
+	}
+	p.idle++
+	p.has = false
+	if p.work != nil {
+		p.work()
+	}
+	return true
+}
+
+func (p *idleProbe) Late() { p.late++ }
+
+// TestWaiterIdle: a wait that is ready at once runs no idle work; one
+// that is not runs it once, before it spins; Late is called exactly when
+// the condition was met by the time the work ended.
+func TestWaiterIdle(t *testing.T) {
+	var f atomic.Uint64
+	f.Store(1)
+	cases := []struct {
+		name       string
+		has        bool
+		want       uint64
+		raise      bool // the work itself raises the flag (the wait is over when it ends)
+		idle, late int
+	}{
+		{"ready at once", true, 1, false, 0, 0},
+		{"nothing due", false, 2, false, 0, 0},
+		{"work hidden in the wait", true, 2, false, 1, 0},
+		{"work outlasts the wait", true, 2, true, 1, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f.Store(1)
+			p := &idleProbe{has: tc.has}
+			p.work = func() {
+				if tc.raise {
+					f.Store(2)
+				}
+			}
+			if !tc.raise && tc.want > 1 {
+				setLater(100*time.Millisecond, 2, &f) // far beyond the idle work, even on a loaded machine
+			}
+			w := Waiter{Spin: 10, Timeout: 10 * time.Second, Idle: p}
+			if err := w.UntilAtLeast(&f, tc.want); err != nil {
+				t.Fatal(err)
+			}
+			if p.idle != tc.idle || p.late != tc.late {
+				t.Errorf("Idle ran %d times, Late %d; want %d and %d", p.idle, p.late, tc.idle, tc.late)
+			}
+		})
+	}
+}

@@ -641,6 +641,12 @@ type Tuner struct {
 // for nobody costs the program no wait for the ranks that arrive last.
 func (t *Tuner) Hold() { t.held = true }
 
+// Release ends a hold without a commit. An engine that commits inside a
+// call (after the call was chosen under the hold, untimed) holds the tuner
+// again until the call is recorded, then releases it: the call counts as
+// one of the hold's, and the commit's decisions start at the next call.
+func (t *Tuner) Release() { t.held = false }
+
 // Held reports whether the tuner is held (Hold) until its next Commit.
 func (t *Tuner) Held() bool { return t.held }
 
