@@ -26,7 +26,7 @@
 # first layout; SIZES100, SIZES10 and SIZESWARM replace the patterns'
 # -sizes; AUTOENV (VAR=VALUE
 # words) is added to the cold runs of NEW's defaults, e.g. DPML_VERBOSE=1
-# for the tuner's overhead per recorded call.
+# for the tuner's overhead per recorded call, and OLDENV to OLD's.
 set -u
 OUT=$1 NEW=$2 OLD=${3:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -70,10 +70,10 @@ for r in $(seq 1 ${LAUNCHES:-2}); do
 			case $pat in cold100) A=$COLD100;; bar100) A=$BAR100;; cold10) A=$COLD10;; *) continue;; esac
 			# Odd launches run NEW first, even ones OLD first: a
 			# run's place in the sequence is not the build's.
-			[ -n "$OLD" ] && [ $((r % 2)) = 0 ] && one $lay-$pat-old-$r $lay $OLD "" 60 $A
+			[ -n "$OLD" ] && [ $((r % 2)) = 0 ] && one $lay-$pat-old-$r $lay $OLD "${OLDENV:-}" 60 $A
 			one $lay-$pat-auto-$r $lay $NEW "${AUTOENV:-}" 60 $A
 			one $lay-$pat-model-$r $lay $NEW DPML_TUNER=model 60 $A
-			[ -n "$OLD" ] && [ $((r % 2)) = 1 ] && one $lay-$pat-old-$r $lay $OLD "" 60 $A
+			[ -n "$OLD" ] && [ $((r % 2)) = 1 ] && one $lay-$pat-old-$r $lay $OLD "${OLDENV:-}" 60 $A
 		done
 		[ "${WARM:-1}" = 1 ] || continue
 		[ -n "$OLD" ] && [ $((r % 2)) = 0 ] && one $lay-warm-old-$r $lay $OLD "" 90 $WARMARGS
