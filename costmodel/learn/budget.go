@@ -27,7 +27,10 @@ import "math"
 // A candidate whose first sample exceeds ProbeReject times the
 // incumbent's estimate gets no more calls, so a candidate the model
 // misprices costs at most its warm-up and one sample beyond the
-// expectation: the constant above the budget's fraction.
+// expectation: the constant above the budget's fraction. That first
+// sample ends the batch, and while the engine holds the tuner for its
+// commit the key runs the incumbent (Tuner.next), so the verdict comes
+// before the candidate's next call however long the commit takes.
 //
 // Candidates: the arms the model prices within Candidates times its pick
 // (within Reject squared once the key's own evidence shows the model wrong

@@ -566,6 +566,9 @@ type entry struct {
 	cand           int16
 	probing        bool
 	tried          []bool
+	// verdictDue: the trial's candidate's first sample is in the commit
+	// step in flight (recordSpan).
+	verdictDue bool
 }
 
 // Tuner chooses a plan per Key and learns from measured times. It is a
@@ -841,7 +844,7 @@ func (t *Tuner) newEntry(k Key) *entry {
 func (t *Tuner) Choose(k Key) Arm { return t.choose(t.entry(k)) }
 
 func (t *Tuner) choose(e *entry) Arm {
-	i := e.next()
+	i := t.next(e)
 	if e.firstSettled >= 0 && e.last >= 0 && int16(i) != e.last {
 		e.changes++
 	}
@@ -897,7 +900,7 @@ func (s KeyState) Next() (a Arm, timed bool) {
 
 // Peek returns the arm the key's next call runs (Next's), without Next's
 // bookkeeping.
-func (s KeyState) Peek() Arm { return s.e.set.arms[s.e.next()] }
+func (s KeyState) Peek() Arm { return s.e.set.arms[s.t.next(s.e)] }
 
 // Record is RecordSpan for the state's key.
 func (s KeyState) Record(a Arm, entry, exit float64) (commit bool) {
@@ -1063,6 +1066,16 @@ func (s KeyState) RecordBlock(a Arm, entry, exit []float64) (commit bool) {
 	return commit
 }
 
+// next is the arm index of e's next call: its schedule's (entry.next),
+// but the incumbent while a trial's candidate waits, under the hold, for
+// its first sample's verdict (recordSpan).
+func (t *Tuner) next(e *entry) uint8 {
+	if e.verdictDue && t.held {
+		return e.cur
+	}
+	return e.next()
+}
+
 func (e *entry) next() uint8 {
 	if e.state == Frozen || e.pend >= e.total {
 		return e.cur
@@ -1174,6 +1187,14 @@ func (t *Tuner) recordSpan(e *entry, a Arm, entry, exit float64) (commit bool) {
 		return true
 	}
 	t.buffer(e, idx, entry, exit, uint16(w))
+	if e.probing && e.state == Exploring && int16(idx) == e.cand && e.st[idx].n == 0 {
+		// A trial's candidate's first sample ends the batch, so that
+		// its verdict (ProbeReject) comes before the candidate's other
+		// calls run; until it comes the key runs the incumbent (choose).
+		t.sampled(e)
+		e.verdictDue = true
+		return true
+	}
 	return t.sampled(e)
 }
 
@@ -1394,6 +1415,7 @@ func (t *Tuner) apply(v []float64) {
 	for i, e := range t.touched {
 		e.touched = false
 		e.pend = 0
+		e.verdictDue = false
 		if t.budgeted() {
 			t.settle(e) // the budget's side of the commit; advance below
 		}

@@ -966,3 +966,64 @@ func TestArmSetsShared(t *testing.T) {
 		t.Errorf("cross-memory attach on: %d arms, off %d; want its twins", len(sb.arms), len(a[0].setFor(k).arms))
 	}
 }
+
+// TestTrialVerdictBeforeCandidate drives a budgeted tuner as the engine
+// does: a commit step holds the tuner for lag calls before it commits.
+// Every arm but the model's pick costs three times the pick, so each
+// trial's candidate is rejected on its first sample (ProbeReject); the
+// candidate must then run at most its warm-up and that sample, whatever
+// the lag: the key runs the incumbent until the verdict. Mutation: the
+// candidate's first sample not ending the batch (or the key running the
+// candidate under the hold) -> runs of 6 and more candidate calls.
+func TestTrialVerdictBeforeCandidate(t *testing.T) {
+	for _, lag := range []int{4, 8, 16, 32} {
+		t.Run(fmt.Sprintf("lag=%d", lag), func(t *testing.T) {
+			tu := newTuners(t, 1, Config{}, costmodel.DefaultModel())[0]
+			k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<20, Layout{Nodes: 1, PPN: 32})
+			pick := tu.Choose(k)
+			cost := func(a Arm) float64 {
+				if a == pick {
+					return 1e-3
+				}
+				return 3e-3
+			}
+			var at float64
+			held, run, longest, trials := -1, 0, 0, 0
+			for i := 0; i < 20000; i++ {
+				a := tu.Choose(k)
+				if a != pick {
+					if run == 0 {
+						trials++
+					}
+					run++
+					longest = max(longest, run)
+				} else {
+					run = 0
+				}
+				d := cost(a)
+				if tu.RecordSpan(k, a, at, at+d) && held < 0 {
+					tu.Hold()
+					held = 0
+				}
+				at += d + 1e-6
+				if held >= 0 {
+					if held == lag {
+						if err := commitLocal(tu); err != nil {
+							t.Fatal(err)
+						}
+						held = -1
+					} else {
+						held++
+					}
+				}
+			}
+			if trials == 0 {
+				in, _ := tu.Info(k)
+				t.Fatalf("no trial in 20,000 calls: %+v", in)
+			}
+			if longest > 2 {
+				t.Errorf("a trial's candidate ran %d calls in a row (%d trials), want at most its warm-up and one sample", longest, trials)
+			}
+		})
+	}
+}
