@@ -10,7 +10,7 @@ import (
 )
 
 // TestHotPathAllocations: every plan (tuned, DPML, Pipelined, cross-memory
-// attach) allocates nothing per call once warm: Pipelined reuses its MPI
+// attach, the reduction tree) allocates nothing per call once warm: Pipelined reuses its MPI
 // requests, CMA keeps its I/O vectors on the stack, and the tuner's state is
 // preallocated. The bound leaves room for a rare allocation (a new tuner
 // key's first use), not for one per call.
@@ -31,6 +31,10 @@ func TestHotPathAllocations(t *testing.T) {
 			{Override{Leaders: 2, Intra: IntraCMA}, 0.5},
 			{Override{Variant: DPML, Leaders: 2, Inter: plan.InterRing}, 0.5},
 			{Override{Leaders: 2, Pipeline: 4, Inter: plan.InterRing}, 0.5},
+			// The tree through the executor's steps (the C folds): one
+			// tree, and two over partitions.
+			{Override{Variant: DPML, Intra: IntraTree}, 0.5},
+			{Override{Variant: DPML, Intra: IntraTree, Leaders: 2}, 0.5},
 		}
 		for _, tc := range cases {
 			for i := 0; i < 300; i++ {

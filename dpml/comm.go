@@ -15,6 +15,7 @@ import (
 	"github.com/dpmlgo/dpml/config"
 	"github.com/dpmlgo/dpml/costmodel"
 	"github.com/dpmlgo/dpml/costmodel/learn"
+	"github.com/dpmlgo/dpml/dpml/internal/fused"
 	"github.com/dpmlgo/dpml/internal/runtime/dropinhook"
 	"github.com/dpmlgo/dpml/internal/runtime/gosched"
 	"github.com/dpmlgo/dpml/leaders"
@@ -81,7 +82,12 @@ type nodeView struct {
 	inters     [plan.NumInter]interAlgo // the inter-node algorithms (inter.go), by plan.Inter
 	wait       shm.Waiter
 	waitPoll   shm.Waiter // wait, progressing pending MPI requests while it waits
-	fz         fusedView  // the fused tree call's C state (fused.go)
+	// ct is the tree's C state over the segment (tree.go: the C code
+	// folds every tree plan); treeRes the places of the tree's result
+	// (dpml_tree_result): buffer sets 0 and 1, then inline.
+	ct      *fused.State
+	treeRes [3]unsafe.Pointer
+	fz      fusedView // the fused tree call's state (fused.go)
 }
 
 // policy is what decides a call's plan: the settings and the tuner.
@@ -564,7 +570,10 @@ func (c *Comm) mapSegment(o options) error {
 	c.waitPoll = c.wait
 	c.waitPoll.Poll = c.progress // bound once: a method value per call would allocate
 	c.scratchSrcs = make([]unsafe.Pointer, c.ppn)
-	c.setupFused(c.fused)
+	if err := c.setupTree(c.fused); err != nil {
+		c.seg = nil
+		return errors.Join(err, mem.Close())
+	}
 	return nil
 }
 

@@ -89,10 +89,12 @@
 // the reduction tree the order is the tree's (a rank's own input, then its
 // children's partials in tree order), and with l trees element e follows
 // the tree of its partition, so the tree's radix and l change the last
-// bits of float results too. The fused tree call (fused.go: one tree, one
-// segment, at most 1 KiB, run by one C routine) folds in the same order
-// and gives the same bits as the Go transport (TestTree holds both to one
-// reference, TestTreeGoPath the Go one). Across
+// bits of float results too. The tree's fold has one implementation, in C
+// (internal/fused), which the executor's tree transport calls step by step
+// and the fused tree call (fused.go: one tree, one segment, at most 1 KiB,
+// run by one C routine) runs whole, so the two paths give the same bits
+// (TestTree holds both to one reference, TestTreeGoPath the executor's
+// steps). Across
 // nodes, the MPI library's allreduce over the leader communicator combines
 // the node results (in node order for the libraries' usual algorithms on a
 // commutative op); the engine's ring (plan spec inter=ring, ring.go) folds

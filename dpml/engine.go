@@ -75,7 +75,7 @@ func executePlan[T mpi.Number](c *Comm, pp *prepared, send, recv []T, op mpi.Op,
 	}
 	tr := c.transports[p.Intra]
 	c.call = call{c: c, p: p, send: unsafe.Pointer(unsafe.SliceData(send)),
-		recv: unsafe.Pointer(unsafe.SliceData(recv)), es: p.ElemSize, kern: kern}
+		recv: unsafe.Pointer(unsafe.SliceData(recv)), es: p.ElemSize, kern: kern, kind: mpi.KindOf[T](), op: op}
 	e := run[T]{c: c, x: &c.call, tr: tr, p: p, pp: pp, send: send, recv: recv, op: op}
 	e.lead = c.pos < p.Leaders
 	e.inter = p.Has(PhaseInter)

@@ -15,9 +15,9 @@ import (
 	"github.com/dpmlgo/dpml/shm"
 )
 
-// The fused tree call (internal/fused: fused.h, fused.c): plans "one reduction tree, one
-// segment" of at most fusedMaxBytes run the tree transport's protocol as one
-// C routine rather than as the executor's steps.
+// The fused tree call (internal/fused: fused.h, fused.c): plans "one
+// reduction tree, one segment" of at most fusedMaxBytes run as one C
+// routine, waits included, rather than as the executor's steps.
 //
 //	Go caller       allreduce -> executePlan -> one cgo call (one node), or
 //	                up (cgo), the root's inter-node allreduce, down (cgo);
@@ -30,10 +30,14 @@ import (
 //
 // Why: on the device a C program's 8-byte call through libdpml.so spent
 // 0.5-0.6 us of about 2 us outside the tree's own work, in the two cgo
-// transitions and the engine's per-call bookkeeping. The C routine uses
-// the same lines, generations and fold order as the Go transport, so
-// either may run any call (DPML_FUSED=false keeps every call in Go: the
-// reference the tests compare the C routine with, bit for bit).
+// transitions and the engine's per-call bookkeeping. The routine is no
+// second tree: it folds with the C steps the executor's tree transport
+// calls (tree.go: dpml_tree_step, dpml_tree_fold, dpml_tree_result) over
+// the same lines and generations, and only its waits are its own (C's
+// copy of shm.Waiter's schedule, timeout and abort word, since it runs
+// without Go). So either path may run any call, with the same bits.
+// DPML_FUSED=false sends these plans through the executor's steps (Go
+// waits, one cgo call per fold): the tests compare the two call paths.
 //
 // The clearance: after each call it runs, the engine tells the drop-in how
 // many of the next calls of exactly that (count, type, op) may run in C
@@ -68,7 +72,8 @@ const fusedMaxBytes = 1 << 10
 // in practice (the engine renews it at every call it sees).
 const maxGrant = 1 << 30
 
-// fusedOK[kind][op]: the C routine folds this pair.
+// fusedOK[kind][op]: the C code folds this pair (every pair with a kernel:
+// TestTreeFoldsEveryKernel).
 var fusedOK [mpi.KindComplex128 + 1][mpi.OpBxor + 1]bool
 
 func init() {
@@ -81,11 +86,11 @@ func init() {
 	dropinhook.FusedFailed = func(c any, rc int) error { return c.(*Comm).fusedFailed(rc) }
 }
 
-// fusedView is a communicator's fused-call state: the C state and this
-// rank's trees.
+// fusedView is a communicator's fused-call state.
 type fusedView struct {
-	f     *fused.State
-	trees [maxRadix + 1]*fused.Tree
+	// f is the C state (the tree's, c.ct) when DPML_FUSED is on, nil
+	// when it is off: no call is fused and libdpml.so gets no state.
+	f *fused.State
 	// granted: the drop-in's clearance is for a tuned key, whose learner
 	// takeBack credits. block: the clearance is one block of the key's
 	// confirmation, of arm blockArm (learn.KeyState.Block), which the
@@ -245,17 +250,15 @@ func (c *Comm) goClears(p *Plan, kind mpi.Kind, op mpi.Op) bool {
 	return p.Variant == Native || (c.fusable(p) && fusedOK[kind][op])
 }
 
-// setupFused makes the C state over the mapped segment (DPML_FUSED). With
-// no C memory the Go transport serves every call.
-func (c *Comm) setupFused(on bool) {
-	if !on || c.seg == nil {
-		return
-	}
+// setupTree makes the tree's C state over the mapped segment (c.ct), which
+// the tree transport folds with, and, with fusedOn (DPML_FUSED), lets the
+// fused call use it (c.fz.f).
+func (c *Comm) setupTree(fusedOn bool) error {
 	s := c.seg
 	f, err := fused.New(fused.Layout{Abort: s.abort, Out0: s.outSeq[0], Data: s.data,
 		SlotStride: s.slotStride, BufStride: s.bufStride, PPN: s.ppn, Inline: inlineBytes})
 	if err != nil {
-		return
+		return fmt.Errorf("dpml: the reduction tree's C state: %w", err)
 	}
 	t := c.wait.Timeout
 	switch {
@@ -265,25 +268,25 @@ func (c *Comm) setupFused(on bool) {
 		t = -1
 	}
 	f.SetWaits(t, c.wait.Spin, c.wait.NoSleep)
-	c.fz.f = f
+	c.ct = f
+	c.treeRes = [3]unsafe.Pointer{f.TreeResult(false, 0), f.TreeResult(false, 1), f.TreeResult(true, 0)}
+	if fusedOn {
+		c.fz.f = f
+	}
+	return nil
 }
 
-// freeFused releases the C state (release; the drop-in has dropped its
-// pointer before it closes the engine).
+// freeFused releases the C state and the trees' C views (release; the
+// drop-in has dropped its pointer before it closes the engine).
 func (c *Comm) freeFused() {
-	for i, t := range c.fz.trees {
-		if t != nil {
-			t.Free()
-			c.fz.trees[i] = nil
-		}
+	c.freeTrees()
+	if c.ct != nil {
+		c.ct.Free()
 	}
-	if c.fz.f != nil {
-		c.fz.f.Free()
-		c.fz.f = nil
-	}
+	c.ct, c.fz.f, c.treeRes = nil, nil, [3]unsafe.Pointer{}
 }
 
-// fusable reports whether plan p is one the C routine runs: one tree, one
+// fusable reports whether plan p is one the fused call runs: one tree, one
 // segment, the MPI library's inter-node step (the routine's root makes that
 // call itself), at most fusedMaxBytes. (The kind and op are the
 // call's: fusedOK.)
@@ -295,17 +298,10 @@ func (c *Comm) fusable(p *Plan) bool {
 
 // ftree returns this rank's C view of tree 0 of radix r.
 func (c *Comm) ftree(r int) (*fused.Tree, error) {
-	ts := c.treeFor(r, 0)
-	r = min(max(r, 1), len(c.trees)-1) // treeFor's clamp
-	if t := c.fz.trees[r]; t != nil {
+	if t := c.treeFor(r, 0).c; t != nil {
 		return t, nil
 	}
-	t, err := c.fz.f.NewTree(ts.myFlag, ts.kidFlags, ts.kids, c.local, ts.root)
-	if err != nil {
-		return nil, fmt.Errorf("dpml: fused tree call, tree of radix %d: %w", r, err)
-	}
-	c.fz.trees[r] = t
-	return t, nil
+	return nil, fmt.Errorf("dpml: fused tree call, tree of radix %d: no C view (no C memory)", r)
 }
 
 // runFused runs one call of plan p through the C routine: whole on one
@@ -365,7 +361,7 @@ func callFused[T mpi.Number](c *Comm, t *fused.Tree, send, recv []T, op mpi.Op) 
 	return nil
 }
 
-// fusedError turns the C routine's failure into the error the Go transport
+// fusedError turns the C routine's failure into the error the executor
 // would give for the same wait (wrapping shm.ErrTimeout or ErrAborted).
 func (c *Comm) fusedError(rc int) error {
 	fl := c.fz.f.Failure()

@@ -70,7 +70,10 @@ func stubNodeComm(tb testing.TB, ppn int) (*Comm, func()) {
 	c.waitPoll = c.wait
 	c.scratchSrcs = make([]unsafe.Pointer, ppn)
 	c.treeRadix, c.treeBytes = 4, 16<<10
-	return c, func() { _ = mem.Close() }
+	if err := c.setupTree(false); err != nil {
+		tb.Fatal(err)
+	}
+	return c, func() { c.freeFused(); _ = mem.Close() }
 }
 
 // BenchmarkSmallPathTuned is BenchmarkSmallPath through the tuner (model
@@ -106,11 +109,7 @@ func BenchmarkSmallPathTuned(b *testing.B) {
 func TestTransitionCost(t *testing.T) {
 	c, done := stubNodeComm(t, 2)
 	defer done()
-	c.setupFused(true)
-	defer c.freeFused()
-	if c.fz.f == nil {
-		t.Fatal("no fused state")
-	}
+	c.fz.f = c.ct // DPML_FUSED on
 	plan := func(count int, o Override) *Plan {
 		pp, err := c.planFor(count, 8, o)
 		if err != nil {
@@ -121,6 +120,7 @@ func TestTransitionCost(t *testing.T) {
 	}
 	tree := plan(1, Override{Variant: DPML, Intra: IntraTree, Radix: 4})
 	copies := plan(1, Override{Variant: DPML, Intra: IntraShm, Leaders: 1})
+	trees := plan(1, Override{Variant: DPML, Intra: IntraTree, Radix: 4, Leaders: 2})
 	native := plan(1, Override{Variant: Native})
 	const us = int64(1000)
 	for _, tc := range []struct {
@@ -134,16 +134,12 @@ func TestTransitionCost(t *testing.T) {
 		{"fused tree", tree, mpi.OpSum, 2 * us, 0, 0, true},
 		{"native", native, mpi.OpSum, 2 * us, 0, 0, true},
 		{"copies", copies, mpi.OpSum, 2 * us, 4 * us, 4*us + 2*maxTransition, false},
-		{"tree, complex product (Go transport)", tree, mpi.OpProd, 2 * us, 4 * us, 4*us + 2*maxTransition, false},
+		{"two trees (the executor's steps)", trees, mpi.OpSum, 2 * us, 4 * us, 4*us + 2*maxTransition, false},
 		{"copies, clock in the future", copies, mpi.OpSum, -5 * us, 0, 0, false},
 		{"copies, a second ago", copies, mpi.OpSum, 1_000_000 * us, 0, 0, false},
 		{"fused tree, a second ago", tree, mpi.OpSum, 1_000_000 * us, 0, 0, false},
 	} {
-		kind := mpi.KindFloat64
-		if tc.op == mpi.OpProd {
-			kind = mpi.KindComplex64 // 8 bytes, like the plans above
-		}
-		got, ovh := c.trip(tc.p, kind, tc.op, c.transition(nanotime()-tc.ago))
+		got, ovh := c.trip(tc.p, mpi.KindFloat64, tc.op, c.transition(nanotime()-tc.ago))
 		if got < tc.min || got > tc.max {
 			t.Errorf("%s: charged %d ns, want %d..%d", tc.name, got, tc.min, tc.max)
 		}

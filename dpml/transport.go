@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/dpmlgo/dpml/mpi"
 	"github.com/dpmlgo/dpml/shm"
 )
 
@@ -45,6 +46,8 @@ type call struct {
 	send, recv unsafe.Pointer // the caller's buffers
 	es         int            // bytes per element
 	kern       kernel
+	kind       mpi.Kind // the elements' kind and the op, for the tree's C folds
+	op         mpi.Op
 }
 
 // span returns the address of element i of segment s's part of buf and the

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/dpmlgo/dpml/dpml/internal/fused"
 	"github.com/dpmlgo/dpml/leaders"
 	"github.com/dpmlgo/dpml/shm"
 )
@@ -43,11 +44,24 @@ import (
 // are whole cache lines, so l > 1 never goes inline (a message of one line
 // has one active leader).
 //
+// The tree's arithmetic and places have one implementation, in C
+// (dpml/internal/fused: fused.h, fused.c): a non-root rank's step (its
+// fold into its partial, then its flag raised) is dpml_tree_step, a root's
+// fold dpml_tree_fold, and where partials and the result live
+// dpml_tree_result and the C code's partial. This transport keeps what the
+// executor owns: the order of the steps, the waits (c.wait: the engine's
+// timeout, abort word and error messages, which name the children), and
+// the plan's partitions and segments. The fused call (fused.go) runs the
+// same C steps for a plan of one tree and one segment without the
+// executor, waits included; DPML_FUSED=false sends those plans here too.
+// The C folds serve every (kind, op) the engine reduces (fusedOK; a test
+// holds them to the kernels), so the tree has no fold in Go.
+//
 // The fold order is fixed by the trees (a rank's own input, then its
 // children in tree order), so results are the same bits on every rank (all
 // read the roots' one result) and from run to run for a given radix, l and
-// topology; they may differ in the last bits from the other transports'
-// local-rank order, and between values of l.
+// topology, whichever path ran the call; they may differ in the last bits
+// from the other transports' local-rank order, and between values of l.
 type treeReduce struct{}
 
 func (treeReduce) pinsBuffers() bool { return false }
@@ -59,7 +73,8 @@ type treeShape struct {
 	kidFlags []*atomic.Uint64 // their flags in this tree
 	myFlag   *atomic.Uint64   // this rank's flag in this tree
 	root     bool
-	depth    int // of this node's tree
+	depth    int         // of this node's tree
+	c        *fused.Tree // the same, for the C steps (nil without the C state)
 }
 
 // treeFor returns this rank's view of tree j (rooted at leader j) of radix
@@ -79,25 +94,35 @@ func (c *Comm) treeFor(r, j int) *treeShape {
 		t.kidFlags = append(t.kidFlags, flags[k])
 	}
 	t.myFlag = flags[c.local]
+	if c.ct != nil {
+		// Only out of C memory does this fail; the steps then say so.
+		t.c, _ = c.ct.NewTree(t.myFlag, t.kidFlags, t.kids, c.local, t.root)
+	}
 	c.trees[r][j] = t
 	return t
 }
 
+// freeTrees releases the C views of the trees (release).
+func (c *Comm) freeTrees() {
+	for r := range c.trees {
+		for _, t := range c.trees[r] {
+			if t != nil && t.c != nil {
+				t.c.Free()
+				t.c = nil
+			}
+		}
+	}
+}
+
 // inline reports whether plan p moves its data inside the control lines.
+// (The fused call's C code decides alike: its calls are one segment.)
 func (p *Plan) inline() bool {
 	return p.Intra == IntraTree && p.Segments == 1 && p.Count*p.ElemSize <= inlineBytes
 }
 
-// partial is where local rank i's subtree partial of generation g lives.
-func (treeReduce) partial(x *call, g uint64, i int) unsafe.Pointer {
-	if x.p.inline() {
-		return x.c.seg.in[i].data()
-	}
-	return x.c.seg.slot(g, i)
-}
-
 func (t treeReduce) contribute(x *call, s int, g uint64) error {
 	c, p := x.c, x.p
+	own, n := x.span(x.send, s)
 	if p.Leaders == 1 {
 		ts := c.treeFor(p.Radix, 0)
 		if ts.root {
@@ -109,13 +134,10 @@ func (t treeReduce) contribute(x *call, s int, g uint64) error {
 		if len(ts.kids) > 0 {
 			c.mark(tpKids)
 		}
-		_, n := x.span(x.send, s)
-		t.foldInto(x, ts, s, g, t.partial(x, g, c.local), 0, n)
-		return nil // the executor raises in[me]
+		return t.step(x, ts, own, 0, n, g) // the executor raises in[me] again
 	}
 	// l trees: this rank's part in each, in order; the executor's raise
 	// of in[me] after this repeats tree 0's.
-	_, n := x.span(x.send, s)
 	active := p.activeLeaders(n)
 	for j := 0; j < active; j++ {
 		ts := c.treeFor(p.Radix, j)
@@ -126,8 +148,19 @@ func (t treeReduce) contribute(x *call, s int, g uint64) error {
 			return fmt.Errorf("dpml: local rank %d waits for its children %v in tree %d (segment %d): %w", c.local, ts.kids, j, s, err)
 		}
 		lo, hi := p.partition(n, j)
-		t.foldInto(x, ts, s, g, unsafe.Add(t.partial(x, g, c.local), lo*x.es), lo, hi-lo)
-		shm.StoreRelease(ts.myFlag, g)
+		if err := t.step(x, ts, own, lo, hi-lo, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// step is a non-root rank's step in tree ts (dpml_tree_step): elements
+// [lo, lo+n) of its subtree's fold into its partial, its flag in the tree
+// raised to g.
+func (treeReduce) step(x *call, ts *treeShape, own unsafe.Pointer, lo, n int, g uint64) error {
+	if ts.c == nil || !x.c.ct.Step(ts.c, own, lo, n, x.p.inline(), int(x.kind), int(x.op), g) {
+		return x.noTreeFold(ts)
 	}
 	return nil
 }
@@ -140,28 +173,35 @@ func (treeReduce) await(x *call, s int, g uint64, w *shm.Waiter) error {
 	return nil
 }
 
-func (t treeReduce) fold(x *call, s int, g uint64, dst unsafe.Pointer, at, n int) error {
-	t.foldInto(x, x.c.treeFor(x.p.Radix, x.c.pos), s, g, dst, at, n)
+// fold is the root's fold of its tree (dpml_tree_fold): elements
+// [at, at+n) of segment s into dst.
+func (treeReduce) fold(x *call, s int, g uint64, dst unsafe.Pointer, at, n int) error {
+	ts := x.c.treeFor(x.p.Radix, x.c.pos)
+	own, _ := x.span(x.send, s)
+	if ts.c == nil || !x.c.ct.Fold(ts.c, own, dst, at, n, x.p.inline(), int(x.kind), int(x.op), g) {
+		return x.noTreeFold(ts)
+	}
 	return nil
 }
 
-// foldInto writes elements [at, at+n) of segment s of this rank's subtree
-// fold into dst: own input first, then each child's partial in tree order.
-func (t treeReduce) foldInto(x *call, ts *treeShape, s int, g uint64, dst unsafe.Pointer, at, n int) {
-	own, _ := x.span(x.send, s)
-	srcs := x.c.scratchSrcs[:0]
-	srcs = append(srcs, unsafe.Add(own, at*x.es))
-	for _, k := range ts.kids {
-		srcs = append(srcs, unsafe.Add(t.partial(x, g, k), at*x.es))
+// noTreeFold is the error of a tree step the C code could not take: no C
+// view of the tree (no C memory at setup), or a (kind, op) without a C
+// fold, which the engine never asks for (fusedOK covers its kernels).
+func (x *call) noTreeFold(ts *treeShape) error {
+	if ts.c == nil {
+		return fmt.Errorf("dpml: local rank %d has no C view of its reduction tree (no C memory)", x.c.local)
 	}
-	x.kern(dst, srcs, n)
+	return fmt.Errorf("dpml: the reduction tree has no fold of %v for %v", x.op, x.kind)
 }
 
+// result is where the roots fold the node's result: dpml_tree_result's
+// places, asked once at setup (treeResults) since they depend on nothing
+// but inline and g's parity.
 func (treeReduce) result(x *call, g uint64) unsafe.Pointer {
 	if x.p.inline() {
-		return x.c.seg.out[0].data()
+		return x.c.treeRes[2]
 	}
-	return x.c.seg.result(g)
+	return x.c.treeRes[g&1]
 }
 
 func (treeReduce) deliver(*call, int, uint64) error { return nil }

@@ -139,7 +139,7 @@ func treeCases(t *testing.T, w *mpi.Comm) {
 		}
 	}
 	// The fused C routine ran the one-tree cases of at most 1 KiB, unless
-	// DPML_FUSED=false (TestTreeGoPath), when the Go transport ran all
+	// DPML_FUSED=false (TestTreeGoPath), when the executor's steps ran all
 	// (with one rank per node every plan is the MPI library's).
 	if on, _ := config.Bool(config.Fused); (on && c.Nodes() < c.Size()) != (c.fz.calls > 0) {
 		t.Errorf("DPML_FUSED=%v, yet %d calls ran fused", on, c.fz.calls)
@@ -193,8 +193,8 @@ func eachType(t *testing.T, d world, w *mpi.Comm, tc testCase) {
 // suite, plus one with more ranks than the radix on a node.
 //
 // Mutation checks (each made TestTree/1x4 fail): folding only the first
-// child of each parent (foldInto ranging over kids[:1]); a non-root rank
-// writing its inline partial into its slot instead of its flag line.
+// child of each parent (dpml_tree_fold ranging over one child); a non-root
+// rank writing its inline partial into its slot instead of its flag line.
 func TestTree(t *testing.T) {
 	for _, lay := range append(layouts, struct {
 		name string
@@ -206,16 +206,29 @@ func TestTree(t *testing.T) {
 	}
 }
 
-// TestTreeGoPath is TestTree with DPML_FUSED=false on two layouts: the Go
-// transport's steps, which the fused C routine replaces for one-tree plans
-// of at most 1 KiB, stay the reference both are held to (treeReference's
-// fold order, bit for bit), and the fallback for what the C folds leave
-// out (complex products).
+// TestTreeGoPath is TestTree with DPML_FUSED=false on two layouts: the
+// executor's steps (Go waits, the C folds called step by step), which the
+// fused C routine replaces for one-tree plans of at most 1 KiB, held to
+// the same reference (treeReference's fold order, bit for bit), every type
+// and op included.
 func TestTreeGoPath(t *testing.T) {
 	t.Setenv(config.Fused, "false")
 	for _, lay := range []mpitest.Layout{{PPN: []int{4}}, {PPN: []int{3, 2}}} {
 		t.Run(lay.String(), func(t *testing.T) {
 			mpitest.RunLayout(t, lay, treeCases)
 		})
+	}
+}
+
+// TestTreeFoldsEveryKernel: the tree's C folds serve every (kind, op) the
+// engine has a kernel for, so no tree plan needs a fold in Go (tree.go).
+// Mutation: dropping DPML_OP_PROD from COMPLEX_OPS (fused.c) fails it.
+func TestTreeFoldsEveryKernel(t *testing.T) {
+	for k := range kernels {
+		for op := range kernels[k] {
+			if has := kernels[k][op] != nil; has != fusedOK[k][op] {
+				t.Errorf("%v %v: kernel %v, C fold %v", mpi.Kind(k), mpi.Op(op), has, fusedOK[k][op])
+			}
+		}
 	}
 }

@@ -430,8 +430,8 @@ func TestFusedSameBits(t *testing.T) {
 // calls the engine clears for the C layer to run without Go once their
 // plan is fixed (DPML_INTRA=tree with one leader here; a settled tuner's
 // keys between its samples): the fused tree over the lines' payload (1 to
-// 14 elements) and the slots (100), and a pair the C folds leave to the Go
-// transport (complex products). On two nodes the C layer makes the tree
+// 14 elements) and the slots (100), complex products included (the C
+// folds compute them as Go does). On two nodes the C layer makes the tree
 // root's inter-node allreduce itself. Each call's inputs are new (the
 // program's ranks count on from call to call), so a stale or a partial
 // result fails. With the tuner (auto) the results must be right whatever
@@ -446,17 +446,17 @@ func TestFusedSameBits(t *testing.T) {
 // C layer not stamping a block's exit fails the full samples' check.
 func TestRepeat(t *testing.T) {
 	setup(t)
-	const repeats, fusedCases, cases = 1500, 5, 6
+	const repeats, cases = 1500, 6
 	for _, ppn := range []string{"4", "2,2"} {
 		t.Run("ppn="+ppn, func(t *testing.T) {
 			m := compareOn(t, ppn, []string{"DPML_INTRA=tree", "DPML_LEADERS=1"}, cases*repeats,
 				work.progs["allreduce"], "-o", outDir, "repeat=1500")
 			for rank, c := range m {
-				// Each fused case's first call runs in Go, which clears
-				// the rest, but for the first case's (a double sum
-				// the library readies before the program's first call:
-				// a parked clearance runs all of its calls).
-				if want := fusedCases*(repeats-1) + 1; c.fused != want || c.parked != repeats {
+				// Each case's first call runs in Go, which clears the
+				// rest, but for the first case's (a double sum the
+				// library readies before the program's first call: a
+				// parked clearance runs all of its calls).
+				if want := cases*(repeats-1) + 1; c.fused != want || c.parked != repeats {
 					t.Errorf("rank %d ran %d of %d routed calls in the C layer, %d of them parked, want %d and %d", rank, c.fused, c.routed, c.parked, want, repeats)
 				}
 			}
@@ -471,11 +471,10 @@ func TestRepeat(t *testing.T) {
 			}
 			// The blocks' times reached the learner: every arm's estimate
 			// in the tuning table saved at MPI_Finalize is a real duration,
-			// whatever its size, and some key the C folds serve (not the
-			// complex product) has a tree arm with a confirmation's 8
-			// samples, which only the C layer's blocks give it there (a
-			// block timed wrong is no sample: costmodel drops negative
-			// costs).
+			// whatever its size, and some key has a tree arm with a
+			// confirmation's 8 samples, which only the C layer's blocks
+			// give it there (a block timed wrong is no sample: costmodel
+			// drops negative costs).
 			f, err := os.Open(table)
 			if err != nil {
 				t.Fatal(err)
@@ -491,7 +490,7 @@ func TestRepeat(t *testing.T) {
 					if !(a.Estimate > 0) || math.IsInf(a.Estimate, 0) {
 						t.Errorf("key %s/%s/2^%d: the tuner's estimate of %+v is %g s, want a positive duration", e.Elem, e.Op, e.Log2Bytes, a, a.Estimate)
 					}
-					if a.Samples == 8 && a.Intra == "tree" && e.Elem != "complex" {
+					if a.Samples == 8 && a.Intra == "tree" {
 						full++
 					}
 				}

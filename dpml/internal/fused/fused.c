@@ -1,13 +1,19 @@
-// The fused small-message tree call (fused.h): the tree transport's protocol
-// (tree.go) in one C routine. Why it exists: a C program's MPI_Allreduce
-// through libdpml.so would enter Go and come back on every call, and those
-// two transitions and the Go engine's per-call bookkeeping cost 0.5-0.6 us of
-// a 2 us call on a 16-core node, more than the tree's own hops. With the protocol in C, the drop-in runs
-// the calls the engine has cleared without entering Go, and Go callers make
-// one cgo call per call instead of running the same steps in Go.
+// The small-message reduction tree (fused.h): its fold and its places in
+// the node segment, which the Go executor's tree transport (dpml/tree.go)
+// calls step by step, and the fused call, which runs a whole call of a
+// one-tree, one-segment plan in one routine over the same steps. Why the
+// tree lives in C: a C program's MPI_Allreduce through libdpml.so would
+// enter Go and come back on every call, and those two transitions and the
+// Go engine's per-call bookkeeping cost 0.5-0.6 us of a 2 us call on a
+// 16-core node, more than the tree's own hops. With the tree in C, the
+// drop-in runs the calls the engine has cleared without entering Go, Go
+// callers make one cgo call per fused call, and the executor's steps fold
+// with the same code, so no second copy of the fold has to be kept equal
+// to this one.
 #include <errno.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -82,14 +88,14 @@ static int elem_size(int kind) {
 }
 
 // The folds: dst = ((src0 op src1) op src2) op ..., element by element, the
-// order of dpml's kernels, so every element is the same bits as theirs.
-// Integer arithmetic is done unsigned (two's complement wrap-around, as in
-// Go, where C's signed overflow is undefined); the logical ops give 0 or 1
-// as dpml's truth does; min and max keep the first operand unless the
-// second compares below (above) it, as minOf and maxOf do, NaNs included.
-// Complex products are left to the Go kernels (C's complex multiply treats
-// infinities by Annex G, Go's does not), and so is any pair not listed in
-// dpml_fused_ok.
+// order of dpml's kernels (which the other transports fold with), so every
+// element is the same bits as theirs. Integer arithmetic is done unsigned
+// (two's complement wrap-around, as in Go, where C's signed overflow is
+// undefined); the logical ops give 0 or 1 as dpml's truth does; min and
+// max keep the first operand unless the second compares below (above) it,
+// as minOf and maxOf do, NaNs included. Complex products are Go's (CPROD).
+// The pairs listed here are every pair the engine reduces: the tree has no
+// other fold.
 #define SRC(T, k) ((const T *)srcs[k])
 #define FOLD(T, U, EXPR)                                                   \
 	do {                                                                   \
@@ -137,12 +143,48 @@ static int elem_size(int kind) {
 	}                                                                      \
 	return 0
 
+// A complex product as Go computes it (cmd/compile, ssagen's OMUL of a
+// complex): the parts widened to double, re = ar*br - ai*bi and
+// im = ar*bi + ai*br, each rounded once to the part's type. Not C's
+// complex multiply, which recovers infinities by Annex G where Go does
+// not; and no fused multiply-add, as Go's amd64 code below GOAMD64=v3 has
+// none: on a target with FMA each product goes through ROUNDED (GCC fuses
+// a product into the sum that reads it there, and its complex-multiply
+// pattern does so even under -ffp-contract=off, which cgo's flags would
+// not pass anyway). Both parts of an element are read before either is
+// written: dst may be src0.
+#if defined(__FMA__) || defined(__aarch64__)
+#define ROUNDED(x) __extension__({ double r_ = (x); __asm__("" : "+m"(r_)); r_; })
+#else
+#define ROUNDED(x) (x)
+#endif
+#define CPROD(T)                                                           \
+	do {                                                                   \
+		T *d = (T *)dst;                                                   \
+		if (nsrc == 1) {                                                   \
+			memmove(d, SRC(T, 0), (size_t)n * 2 * sizeof(T));              \
+			break;                                                         \
+		}                                                                  \
+		for (int k = 1; k < nsrc; k++) {                                   \
+			const T *a = k == 1 ? SRC(T, 0) : d, *b = SRC(T, k);           \
+			for (int i = 0; i < n; i++) {                                  \
+				double ar = a[2 * i], ai = a[2 * i + 1];                   \
+				double br = b[2 * i], bi = b[2 * i + 1];                   \
+				double rr = ROUNDED(ar * br), ii = ROUNDED(ai * bi);       \
+				double ri = ROUNDED(ar * bi), ir = ROUNDED(ai * br);       \
+				T re = (T)(rr - ii), im = (T)(ri + ir);                    \
+				d[2 * i] = re, d[2 * i + 1] = im;                          \
+			}                                                              \
+		}                                                                  \
+	} while (0)
+
 // A complex sum is a sum of its parts: fold the parts as reals.
-#define COMPLEX_SUM(T)                                                     \
-	if (op != DPML_OP_SUM) return 0;                                       \
-	n *= 2;                                                                \
-	FOLD(T, T, a + b);                                                     \
-	return 1
+#define COMPLEX_OPS(T)                                                     \
+	switch (op) {                                                          \
+	case DPML_OP_SUM: n *= 2; FOLD(T, T, a + b); return 1;                 \
+	case DPML_OP_PROD: CPROD(T); return 1;                                 \
+	}                                                                      \
+	return 0
 
 // fold returns 0, doing nothing, when (kind, op) has no C fold; with n == 0
 // it only reports.
@@ -158,8 +200,8 @@ static int fold(void *dst, const void *const *srcs, int nsrc, int n, int kind, i
 	case DPML_KIND_UINT64: INT_OPS(uint64_t, uint64_t);
 	case DPML_KIND_FLOAT32: REAL_OPS(float);
 	case DPML_KIND_FLOAT64: REAL_OPS(double);
-	case DPML_KIND_COMPLEX64: COMPLEX_SUM(float);
-	case DPML_KIND_COMPLEX128: COMPLEX_SUM(double);
+	case DPML_KIND_COMPLEX64: COMPLEX_OPS(float);
+	case DPML_KIND_COMPLEX128: COMPLEX_OPS(double);
 	}
 	return 0;
 }
@@ -169,23 +211,80 @@ int dpml_fused_ok(int kind, int op) {
 	return fold(0, srcs, 2, 0, kind, op);
 }
 
-// partial is where local rank i's subtree partial of generation g lives:
-// in its line's payload when inline, else in its slot of buffer set g mod 2.
-static inline void *partial(const dpml_fused *F, const uint64_t *line, int i, int bytes, uint64_t g) {
-	if (bytes <= F->inline_bytes) return (void *)(line + 1);
-	return F->data + (int64_t)(g & 1) * F->buf_stride + (int64_t)i * F->slot_stride;
+dpml_ftree *dpml_ftree_new(int nkids) {
+	size_t n = nkids > 0 ? (size_t)nkids : 0;
+	dpml_ftree *t = calloc(1, sizeof(dpml_ftree) + n * (sizeof(uint64_t *) + sizeof(int)));
+	if (t == NULL) return NULL;
+	t->kids = (uint64_t **)(t + 1);
+	t->kid_rank = (int *)(t->kids + n);
+	t->nkids = nkids;
+	return t;
 }
 
-void *dpml_fused_result(dpml_fused *F, int bytes, uint64_t g) {
-	if (bytes <= F->inline_bytes) return (void *)(F->out0 + 1);
+// partial is where the subtree partial of generation g of local rank
+// `rank`, whose flag line in the tree is `line`, lives: inline, in the
+// line's payload after its flag; else in the rank's slot of buffer set
+// g mod 2.
+static inline char *partial(const dpml_fused *F, const uint64_t *line, int rank, int inl, uint64_t g) {
+	if (inl) return (char *)(line + 1);
+	return F->data + (int64_t)(g & 1) * F->buf_stride + (int64_t)rank * F->slot_stride;
+}
+
+void *dpml_tree_result(const dpml_fused *F, int inl, uint64_t g) {
+	if (inl) return (void *)(F->out0 + 1);
 	return F->data + (int64_t)(g & 1) * F->buf_stride + (int64_t)F->ppn * F->slot_stride;
 }
 
+void *dpml_fused_result(dpml_fused *F, int bytes, uint64_t g) {
+	return dpml_tree_result(F, bytes <= F->inline_bytes, g);
+}
+
+// The tree's fold works in blocks of FOLD_BLOCK bytes, so that dst stays in
+// L1 while the sources stream through it (as dpml's kernels do), and folds
+// at most FOLD_GROUP children per pass (a node may have any number): the
+// next pass starts from dst, which continues the same left fold, so the
+// grouping changes no bit.
+enum { FOLD_BLOCK = 8 << 10, FOLD_GROUP = 16 };
+
+int dpml_tree_fold(const dpml_fused *F, const dpml_ftree *T, const void *own, void *dst,
+	int lo, int n, int inl, int kind, int op, uint64_t g) {
+	int es = elem_size(kind);
+	if (es == 0 || !dpml_fused_ok(kind, op)) return 0;
+	const void *srcs[FOLD_GROUP + 1];
+	int blk = FOLD_BLOCK / es;
+	for (int b = 0; b < n; b += blk) {
+		int m = n - b < blk ? n - b : blk;
+		int64_t at = (int64_t)(lo + b) * es; // the block's offset in the segment
+		char *d = (char *)dst + (int64_t)b * es;
+		int ns = 1;
+		srcs[0] = (const char *)own + at;
+		for (int k = 0; k < T->nkids; k++) {
+			if (ns == FOLD_GROUP + 1) {
+				fold(d, srcs, ns, m, kind, op);
+				srcs[0] = d, ns = 1;
+			}
+			srcs[ns++] = partial(F, T->kids[k], T->kid_rank[k], inl, g) + at;
+		}
+		fold(d, srcs, ns, m, kind, op);
+	}
+	return 1;
+}
+
+int dpml_tree_step(const dpml_fused *F, const dpml_ftree *T, const void *own,
+	int lo, int n, int inl, int kind, int op, uint64_t g) {
+	char *dst = partial(F, T->my, T->me, inl, g) + (int64_t)lo * elem_size(kind);
+	if (!dpml_tree_fold(F, T, own, dst, lo, n, inl, kind, op, g)) return 0;
+	store_release(T->my, g);
+	return 1;
+}
+
+// dpml_fused_up is the executor's contribute and, at the root, its reduce,
+// for a plan of one tree and one segment: the waits here, the steps the
+// executor's tree transport calls.
 int dpml_fused_up(dpml_fused *F, const dpml_ftree *T, const void *send, const void *recv,
 	int count, int kind, int op, uint64_t g) {
-	int es = elem_size(kind), bytes = count * es;
-	const void *srcs[DPML_FUSED_MAXKIDS + 1];
-	srcs[0] = send != NULL ? send : recv;
+	int inl = count * elem_size(kind) <= F->inline_bytes; // one segment: dpml's Plan.inline
+	const void *own = send != NULL ? send : recv;
 	for (int k = 0; k < T->nkids; k++) {
 		int rc = wait_at_least(F, T->kids[k], g);
 		if (rc != DPML_FUSED_OK) {
@@ -193,11 +292,13 @@ int dpml_fused_up(dpml_fused *F, const dpml_ftree *T, const void *send, const vo
 			F->fail_seen = load_acquire(T->kids[k]);
 			return rc;
 		}
-		srcs[k + 1] = partial(F, T->kids[k], T->kid_rank[k], bytes, g);
 	}
-	void *dst = T->root ? dpml_fused_result(F, bytes, g) : partial(F, T->my, T->me, bytes, g);
-	fold(dst, srcs, T->nkids + 1, count, kind, op);
-	// The root's own line too, as the Go executor raises every rank's:
+	if (!T->root) {
+		dpml_tree_step(F, T, own, 0, count, inl, kind, op, g);
+		return DPML_FUSED_OK;
+	}
+	dpml_tree_fold(F, T, own, dpml_tree_result(F, inl, g), 0, count, inl, kind, op, g);
+	// The root's own line too, as the executor raises every rank's:
 	// nothing reads it in a tree plan, and it keeps the lines alike.
 	store_release(T->my, g);
 	return DPML_FUSED_OK;

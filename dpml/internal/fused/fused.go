@@ -1,9 +1,14 @@
-// Package fused is the C routine that runs a whole small-message tree call
-// (fused.h, fused.c) and its Go handle. Package dpml owns the protocol and
-// decides which calls take it (dpml/fused.go says why it exists); this
-// package only holds the C code, which cannot live beside dpml's Go
-// assembly (a package with cgo may not have Go assembly files), and the
-// drop-in's C layer includes fused.h to run cleared calls itself.
+// Package fused is the small-message reduction tree in C (fused.h,
+// fused.c) and its Go handle: the one implementation of the tree's fold
+// and of its places in the node segment, which dpml's tree transport
+// calls step by step (State.Step, State.Fold, State.TreeResult), and the
+// fused call, which runs a whole call of a one-tree plan in one routine
+// over the same steps (State.Call, Up, Down). Package dpml owns the
+// protocol and decides which calls take which path (dpml/tree.go,
+// dpml/fused.go); this package only holds the C code, which cannot live
+// beside dpml's Go assembly (a package with cgo may not have Go assembly
+// files), and the drop-in's C layer includes fused.h to run cleared calls
+// itself.
 package fused
 
 // #cgo CFLAGS: -O3 -I${SRCDIR}/../../../mpi
@@ -23,12 +28,24 @@ package fused
 // 	return dpml_fused_down((dpml_fused *)f, (const dpml_ftree *)t, r, bytes, g);
 // }
 // static inline void *fused_result(uintptr_t f, int bytes, uint64_t g) { return dpml_fused_result((dpml_fused *)f, bytes, g); }
+// /* The tree transport's steps (State.Fold, Step): the same, and the
+//    segment's places (dst) as integers. */
+// static inline int tree_fold(uintptr_t f, uintptr_t t, const char *own, uintptr_t dst, int lo, int n, int inl, int kind, int op, uint64_t g) {
+// 	return dpml_tree_fold((const dpml_fused *)f, (const dpml_ftree *)t, own, (void *)dst, lo, n, inl, kind, op, g);
+// }
+// static inline int tree_step(uintptr_t f, uintptr_t t, const char *own, int lo, int n, int inl, int kind, int op, uint64_t g) {
+// 	return dpml_tree_step((const dpml_fused *)f, (const dpml_ftree *)t, own, lo, n, inl, kind, op, g);
+// }
 // #cgo noescape fused_call
 // #cgo nocallback fused_call
 // #cgo noescape fused_up
 // #cgo nocallback fused_up
 // #cgo noescape fused_down
 // #cgo nocallback fused_down
+// #cgo noescape tree_fold
+// #cgo nocallback tree_fold
+// #cgo noescape tree_step
+// #cgo nocallback tree_step
 import "C"
 
 import (
@@ -38,9 +55,6 @@ import (
 	"unsafe"
 )
 
-// MaxKids is the most children a tree node may have (DPML_FUSED_MAXKIDS).
-const MaxKids = C.DPML_FUSED_MAXKIDS
-
 // Results of a call.
 const (
 	OK      = C.DPML_FUSED_OK
@@ -49,7 +63,7 @@ const (
 	Inter   = C.DPML_FUSED_INTER // the drop-in's inter-node step failed
 )
 
-// Layout is the node segment's layout, as the C routine reads it.
+// Layout is the node segment's layout, as the tree's C code reads it.
 type Layout struct {
 	Abort      *atomic.Uint64
 	Out0       *atomic.Uint64 // out[0]'s line (its seq word; the payload follows)
@@ -61,7 +75,9 @@ type Layout struct {
 }
 
 // State is one communicator's C state (C memory: the drop-in keeps its
-// address). Not safe for concurrent use, like the communicator.
+// address): the segment's layout for the tree's steps, and the fused
+// call's waits and clearances. Not safe for concurrent use, like the
+// communicator.
 type State struct {
 	f *C.dpml_fused
 	x C.uintptr_t // f as an integer (fused_call)
@@ -105,22 +121,24 @@ func (s *State) SetInter(nodes int, h uintptr) {
 	s.f.nodes, s.f.inter = C.int(nodes), C.uintptr_t(h)
 }
 
-// NewTree makes a rank's view of a tree: its own line, its children's
-// lines in fold order and their local ranks.
+// NewTree makes a rank's view of one tree: its own flag line in the tree,
+// its children's lines in fold order and their local ranks.
 func (s *State) NewTree(my *atomic.Uint64, kids []*atomic.Uint64, kidRanks []int, me int, root bool) (*Tree, error) {
-	if len(kids) > MaxKids || len(kids) != len(kidRanks) {
-		return nil, errors.New("fused: too many children")
+	if len(kids) != len(kidRanks) {
+		return nil, errors.New("fused: a tree's children and their ranks differ in number")
 	}
-	t := (*C.dpml_ftree)(C.calloc(1, C.size_t(unsafe.Sizeof(C.dpml_ftree{}))))
+	t := C.dpml_ftree_new(C.int(len(kids)))
 	if t == nil {
 		return nil, errNoMemory
 	}
 	t.my = (*C.uint64_t)(unsafe.Pointer(my))
+	lines := unsafe.Slice(t.kids, len(kids))
+	ranks := unsafe.Slice(t.kid_rank, len(kids))
 	for i, k := range kids {
-		t.kids[i] = (*C.uint64_t)(unsafe.Pointer(k))
-		t.kid_rank[i] = C.int(kidRanks[i])
+		lines[i] = (*C.uint64_t)(unsafe.Pointer(k))
+		ranks[i] = C.int(kidRanks[i])
 	}
-	t.nkids, t.me = C.int(len(kids)), C.int(me)
+	t.me = C.int(me)
 	if root {
 		t.root = 1
 	}
@@ -140,8 +158,38 @@ func (s *State) Free() { C.free(unsafe.Pointer(s.f)) }
 func (s *State) Pointer() unsafe.Pointer { return unsafe.Pointer(s.f) }
 
 // Supports reports whether the C folds serve the element kind and op
-// (numbered as mpi.Kind and mpi.Op).
+// (numbered as mpi.Kind and mpi.Op): every pair dpml reduces.
 func Supports(kind, op int) bool { return C.dpml_fused_ok(C.int(kind), C.int(op)) != 0 }
+
+// Fold is the tree's fold (dpml_tree_fold): elements [lo, lo+n) of this
+// rank's subtree in tree t at generation g, its own input own (the
+// segment's element 0: caller's memory, holding no Go pointers) first,
+// then each child's partial in fold order, into dst (segment memory, the
+// place of element lo). inline: the plan's data travels in the flag
+// lines. False when the C folds do not serve (kind, op) (Supports).
+func (s *State) Fold(t *Tree, own, dst unsafe.Pointer, lo, n int, inline bool, kind, op int, g uint64) bool {
+	return C.tree_fold(s.x, t.x, (*C.char)(own), C.uintptr_t(uintptr(dst)), C.int(lo), C.int(n), cbool(inline), C.int(kind), C.int(op), C.uint64_t(g)) != 0
+}
+
+// Step is a non-root rank's step in tree t once its children there
+// reached g (dpml_tree_step): Fold into its own partial, then its flag
+// line in the tree raised to g.
+func (s *State) Step(t *Tree, own unsafe.Pointer, lo, n int, inline bool, kind, op int, g uint64) bool {
+	return C.tree_step(s.x, t.x, (*C.char)(own), C.int(lo), C.int(n), cbool(inline), C.int(kind), C.int(op), C.uint64_t(g)) != 0
+}
+
+// TreeResult is where the roots fold the node's result of generation g
+// (dpml_tree_result).
+func (s *State) TreeResult(inline bool, g uint64) unsafe.Pointer {
+	return C.dpml_tree_result(s.f, cbool(inline), C.uint64_t(g))
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // Call runs a whole single-node call of generation g: send (nil: in place)
 // and recv of count elements.

@@ -1,20 +1,26 @@
-// The fused small-message tree call: one C routine runs a whole call of a
-// plan "one reduction tree, one segment" on one node (and the two halves
-// of it around the root's inter-node step on several), over the node
-// segment's control lines and slots. The Go engine calls it for its callers
-// (fused.go), and the drop-in library's C layer calls it directly for calls
-// of a plan the engine has cleared in advance, without entering Go at all
-// (dropin.c). The protocol is the tree transport's (tree.go): the same
-// lines, the same generations, the same fold order, so its results are the
-// same bits as the Go transport's.
+// The small-message reduction tree, in C: the one implementation of the
+// tree's fold (a rank's own input, then its children's partials in tree
+// order) and of where its partials and result live in the node segment.
+// Two callers run it:
+//
+//   - the Go executor's tree transport (dpml/tree.go), step by step, for
+//     every tree plan: one tree or l trees over partitions, inline or
+//     through the slots, any number of segments: it waits with the
+//     engine's shm.Waiter and calls dpml_tree_step and dpml_tree_fold;
+//   - the fused call below (dpml_fused_call, dpml_fused_up and
+//     dpml_fused_down), which runs a whole call of a plan "one tree, one
+//     segment" in one C routine, waits included: the Go engine calls it
+//     for its callers (dpml/fused.go), and the drop-in library's C layer
+//     for calls of a plan the engine has cleared in advance, without
+//     entering Go at all (dropin.c).
+//
+// Both fold with the same functions over the same lines, generations and
+// places, so a call's result is the same bits on either path.
 #ifndef DPML_FUSED_H
 #define DPML_FUSED_H
 
 #include <stdint.h>
 #include <time.h>
-
-// The largest radix a tree of the engine has (dpml's maxRadix).
-#define DPML_FUSED_MAXKIDS 64
 
 // The longest confirmation block the drop-in times (costmodel's maxBlock,
 // the bound of Config.ConfirmBlock).
@@ -39,12 +45,15 @@ enum {
 	DPML_FUSED_INTER = 3,   // the root's inter-node step failed: fail_index is its MPI error code
 };
 
-// dpml_ftree is one rank's view of tree 0 of one radix: its own control line,
-// its children's lines in fold order, and whether it is the root.
+// dpml_ftree is one rank's view of one reduction tree (tree j of a plan of
+// l trees, each over its own flag lines): its own flag line in the tree,
+// its children's lines in fold order with their local ranks, and whether
+// it is the root. kids and kid_rank point into the same allocation
+// (dpml_ftree_new).
 typedef struct dpml_ftree {
-	uint64_t *my;                        // in[me]: seq, then the inline payload
-	uint64_t *kids[DPML_FUSED_MAXKIDS];  // in[child] of each child, in fold order
-	int kid_rank[DPML_FUSED_MAXKIDS];    // their local ranks (slot index)
+	uint64_t *my;    // this rank's flag line in the tree: seq, then the inline payload
+	uint64_t **kids; // each child's flag line in the tree, in fold order
+	int *kid_rank;   // their local ranks (slot index)
 	int nkids;
 	int me;   // local rank
 	int root; // 1 at the tree's root
@@ -68,8 +77,10 @@ typedef struct dpml_fpark {
 	const dpml_ftree *tree;
 } dpml_fpark;
 
-// dpml_fused is a communicator's fused-call state, in C memory: set up and
-// freed by the Go engine, read by the drop-in's C layer.
+// dpml_fused is a communicator's C state, in C memory: the node segment's
+// layout, which the tree's steps read, and the fused call's waits and
+// clearances. Set up and freed by the Go engine, read by the drop-in's C
+// layer.
 typedef struct dpml_fused {
 	// Layout of the node segment (dpml's nodeSegment).
 	volatile uint64_t *abort;
@@ -149,8 +160,37 @@ typedef struct dpml_fused {
 	uint64_t fail_want, fail_seen, fail_abort;
 } dpml_fused;
 
-// dpml_fused_ok reports whether the C folds serve (kind, op).
+// dpml_fused_ok reports whether the C folds serve (kind, op): every pair
+// the engine reduces (dpml's kernels).
 int dpml_fused_ok(int kind, int op);
+
+// dpml_ftree_new allocates a tree view with room for nkids children
+// (calloc: free it with free); NULL without memory.
+dpml_ftree *dpml_ftree_new(int nkids);
+
+// The tree's steps. inl: the plan moves its data inside the flag lines (a
+// message of at most inline_bytes in one segment; only tree 0 of a plan
+// ever does), else through the slots of buffer set g mod 2. own is the
+// rank's input of the segment (element 0 of the segment); lo and n are
+// elements of the segment. They return 0, doing nothing, when (kind, op)
+// has no fold (dpml_fused_ok), else 1.
+
+// dpml_tree_fold folds elements [lo, lo+n) of this rank's subtree in tree
+// T at generation g into dst (the place of element lo): its own input,
+// then each child's partial in fold order, dst = ((own op kid 1) op kid 2)
+// op ... . The children must have raised their lines to g.
+int dpml_tree_fold(const dpml_fused *F, const dpml_ftree *T, const void *own, void *dst,
+	int lo, int n, int inl, int kind, int op, uint64_t g);
+
+// dpml_tree_step is a non-root rank's step in tree T once its children
+// there reached g: dpml_tree_fold into its own partial, then its line
+// raised to g.
+int dpml_tree_step(const dpml_fused *F, const dpml_ftree *T, const void *own,
+	int lo, int n, int inl, int kind, int op, uint64_t g);
+
+// dpml_tree_result is where the roots fold the node's result of generation
+// g (partition j of an l-tree plan at its offset in it).
+void *dpml_tree_result(const dpml_fused *F, int inl, uint64_t g);
 
 // dpml_fused_call runs a whole single-node call of generation g: send (NULL
 // for in place: recv holds the input) of count elements of kind, op, the
@@ -166,7 +206,7 @@ int dpml_fused_up(dpml_fused *F, const dpml_ftree *T, const void *send, const vo
 	int count, int kind, int op, uint64_t g);
 
 // dpml_fused_result is where the root folds the node's result of
-// generation g (bytes long).
+// generation g (bytes long): dpml_tree_result for a call of one segment.
 void *dpml_fused_result(dpml_fused *F, int bytes, uint64_t g);
 
 // dpml_fused_down is the second half: the root publishes the result; every
