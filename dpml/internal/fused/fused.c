@@ -246,11 +246,20 @@ void *dpml_fused_result(dpml_fused *F, int bytes, uint64_t g) {
 // grouping changes no bit.
 enum { FOLD_BLOCK = 8 << 10, FOLD_GROUP = 16 };
 
-int dpml_tree_fold(const dpml_fused *F, const dpml_ftree *T, const void *own, void *dst,
-	int lo, int n, int inl, int kind, int op, uint64_t g) {
-	int es = elem_size(kind);
-	if (es == 0 || !dpml_fused_ok(kind, op)) return 0;
+// tree_fold is dpml_tree_fold for a known element size es. A small
+// message's fold (one block, at most FOLD_GROUP children: every fused call
+// on the machines measured) is one pass with no further arithmetic: it
+// runs at every level of the tree in every small call.
+static inline int tree_fold(const dpml_fused *F, const dpml_ftree *T, const void *own, void *dst,
+	int lo, int n, int inl, int kind, int op, uint64_t g, int es) {
 	const void *srcs[FOLD_GROUP + 1];
+	if (T->nkids <= FOLD_GROUP && (int64_t)n * es <= FOLD_BLOCK) {
+		int64_t at = (int64_t)lo * es;
+		srcs[0] = (const char *)own + at;
+		for (int k = 0; k < T->nkids; k++) srcs[k + 1] = partial(F, T->kids[k], T->kid_rank[k], inl, g) + at;
+		return fold(dst, srcs, T->nkids + 1, n, kind, op);
+	}
+	if (es == 0 || !dpml_fused_ok(kind, op)) return 0;
 	int blk = FOLD_BLOCK / es;
 	for (int b = 0; b < n; b += blk) {
 		int m = n - b < blk ? n - b : blk;
@@ -270,12 +279,22 @@ int dpml_tree_fold(const dpml_fused *F, const dpml_ftree *T, const void *own, vo
 	return 1;
 }
 
-int dpml_tree_step(const dpml_fused *F, const dpml_ftree *T, const void *own,
+int dpml_tree_fold(const dpml_fused *F, const dpml_ftree *T, const void *own, void *dst,
 	int lo, int n, int inl, int kind, int op, uint64_t g) {
-	char *dst = partial(F, T->my, T->me, inl, g) + (int64_t)lo * elem_size(kind);
-	if (!dpml_tree_fold(F, T, own, dst, lo, n, inl, kind, op, g)) return 0;
+	return tree_fold(F, T, own, dst, lo, n, inl, kind, op, g, elem_size(kind));
+}
+
+static inline int tree_step(const dpml_fused *F, const dpml_ftree *T, const void *own,
+	int lo, int n, int inl, int kind, int op, uint64_t g, int es) {
+	char *dst = partial(F, T->my, T->me, inl, g) + (int64_t)lo * es;
+	if (!tree_fold(F, T, own, dst, lo, n, inl, kind, op, g, es)) return 0;
 	store_release(T->my, g);
 	return 1;
+}
+
+int dpml_tree_step(const dpml_fused *F, const dpml_ftree *T, const void *own,
+	int lo, int n, int inl, int kind, int op, uint64_t g) {
+	return tree_step(F, T, own, lo, n, inl, kind, op, g, elem_size(kind));
 }
 
 // dpml_fused_up is the executor's contribute and, at the root, its reduce,
@@ -283,7 +302,8 @@ int dpml_tree_step(const dpml_fused *F, const dpml_ftree *T, const void *own,
 // executor's tree transport calls.
 int dpml_fused_up(dpml_fused *F, const dpml_ftree *T, const void *send, const void *recv,
 	int count, int kind, int op, uint64_t g) {
-	int inl = count * elem_size(kind) <= F->inline_bytes; // one segment: dpml's Plan.inline
+	int es = elem_size(kind);
+	int inl = count * es <= F->inline_bytes; // one segment: dpml's Plan.inline
 	const void *own = send != NULL ? send : recv;
 	for (int k = 0; k < T->nkids; k++) {
 		int rc = wait_at_least(F, T->kids[k], g);
@@ -294,10 +314,10 @@ int dpml_fused_up(dpml_fused *F, const dpml_ftree *T, const void *send, const vo
 		}
 	}
 	if (!T->root) {
-		dpml_tree_step(F, T, own, 0, count, inl, kind, op, g);
+		tree_step(F, T, own, 0, count, inl, kind, op, g, es);
 		return DPML_FUSED_OK;
 	}
-	dpml_tree_fold(F, T, own, dpml_tree_result(F, inl, g), 0, count, inl, kind, op, g);
+	tree_fold(F, T, own, dpml_tree_result(F, inl, g), 0, count, inl, kind, op, g, es);
 	// The root's own line too, as the executor raises every rank's:
 	// nothing reads it in a tree plan, and it keeps the lines alike.
 	store_release(T->my, g);
