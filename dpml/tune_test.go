@@ -281,6 +281,19 @@ func TestExchangeDeferred(t *testing.T) {
 	}
 }
 
+// exploringComm is a communicator of w whose learner explores from its
+// first call, without a budget: many commit steps.
+func exploringComm(t *testing.T, w *mpi.Comm) *Comm {
+	t.Helper()
+	os.Setenv("DPML_TUNER_BUDGET", "-1")
+	defer os.Unsetenv("DPML_TUNER_BUDGET")
+	c, err := New(w, WithSegmentBytes(64<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestTunerWorkInWaits: a commit step's parts (the stamps written, the
 // fold, the commit) run inside a call's wait for peers when the call
 // waits: the last rank arrives a millisecond late at every call, so the
@@ -290,12 +303,7 @@ func TestExchangeDeferred(t *testing.T) {
 // -> "no part ran inside a wait".
 func TestTunerWorkInWaits(t *testing.T) {
 	mpitest.Run(t, 1, 4, func(t *testing.T, w *mpi.Comm) {
-		os.Setenv("DPML_TUNER_BUDGET", "-1") // explore first: many commits
-		defer os.Unsetenv("DPML_TUNER_BUDGET")
-		c, err := New(w, WithSegmentBytes(64<<10))
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := exploringComm(t, w)
 		defer c.Close()
 		h := fnv.New64a()
 		const n = 3000
@@ -344,12 +352,7 @@ func TestFoldExchange(t *testing.T) {
 	for _, lay := range [][2]int{{1, 4}, {2, 2}} {
 		t.Run(fmt.Sprintf("%dx%d", lay[0], lay[1]), func(t *testing.T) {
 			mpitest.Run(t, lay[0], lay[1], func(t *testing.T, w *mpi.Comm) {
-				os.Setenv("DPML_TUNER_BUDGET", "-1") // explore first: many commits
-				defer os.Unsetenv("DPML_TUNER_BUDGET")
-				c, err := New(w, WithSegmentBytes(64<<10))
-				if err != nil {
-					t.Fatal(err)
-				}
+				c := exploringComm(t, w)
 				defer c.Close()
 				var want []float64 // the step in flight's verdicts, from the oracle
 				steps := 0

@@ -223,10 +223,13 @@ func run(t *testing.T, env []string, name string, args ...string) result {
 
 // cases returns the sorted "case" lines of a run: the program's results.
 // (Sorted, so that the ranks' files compare whatever their order.)
-func cases(out string) []string {
+func cases(out string) []string { return sortedLines(out, "case ") }
+
+// sortedLines returns the lines of out that start with prefix, sorted.
+func sortedLines(out, prefix string) []string {
 	var c []string
 	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "case ") {
+		if strings.HasPrefix(l, prefix) {
 			c = append(c, l)
 		}
 	}

@@ -62,7 +62,7 @@ func TestSameBitsGoAndC(t *testing.T) {
 					if r.code != 0 {
 						t.Fatalf("%s: exit code %d\n%s\n%s", filepath.Base(prog), r.code, r.stdout, r.stderr)
 					}
-					lines[i] = hashLines(r.out)
+					lines[i] = sortedLines(r.out, "rank ")
 				}
 				if len(lines[0]) != 4*6*3*2 {
 					t.Fatalf("the C program wrote %d lines, want %d", len(lines[0]), 4*6*3*2)
@@ -83,18 +83,6 @@ func TestSameBitsGoAndC(t *testing.T) {
 			})
 		}
 	}
-}
-
-// hashLines returns samebits' lines, sorted.
-func hashLines(out string) []string {
-	var l []string
-	for _, s := range strings.Split(out, "\n") {
-		if strings.HasPrefix(s, "rank ") {
-			l = append(l, s)
-		}
-	}
-	slices.Sort(l)
-	return l
 }
 
 // goTool is the go command of the toolchain running the test.

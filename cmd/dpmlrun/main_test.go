@@ -297,8 +297,16 @@ func TestKilledLauncherSweptAtNextStart(t *testing.T) {
 	for strings.Count(out.String(), "job=") < 2 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	_, job, _ := strings.Cut(strings.Split(out.String(), "\n")[0], "job=")
-	job = strings.TrimSpace(job)
+	// The token from the ranks' first line; the MPI library may print
+	// warnings of its own before it (Open MPI's setpgid warning on a
+	// loaded machine).
+	var job string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if _, j, ok := strings.Cut(l, "job="); ok {
+			job = strings.TrimSpace(j)
+			break
+		}
+	}
 	if len(job) != 12 {
 		cmd.Process.Kill()
 		t.Fatalf("no job token:\n%s", out.String())
