@@ -191,6 +191,7 @@ func (c *Comm) failed(err error) {
 		c.fz.f.Revoke()
 	}
 	c.fz.clear = goClearance{}
+	c.xchg.due = 0 // no learner work in a failed communicator's waits (Close's)
 	c.err = err
 }
 

@@ -811,7 +811,7 @@ type tunerIdle Comm
 func (t *tunerIdle) Idle() bool {
 	c := (*Comm)(t)
 	x := &c.xchg
-	if x.due == 0 || x.idleErr != nil {
+	if x.due == 0 || x.idleErr != nil || c.err != nil {
 		return false
 	}
 	t0 := nanotime()
