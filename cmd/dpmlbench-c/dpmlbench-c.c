@@ -94,13 +94,14 @@ static struct {
 	int calls;              // cold patterns: timed calls per (size, variant), nothing untimed
 	int fresh;              // cold patterns: a new communicator per (size, variant)
 	int comms;              // churn: communicators made, used and freed per variant
+	int uses_lo, uses_hi;   // churn: calls per communicator, lo..hi
 	int reversed;           // churn: MPI_Comm_split with the ranks reversed instead of MPI_Comm_dup
 	int format;             // FMT_*: how rows are printed
 	const char *out;        // "" none; NULL: the default folder (default_out)
 } cfg = {
 	.sizes_flag = "4:64M:x4", .type = "float32", .op = OP_SUM, .variants_flag = "native,auto",
 	.pattern = PAT_B2B, .skew_us = 20, .seed = 1, .time_s = 0.1, .min_iters = 10, .max_iters = 1000,
-	.warmup = 3, .tune_calls = 100, .batches = 10, .run = 100, .percall = 1, .calls = 100, .comms = 1000, .out = NULL,
+	.warmup = 3, .tune_calls = 100, .batches = 10, .run = 100, .percall = 1, .calls = 100, .comms = 1000, .uses_lo = 1, .uses_hi = 100, .out = NULL,
 };
 
 static int rank, nranks;
@@ -1403,10 +1404,11 @@ static void usage(FILE *f) {
 		"                     before them (back to back, or a barrier before each) (default b2b)\n"
 		"  -calls N           cold patterns: timed calls per (size, variant) (default 100)\n"
 		"  -fresh             cold patterns: a new communicator (MPI_Comm_dup) for each (size, variant)\n"
-		"  -pattern churn     -comms communicators per variant, each duplicated, used 1-100 times (communicator\n"
-		"                     i: 1 + 37i mod 100 calls, its size from -sizes in turn) and freed; total time per\n"
+		"  -pattern churn     -comms communicators per variant, each duplicated, used -uses times (communicator\n"
+		"                     i: LO + 37i mod (HI-LO+1) calls, its size from -sizes in turn) and freed; total time per\n"
 		"                     variant; with -check also each result and this process's descriptors, mappings and RSS\n"
 		"  -comms N           churn: communicators per variant (default 1000)\n"
+		"  -uses LO:HI        churn: calls per communicator, from LO to HI (default 1:100)\n"
 		"  -churn-comm C      churn: dup (MPI_Comm_dup of MPI_COMM_WORLD) or reversed (MPI_Comm_split of it, one\n"
 		"                     colour, the ranks in reverse order: the same size, another rank order) (default dup)\n"
 		"  -skew US           skew: each rank's busy compute before a call is uniform in 0..US microseconds (default 20)\n"
@@ -1456,7 +1458,7 @@ static int parse_flags(int argc, char **argv) {
 			continue;
 		}
 		static const char *const known[] = {"sizes", "type", "op", "variants", "pattern", "skew", "seed", "time", "iters",
-			"min-iters", "max-iters", "batches", "run", "warmup", "tune-calls", "calls", "comms", "churn-comm", "out", "format", NULL};
+			"min-iters", "max-iters", "batches", "run", "warmup", "tune-calls", "calls", "comms", "uses", "churn-comm", "out", "format", NULL};
 		int ok = 0;
 		for (int k = 0; known[k]; k++) ok |= !strcmp(name, known[k]);
 		if (!ok) return usagef("flag provided but not defined: -%s (see -h)", name);
@@ -1513,6 +1515,16 @@ static int parse_flags(int argc, char **argv) {
 		else if (!strcmp(name, "tune-calls")) rc = parse_int(name, val, 0, &cfg.tune_calls);
 		else if (!strcmp(name, "calls")) rc = parse_int(name, val, 1, &cfg.calls);
 		else if (!strcmp(name, "comms")) rc = parse_int(name, val, 1, &cfg.comms);
+		else if (!strcmp(name, "uses")) {
+			char *colon = strchr(val, ':');
+			if (colon == NULL) rc = usagef("-uses %s: want LO:HI", val);
+			else {
+				*colon = 0;
+				rc = parse_int(name, val, 1, &cfg.uses_lo);
+				if (rc == 0) rc = parse_int(name, colon + 1, cfg.uses_lo, &cfg.uses_hi);
+				*colon = ':';
+			}
+		}
 		else if (!strcmp(name, "churn-comm")) {
 			if (!strcmp(val, "dup")) cfg.reversed = 0;
 			else if (!strcmp(val, "reversed")) cfg.reversed = 1;
@@ -1714,8 +1726,8 @@ static int run_churn(int argc, char **argv, const char *mpilib, double start) {
 	alloc_buffers();
 	if (rank == 0) {
 		char *cl = shell_quote(argc, argv);
-		printf("# %s\n# %s  %d node(s) x %d ranks (%d ranks), pattern churn: %d communicators per variant, each %s, used 1-100 times and freed\n",
-			cl, date_buf, nodes, ppn_min, nranks, cfg.comms, cfg.reversed ? "split with the ranks reversed" : "duplicated");
+		printf("# %s\n# %s  %d node(s) x %d ranks (%d ranks), pattern churn: %d communicators per variant, each %s, used %d-%d times and freed\n",
+			cl, date_buf, nodes, ppn_min, nranks, cfg.comms, cfg.reversed ? "split with the ranks reversed" : "duplicated", cfg.uses_lo, cfg.uses_hi);
 		free(cl);
 		printf("# type %s, op %s, check %s, commit %s\n# MPI: %s\n# libdpml: %s\n", cfg.type, op_names[cfg.op], cfg.check ? "true" : "false",
 			DPML_COMMIT[0] ? DPML_COMMIT : "-", mpilib, dpml_library[0] ? dpml_library : "not loaded");
@@ -1734,7 +1746,7 @@ static int run_churn(int argc, char **argv, const char *mpilib, double start) {
 			else MPI_Comm_dup(MPI_COMM_WORLD, &c);
 			long count = (cfg.sizes[i % cfg.nsizes] + cfg.es - 1) / cfg.es;
 			if (count < 1) count = 1;
-			int uses = 1 + (int)((37L * i) % 100);
+			int uses = cfg.uses_lo + (int)((37L * i) % (cfg.uses_hi - cfg.uses_lo + 1));
 			for (int j = 0; j < uses; j++) {
 				if (var->native) PMPI_Allreduce(sendbuf, recvbuf, (int)count, cfg.dt, cfg.mop, c);
 				else MPI_Allreduce(sendbuf, recvbuf, (int)count, cfg.dt, cfg.mop, c);

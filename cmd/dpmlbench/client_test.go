@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -709,9 +710,11 @@ func TestClientCCold(t *testing.T) {
 // TestClientCChurn: 2,000 communicators duplicated, used 1-100 times with
 // mixed sizes and freed, every one set up by the library
 // (DPML_SETUP_AFTER=0; DPML_SETUP_WORLD=defer, else the duplicates would
-// share MPI_COMM_WORLD's engine), and 1,000 split with world's ranks
+// share MPI_COMM_WORLD's engine), 1,000 split with world's ranks
 // reversed (-churn-comm reversed: never shared, each set up with world's
-// engine alive): every result right, and no descriptor, mapping or
+// engine alive), and 60 reversed splits used 150-400 times (-uses), set
+// up midway once their calls pass DPML_SETUP_AFTER: every result right,
+// the calls -uses asks for, and no descriptor, mapping or
 // memory kept per communicator (growth from the first tenth to the end:
 // no descriptor, at most 64 mappings and 32 MiB for the Go runtime's own
 // growth, where an engine kept per freed communicator would add a mapping
@@ -730,6 +733,9 @@ func TestClientCChurn(t *testing.T) {
 		// Communicators of world's ranks in another order never share
 		// world's engine: each is set up and released.
 		{"reversed", []string{"DPML_SETUP_AFTER=0"}, "1000", []string{"-churn-comm", "reversed"}},
+		// Communicators used long enough to be set up midway (after 2 ms
+		// of calls), then freed.
+		{"midway", []string{"DPML_SETUP_AFTER=2ms"}, "60", []string{"-churn-comm", "reversed", "-uses", "150:400"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"-pattern", "churn", "-comms", c.comms, "-sizes", "4,1K,64K", "-check"}, c.args...)
@@ -738,8 +744,21 @@ func TestClientCChurn(t *testing.T) {
 				t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
 			res := regexp.MustCompile(`resources auto: .* fds ([+-]\d+), mappings ([+-]\d+), rss ([+-]\d+) KiB`).FindStringSubmatch(r.stdout)
-			if res == nil || !strings.Contains(r.stdout, "auto           "+c.comms+" comms") || strings.Count(r.stdout, "#wrong 0") != 2 {
+			if res == nil || !regexp.MustCompile(`auto +`+c.comms+` comms`).MatchString(r.stdout) || strings.Count(r.stdout, "#wrong 0") != 2 {
 				t.Fatalf("output:\n%s\n%s", r.stdout, r.stderr)
+			}
+			if i := slices.Index(c.args, "-uses"); i >= 0 {
+				// The calls: communicator k makes lo + 37k mod (hi-lo+1).
+				var lo, hi int
+				fmt.Sscanf(c.args[i+1], "%d:%d", &lo, &hi)
+				n, _ := strconv.Atoi(c.comms)
+				want := 0
+				for k := range n {
+					want += lo + 37*k%(hi-lo+1)
+				}
+				if !strings.Contains(r.stdout, fmt.Sprintf(" comms %10d calls", want)) {
+					t.Errorf("want %d calls per variant:\n%s", want, r.stdout)
+				}
 			}
 			fds, _ := strconv.Atoi(res[1])
 			maps, _ := strconv.Atoi(res[2])
