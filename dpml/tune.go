@@ -741,9 +741,11 @@ const (
 // wait there would stall the call's own), and keeps errors for the
 // call's end. A commit inside the call holds the tuner again over the
 // rest of it (exchangeState.rehold): the call was chosen under the hold
-// and is not timed.
-func (c *Comm) stepDue(idle bool) error {
+// and is not timed. ran: some part ran.
+func (c *Comm) stepDue(idle bool) (ran bool, err error) {
 	x := &c.xchg
+	due := x.due
+	defer func() { ran = x.due != due }()
 	if x.due&duePublish != 0 {
 		x.due &^= duePublish
 		c.publish()
@@ -751,27 +753,27 @@ func (c *Comm) stepDue(idle bool) error {
 	if x.due&dueFold != 0 {
 		x.due &^= dueFold
 		if err := c.foldNode(); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if x.due&dueFinish != 0 {
 		if idle && !c.foldsArrived() {
-			return nil
+			return false, nil
 		}
 		x.due &^= dueFinish
 		if err := c.finishFold(idle); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if x.due&dueCommit != 0 {
 		x.due &^= dueCommit
 		if err := c.commitFold(); err != nil {
-			return err
+			return false, err
 		}
 		c.tuner.Hold()
 		x.rehold = true
 	}
-	return nil
+	return false, nil
 }
 
 // runDue runs what the call's waits left of its due work (stepDue), at
@@ -782,7 +784,7 @@ func (c *Comm) runDue() error {
 	x.idleErr = nil
 	if err == nil && x.due != 0 {
 		t0 := nanotime()
-		err = c.stepDue(false)
+		_, err = c.stepDue(false)
 		c.noteStep(t0)
 	}
 	x.due = 0
@@ -815,7 +817,11 @@ func (t *tunerIdle) Idle() bool {
 		return false
 	}
 	t0 := nanotime()
-	x.idleErr = c.stepDue(true)
+	ran, err := c.stepDue(true)
+	x.idleErr = err
+	if !ran && err == nil {
+		return false // the folds' messages not in yet: nothing ran
+	}
 	x.idleNs = nanotime() - t0
 	c.books.idleNs += x.idleNs
 	c.books.idleRuns++
