@@ -308,7 +308,11 @@ func TestKilledLauncherSweptAtNextStart(t *testing.T) {
 		}
 	}
 	if len(job) != 12 {
-		cmd.Process.Kill()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		// Whatever the killed launcher left, a start in its TMPDIR
+		// sweeps (no later run of another TMPDIR could).
+		dpmlrun(t, []string{"TMPDIR=" + tmp}, "-nodes", "1", "-ppn", "1", "--", "true")
 		t.Fatalf("no job token:\n%s", out.String())
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
