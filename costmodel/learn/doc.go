@@ -24,7 +24,10 @@
 // Budget x its time so far less what learning has cost it, covers the
 // trial's expected cost and two of the incumbent's calls more. A
 // candidate faster by Improve becomes the incumbent; one whose first
-// sample exceeds ProbeReject times the incumbent is dropped. A settled
+// sample exceeds ProbeReject times the incumbent is dropped (that sample
+// ends the batch, and while an engine holds the tuner for its commit the
+// key runs the incumbent, so the verdict comes before the candidate's
+// next call). A settled
 // key records one call in a stride that keeps the tuner's overhead
 // (OverheadGuess until measured) within SampleShare of its time. Every
 // term of the books is agreed, so the ranks decide alike; a drift (Strikes
