@@ -5,7 +5,10 @@
 # communicators per variant, each used 1-100 times at 4 B-64 KiB and
 # freed, the MPI library (native) against libdpml.so's defaults (auto) in
 # the same process; communicators duplicated from MPI_COMM_WORLD (dup) or
-# split from it with the ranks reversed (reversed). NEW is a folder of
+# split from it with the ranks reversed (reversed); and midway: 40
+# reversed splits used 200-3,000 times at 16-64 KiB, long enough that most
+# are set up midway (after DPML_SETUP_AFTER of calls) and then freed.
+# CHURNS (default "dup reversed midway") selects them. NEW is a folder of
 # device programs built by bench/devbin.sh. LAUNCHES (default 2) repeats.
 # Results: OUT/churn.tar.xz.
 set -u
@@ -19,8 +22,11 @@ C=$NEW/dpmlbench-c L=$PWD/$NEW/libdpml.so
 ONE="mpirun --allow-run-as-root --bind-to core --map-by core --mca btl self,vader --mca btl_vader_single_copy_mechanism cma"
 R8A="--mca btl_vader_single_copy_mechanism cma -x DPML_NODE_SPLIT=host"
 for r in $(seq 1 ${LAUNCHES:-2}); do
-	for c in dup reversed; do
-		A="-pattern churn -comms 1000 -sizes 4:64K:x4 -check -churn-comm $c -variants native,auto"
+	for c in ${CHURNS:-dup reversed midway}; do
+		case $c in
+		midway) A="-pattern churn -comms 40 -uses 200:3000 -sizes 16K:64K:x4 -check -churn-comm reversed -variants native,auto" ;;
+		*) A="-pattern churn -comms 1000 -sizes 4:64K:x4 -check -churn-comm $c -variants native,auto" ;;
+		esac
 		for lay in ${LAYOUTS:-1x32 4x8}; do
 			name=$lay-churn-$c-$r nodes=${lay%x*} ppn=${lay#*x}
 			if [ $nodes = 1 ]; then
