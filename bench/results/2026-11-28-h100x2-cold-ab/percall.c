@@ -1,4 +1,4 @@
-// percall2: cold pattern 4 B x4 .. 16 MiB, N calls each back to back; for
+// percall: cold pattern 4 B x4 .. 16 MiB, N calls each back to back; for
 // sizes >= SHOWB prints every call's max-over-ranks time (us), in order.
 #include <mpi.h>
 #include <stdio.h>
