@@ -33,9 +33,11 @@ import (
 // transitions and the engine's per-call bookkeeping. The routine is no
 // second tree: it folds with the C steps the executor's tree transport
 // calls (tree.go: dpml_tree_step, dpml_tree_fold, dpml_tree_result) over
-// the same lines and generations, and only its waits are its own (C's
-// copy of shm.Waiter's schedule, timeout and abort word, since it runs
-// without Go). So either path may run any call, with the same bits.
+// the same lines and generations, and only its wait loop is its own,
+// since it runs without Go: it follows shm.Waiter's spin, timeout and
+// abort word and shm.DefaultSchedule's back-off rounds, which setupTree
+// hands it (dpml_wait_step decides each round as shm.Schedule.Step
+// does). So either path may run any call, with the same bits.
 // DPML_FUSED=false sends these plans through the executor's steps (Go
 // waits, one cgo call per fold): the tests compare the two call paths.
 //
@@ -267,7 +269,7 @@ func (c *Comm) setupTree(fusedOn bool) error {
 	case t < 0:
 		t = -1
 	}
-	f.SetWaits(t, c.wait.Spin, c.wait.NoSleep)
+	f.SetWaits(t, c.wait.Spin, c.wait.NoSleep, shm.DefaultSchedule)
 	c.ct = f
 	c.treeRes = [3]unsafe.Pointer{f.TreeResult(false, 0), f.TreeResult(false, 1), f.TreeResult(true, 0)}
 	if fusedOn {

@@ -23,15 +23,49 @@ const (
 	DefaultTimeout = 60 * time.Second // wait limit when Timeout == 0
 )
 
-// Back-off schedule after the spin phase (see Waiter).
-const (
-	yieldRounds = 256                   // rounds of Poll + sched_yield before sleeping
-	minSleep    = 1 * time.Microsecond  // first sleep
-	maxSleep    = 64 * time.Microsecond // sleeps escalate (doubling) up to this
-	sleepEvery  = 32                    // rounds per sleep length before doubling
-	clockEvery  = 64                    // rounds between clock reads while yielding
-	abortEvery  = 256                   // spins between Abort checks while spinning
-)
+// Schedule is the back-off of a wait after its spin phase, as data: the
+// phases Waiter describes, with their numbers. Every wait of the engine
+// follows DefaultSchedule; a wait written outside Go (dpml's fused call,
+// in C, which runs without the Go runtime) is handed the same values and
+// decides each round with the same rule (Step), so a call waits alike
+// on either path.
+type Schedule struct {
+	YieldRounds int           // rounds that yield before the first sleep
+	MinSleep    time.Duration // the first sleep
+	MaxSleep    time.Duration // sleeps double up to this
+	SleepEvery  int           // rounds per sleep length before it doubles
+	ClockEvery  int           // rounds between clock reads while yielding
+	AbortEvery  int           // spins between Abort checks while spinning
+}
+
+// DefaultSchedule is the schedule of every Waiter.
+var DefaultSchedule = Schedule{
+	YieldRounds: 256,
+	MinSleep:    1 * time.Microsecond,
+	MaxSleep:    64 * time.Microsecond,
+	SleepEvery:  32,
+	ClockEvery:  64,
+	AbortEvery:  256,
+}
+
+// Step is back-off round round's action (rounds count from 1): sleep 0
+// yields the core (sched_yield), a positive sleep sleeps that long; prev
+// is the round before's sleep (0 for the first round or after yields).
+// clock reports whether the round ends with a look at the clock (the
+// deadline): every ClockEvery-th yielding round and every sleep.
+// noSleep is Waiter.NoSleep: yield in every round.
+func (s *Schedule) Step(round int, noSleep bool, prev time.Duration) (sleep time.Duration, clock bool) {
+	if round <= s.YieldRounds || noSleep {
+		return 0, round%s.ClockEvery == 0
+	}
+	switch {
+	case prev == 0:
+		return s.MinSleep, true
+	case round%s.SleepEvery == 0 && prev < s.MaxSleep:
+		return 2 * prev, true
+	}
+	return prev, true
+}
 
 // Waiter waits for flag words in shared memory to reach a value, with a
 // bounded, backing-off loop. The zero Waiter is ready to use: DefaultSpin
@@ -48,9 +82,9 @@ const (
 //     goroutines locked to OS threads, and other MPI processes share the
 //     cores, so on an oversubscribed node the process that will set the flag
 //     may be waiting for this very core.
-//  3. Sleep: after yieldRounds rounds, each round also sleeps (nanosleep, so
-//     the OS thread really blocks), starting at 1 us and doubling every few
-//     rounds up to 64 us (Linux timer slack rounds short sleeps up to about
+//  3. Sleep: after DefaultSchedule.YieldRounds rounds, each round sleeps
+//     instead (nanosleep, so the OS thread really blocks), starting at
+//     1 us and doubling every few rounds up to 64 us (Linux timer slack rounds short sleeps up to about
 //     50 us anyway). Long waits (a slow peer, a leader busy in a network
 //     reduction) then cost almost no CPU, at the price of up to ~100 us of
 //     extra latency on a wait that was already long.
@@ -129,7 +163,7 @@ func (w *Waiter) Until(ready func() (bool, error)) error {
 		if ok, err := ready(); ok || err != nil {
 			return err
 		}
-		if i%abortEvery == 0 && w.aborted() {
+		if i%DefaultSchedule.AbortEvery == 0 && w.aborted() {
 			break
 		}
 	}
@@ -231,18 +265,15 @@ func (b *backoff) round(w *Waiter) error {
 		w.Pace()
 	}
 	b.rounds++
-	if b.rounds <= yieldRounds || w.NoSleep {
+	var clock bool
+	b.sleep, clock = DefaultSchedule.Step(b.rounds, w.NoSleep, b.sleep)
+	if b.sleep == 0 {
 		yield()
-		if b.rounds%clockEvery != 0 {
-			return nil
-		}
 	} else {
-		if b.sleep == 0 {
-			b.sleep = minSleep
-		} else if b.rounds%sleepEvery == 0 && b.sleep < maxSleep {
-			b.sleep *= 2
-		}
 		sleep(b.sleep)
+	}
+	if !clock {
+		return nil
 	}
 	if !b.deadline.IsZero() && !time.Now().Before(b.deadline) {
 		return ErrTimeout

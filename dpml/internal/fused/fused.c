@@ -20,17 +20,8 @@
 #include "dpml_kinds.h"
 #include "fused.h"
 
-// shm.Waiter's schedule (shm/wait.go), kept the same so that a call waits
-// alike on either path.
-enum {
-	DEFAULT_SPIN = 2000,
-	YIELD_ROUNDS = 256,
-	SLEEP_EVERY = 32,
-	CLOCK_EVERY = 64,
-	ABORT_EVERY = 256,
-	MIN_SLEEP_NS = 1000,
-	MAX_SLEEP_NS = 64000,
-};
+// DEFAULT_SPIN is shm.DefaultSpin: the spins of a wait whose spin is 0.
+enum { DEFAULT_SPIN = 2000 };
 
 static inline uint64_t load_acquire(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 
@@ -39,16 +30,30 @@ static inline uint64_t load_acquire(const uint64_t *p) { return __atomic_load_n(
 // writer until it owns the line its readers hold.
 static inline void store_release(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 
-// wait_at_least waits until *f >= v, with shm.Waiter's phases: spin, yield
-// rounds, then (unless nosleep) sleeps doubling from 1 us to 64 us; the
-// abort word is checked every ABORT_EVERY spins and every round, the clock
-// every CLOCK_EVERY yielding rounds and after every sleep.
+// dpml_wait_step is shm.Schedule.Step over F's schedule (set from
+// shm.DefaultSchedule by dpml_fused's owner): back-off round `round`'s
+// sleep in ns (0: yield), given the round before's (prev_ns), and in
+// *clock whether the round ends with a look at the deadline.
+int64_t dpml_wait_step(const dpml_fused *F, int round, int64_t prev_ns, int *clock) {
+	if (round <= F->yield_rounds || F->nosleep) {
+		*clock = round % F->clock_every == 0;
+		return 0;
+	}
+	*clock = 1;
+	if (prev_ns == 0) return F->min_sleep_ns;
+	if (round % F->sleep_every == 0 && prev_ns < F->max_sleep_ns) return 2 * prev_ns;
+	return prev_ns;
+}
+
+// wait_at_least waits until *f >= v, with shm.Waiter's phases: spin, then
+// back-off rounds of F's schedule (dpml_wait_step); the abort word is
+// checked every abort_every spins and every round.
 static int wait_at_least(dpml_fused *F, const uint64_t *f, uint64_t v) {
 	if (load_acquire(f) >= v) return DPML_FUSED_OK;
 	int spins = F->spin == 0 ? DEFAULT_SPIN : F->spin < 0 ? 0 : F->spin;
 	for (int i = spins; i > 0; i--) {
 		if (load_acquire(f) >= v) return DPML_FUSED_OK;
-		if (i % ABORT_EVERY == 0 && __atomic_load_n(F->abort, __ATOMIC_RELAXED) != 0) break;
+		if (i % F->abort_every == 0 && __atomic_load_n(F->abort, __ATOMIC_RELAXED) != 0) break;
 	}
 	int64_t t0 = dpml_mono_ns();
 	int64_t deadline = F->timeout_ns < 0 ? -1 : t0 + F->timeout_ns;
@@ -60,15 +65,15 @@ static int wait_at_least(dpml_fused *F, const uint64_t *f, uint64_t v) {
 			F->fail_abort = a;
 			return DPML_FUSED_ABORTED;
 		}
-		if (rounds <= YIELD_ROUNDS || F->nosleep) {
+		int clock;
+		sleep_ns = dpml_wait_step(F, rounds, sleep_ns, &clock);
+		if (sleep_ns == 0) {
 			sched_yield();
-			if (rounds % CLOCK_EVERY != 0) continue;
 		} else {
-			if (sleep_ns == 0) sleep_ns = MIN_SLEEP_NS;
-			else if (rounds % SLEEP_EVERY == 0 && sleep_ns < MAX_SLEEP_NS) sleep_ns *= 2;
-			struct timespec ts = {0, sleep_ns};
+			struct timespec ts = {sleep_ns / 1000000000, sleep_ns % 1000000000};
 			nanosleep(&ts, NULL); // EINTR: an early wake-up is harmless
 		}
+		if (!clock) continue;
 		if (deadline >= 0 && dpml_mono_ns() >= deadline) {
 			if (load_acquire(f) >= v) return DPML_FUSED_OK; // ready after all
 			return DPML_FUSED_TIMEOUT;

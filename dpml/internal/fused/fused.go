@@ -53,6 +53,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/dpmlgo/dpml/shm"
 )
 
 // Results of a call.
@@ -102,16 +104,32 @@ func New(l Layout) (*State, error) {
 	f.data = (*C.char)(l.Data)
 	f.slot_stride, f.buf_stride = C.int64_t(l.SlotStride), C.int64_t(l.BufStride)
 	f.ppn, f.inline_bytes = C.int(l.PPN), C.int(l.Inline)
-	return &State{f: f, x: C.uintptr_t(uintptr(unsafe.Pointer(f)))}, nil
+	s := &State{f: f, x: C.uintptr_t(uintptr(unsafe.Pointer(f)))}
+	s.SetWaits(shm.DefaultTimeout, 0, false, shm.DefaultSchedule)
+	return s, nil
 }
 
-// SetWaits sets the waits' schedule, as shm.Waiter's fields mean it
-// (timeout < 0: forever; it must not be 0 here).
-func (s *State) SetWaits(timeout time.Duration, spin int, noSleep bool) {
-	s.f.timeout_ns, s.f.spin, s.f.nosleep = C.int64_t(timeout), C.int(spin), 0
+// SetWaits sets the waits: timeout, spin and noSleep as shm.Waiter's
+// fields mean them (timeout < 0: forever; it must not be 0 here), and the
+// back-off rounds of sched, whose Step the C waits follow round by round.
+func (s *State) SetWaits(timeout time.Duration, spin int, noSleep bool, sched shm.Schedule) {
+	f := s.f
+	f.timeout_ns, f.spin, f.nosleep = C.int64_t(timeout), C.int(spin), 0
 	if noSleep {
-		s.f.nosleep = 1
+		f.nosleep = 1
 	}
+	f.yield_rounds, f.sleep_every = C.int(sched.YieldRounds), C.int(max(sched.SleepEvery, 1))
+	f.clock_every, f.abort_every = C.int(max(sched.ClockEvery, 1)), C.int(max(sched.AbortEvery, 1))
+	f.min_sleep_ns, f.max_sleep_ns = C.int64_t(max(sched.MinSleep, 1)), C.int64_t(sched.MaxSleep)
+}
+
+// WaitStep is the C waits' decision for back-off round round, given the
+// round before's sleep (dpml_wait_step): the same values as
+// shm.Schedule.Step's for the schedule SetWaits set.
+func (s *State) WaitStep(round int, prev time.Duration) (sleep time.Duration, clock bool) {
+	var c C.int
+	ns := C.dpml_wait_step(s.f, C.int(round), C.int64_t(prev), &c)
+	return time.Duration(ns), c != 0
 }
 
 // SetInter lets the C caller run calls on nodes > 1 nodes itself, the

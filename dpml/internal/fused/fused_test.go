@@ -6,9 +6,11 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/dpmlgo/dpml/mpi"
+	"github.com/dpmlgo/dpml/shm"
 )
 
 // The test's own node segment: lines, then the two buffer sets of ppn
@@ -322,6 +324,50 @@ func TestTreeFold(t *testing.T) {
 			run(mpi.CheckOp[float64](op) == nil, checkFold[float64])
 			run(mpi.CheckOp[complex64](op) == nil, checkFold[complex64])
 			run(mpi.CheckOp[complex128](op) == nil, checkFold[complex128])
+		}
+	}
+}
+
+// TestWaitStepFollowsSchedule checks the C waits' back-off against
+// shm.Schedule.Step, round by round, for the default schedule and others
+// whose every number differs, with and without sleeping: the schedule is
+// defined once (shm) and the C loop decides each round by it.
+//
+// Mutation check: C's wait step doubling every round (dropping its
+// sleep_every test) fails at the first sleep round of the default
+// schedule; reading DEFAULT-like constants instead of the state's fields
+// fails the other schedules.
+func TestWaitStepFollowsSchedule(t *testing.T) {
+	st, err := New(Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Free()
+	schedules := []shm.Schedule{
+		shm.DefaultSchedule,
+		{YieldRounds: 3, MinSleep: 2 * time.Microsecond, MaxSleep: 16 * time.Microsecond, SleepEvery: 2, ClockEvery: 5, AbortEvery: 7},
+		{YieldRounds: 0, MinSleep: time.Microsecond, MaxSleep: time.Microsecond, SleepEvery: 1, ClockEvery: 1, AbortEvery: 1},
+		{YieldRounds: 10, MinSleep: 5 * time.Microsecond, MaxSleep: 45 * time.Microsecond, SleepEvery: 3, ClockEvery: 4, AbortEvery: 2},
+	}
+	for i, sc := range schedules {
+		for _, noSleep := range []bool{false, true} {
+			st.SetWaits(time.Second, 0, noSleep, sc)
+			var goPrev, cPrev time.Duration
+			sleeps := 0
+			for r := 1; r <= 2000; r++ {
+				gs, gc := sc.Step(r, noSleep, goPrev)
+				cs, cc := st.WaitStep(r, cPrev)
+				if gs != cs || gc != cc {
+					t.Fatalf("schedule %d, noSleep %v, round %d: C sleeps %v (clock %v), shm.Schedule.Step %v (clock %v)", i, noSleep, r, cs, cc, gs, gc)
+				}
+				if gs > 0 {
+					sleeps++
+				}
+				goPrev, cPrev = gs, cs
+			}
+			if want := !noSleep; (sleeps > 0) != want {
+				t.Errorf("schedule %d, noSleep %v: %d sleeping rounds of 2000", i, noSleep, sleeps)
+			}
 		}
 	}
 }
