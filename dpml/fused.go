@@ -308,7 +308,7 @@ func (c *Comm) ftree(r int) (*fused.Tree, error) {
 
 // runFused runs one call of plan p through the C routine: whole on one
 // node, in two halves around the root's inter-node allreduce on several.
-func runFused[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op) error {
+func runFused[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op, kern kernel) error {
 	t, err := c.ftree(p.Radix)
 	if err != nil {
 		return err
@@ -329,11 +329,16 @@ func runFused[T mpi.Number](c *Comm, p *Plan, send, recv []T, op mpi.Op) error {
 		return c.fusedError(rc)
 	}
 	if t.Root() {
-		res := unsafe.Slice((*T)(f.Result(bytes, g)), n)
-		c.watch.enter(stepInter)
-		err := mpi.AllreduceInPlace(c.leaderComm, res, op)
-		c.watch.leave()
+		// The step among the nodes' roots goes through the inter-node
+		// seam like the executor's (the plan's algorithm; fusable
+		// admits the MPI library's, which the drop-in's C layer can
+		// also call itself).
+		alg, err := c.interFor(p)
 		if err != nil {
+			return err
+		}
+		st := interStep{buf: f.Result(bytes, g), n: n, kind: mpi.KindOf[T](), op: op, es: p.ElemSize, align: p.Align, kern: kern}
+		if err := alg.run(c, st); err != nil {
 			return fmt.Errorf("dpml: leader 0 inter-node allreduce of the tree's result: %w", err)
 		}
 		gosched.Pace()
