@@ -167,12 +167,8 @@ func (c *Comm) saveProfile() {
 	if c.tuner == nil || c.profile == "" || c.rank != 0 || c.profileMode != "auto" {
 		return
 	}
-	learned := false
-	for _, in := range c.tuner.Infos() {
-		learned = learned || (in.Calls > 0 && in.Samples > 0)
-	}
-	if !learned {
-		return
+	if !c.tuner.Measured() {
+		return // a communicator that made a few calls, or only settled ones, adds nothing
 	}
 	if err := os.MkdirAll(filepath.Dir(c.profile), 0o700); err != nil {
 		fmt.Fprintf(os.Stderr, "dpml: machine profile not saved: %v\n", err)

@@ -264,3 +264,48 @@ func mustKey(t *testing.T, en Entry) Key {
 	}
 	return k
 }
+
+// TestMeasured: Measured answers what a scan of Infos for a key with
+// calls and samples does, at every step of a tuner loaded with verdicts
+// whose keys are then called one by one, and it makes no entry for the
+// keys not called. Mutation: Measured testing calls alone reports true
+// after the first call of a key with no samples yet (a fresh key).
+func TestMeasured(t *testing.T) {
+	lay := Layout{Nodes: 1, PPN: 32}
+	var tb Table
+	tb.Schema = costmodel.SchemaVersion
+	for i, lg := range []int{2, 10, 14} {
+		tb.Entries = append(tb.Entries, Entry{Elem: "float32", Op: "arith", Log2Bytes: lg, Nodes: 1, PPN: 32,
+			Variant: "dpml", Leaders: []int{1, 8, 16}[i], Pipeline: 1, Estimate: 1e-5, Samples: 40, State: "frozen"})
+	}
+	cfg := DefaultConfig()
+	cfg.SegmentBytes = deviceSegment(32)
+	tu := newTuners(t, 1, cfg, costmodel.DefaultModel())[0]
+	if _, err := tu.LoadTable(&tb); err != nil {
+		t.Fatal(err)
+	}
+	scan := func() bool {
+		for _, in := range tu.Infos() {
+			if in.Calls > 0 && in.Samples > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	if tu.Measured() || len(tu.keys) != 0 {
+		t.Fatalf("loaded, not called: Measured %v with %d entries, want false with none", tu.Measured(), len(tu.keys))
+	}
+	for _, lg := range []int{20, 2} { // a fresh key, then a verdict's
+		k := costmodel.MakeKey(costmodel.ElemFloat32, costmodel.OpArith, 1<<lg, lay)
+		for i := 0; i < 3; i++ {
+			a := tu.Choose(k)
+			tu.Record(k, a, 1e-5)
+			if got := tu.Measured(); got != scan() {
+				t.Fatalf("2^%d, call %d: Measured %v, a scan of Infos %v", lg, i+1, got, scan())
+			}
+		}
+	}
+	if !tu.Measured() {
+		t.Error("a called verdict's key with samples: Measured false")
+	}
+}

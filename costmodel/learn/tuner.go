@@ -2059,6 +2059,20 @@ func (t *Tuner) Infos() []Info {
 	return out
 }
 
+// Measured reports whether some key has been called and has samples
+// (Info's Calls and Samples both above 0): whether a table saved now
+// holds anything this tuner's calls saw. It answers what a scan of Infos
+// would, without making an entry (every arm priced) for each key of a
+// loaded table that was never called.
+func (t *Tuner) Measured() bool {
+	for _, e := range t.keys {
+		if e.calls > 0 && e.samples > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Fingerprint hashes everything Choose depends on (configuration, model,
 // every key's committed state and the pending batch's layout). Ranks whose
 // fingerprints are equal make the same choices; the engine can check it
