@@ -47,11 +47,14 @@ func (o Override) or(d Override) Override {
 }
 
 // prepared is a plan with what the executor derives from it for this rank
-// on every call: the partition arithmetic (a few integer divisions per
-// segment) done once per plan instead.
+// on every call, done once per plan instead: the partition arithmetic (a
+// few integer divisions per segment), and which of the executor's three
+// ways runs it (the native plan, the fused tree call, or the segments'
+// steps through the transports).
 type prepared struct {
 	p          Plan
 	full, last segPart // a segment of SegElems elements, and the last segment
+	fused      bool    // the fused tree call's shape (fusedShape)
 }
 
 // segPart is what the size of a segment fixes for this rank: the segment's
@@ -60,7 +63,7 @@ type prepared struct {
 type segPart struct{ n, plo, phi, active int }
 
 func (c *Comm) prepare(p Plan) prepared {
-	pp := prepared{p: p}
+	pp := prepared{p: p, fused: c.fusedShape(&p)}
 	if p.Segments == 0 {
 		return pp
 	}

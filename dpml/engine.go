@@ -70,7 +70,7 @@ func executePlan[T mpi.Number](c *Comm, pp *prepared, send, recv []T, op mpi.Op,
 		}
 		return nil
 	}
-	if c.fusable(p) && fusedOK[mpi.KindOf[T]()][op] {
+	if pp.fused && !c.timing && fusedOK[mpi.KindOf[T]()][op] {
 		return runFused(c, p, send, recv, op, kern)
 	}
 	tr := c.transports[p.Intra]

@@ -288,14 +288,20 @@ func (c *Comm) freeFused() {
 	c.ct, c.fz.f, c.treeRes = nil, nil, [3]unsafe.Pointer{}
 }
 
-// fusable reports whether plan p is one the fused call runs: one tree, one
-// segment, the MPI library's inter-node step (the routine's root makes that
-// call itself), at most fusedMaxBytes. (The kind and op are the
-// call's: fusedOK.)
-func (c *Comm) fusable(p *Plan) bool {
+// fusable reports whether plan p is one the fused call runs now: a
+// fusedShape plan while no phase timer runs (the fused call has no
+// phases to time). (The kind and op are the call's: fusedOK.)
+func (c *Comm) fusable(p *Plan) bool { return c.fusedShape(p) && !c.timing }
+
+// fusedShape reports whether plan p has the fused call's shape: one tree,
+// one segment, the MPI library's inter-node step (the routine's root makes
+// that call itself), at most fusedMaxBytes, on a communicator with the C
+// state. It depends on the plan and the setup only, so prepare decides it
+// once per plan (prepared.fused).
+func (c *Comm) fusedShape(p *Plan) bool {
 	return c.fz.f != nil && p.Variant != Native && p.Intra == IntraTree && p.Leaders == 1 &&
 		p.Segments == 1 && p.InterAlgorithm() == plan.InterMPI && p.Count*p.ElemSize <= fusedMaxBytes &&
-		!c.timing && !traceBuild
+		!traceBuild
 }
 
 // ftree returns this rank's C view of tree 0 of radix r.
