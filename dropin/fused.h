@@ -91,10 +91,12 @@ typedef struct dpml_fused {
 	int ppn;
 	int inline_bytes;    // messages up to this travel in the lines
 
-	// The waits (shm.Waiter's settings).
+	// The waits (shm.Waiter's settings and shm.Schedule's numbers).
 	int64_t timeout_ns; // < 0: forever
 	int spin;           // loads before yielding (< 0: none)
 	int nosleep;        // yield for the whole wait, never sleep
+	int yield_rounds, sleep_every, clock_every, abort_every;
+	int64_t min_sleep_ns, max_sleep_ns;
 
 	// The drop-in's clearance, written by the engine after each of its
 	// calls: the next `budget` calls of exactly (count, kind, op) run
@@ -163,6 +165,10 @@ typedef struct dpml_fused {
 // dpml_fused_ok reports whether the C folds serve (kind, op): every pair
 // the engine reduces (dpml's kernels).
 int dpml_fused_ok(int kind, int op);
+
+// dpml_wait_step is one back-off round of a wait (shm.Schedule.Step over
+// the state's schedule): the round's sleep in ns, 0 to yield.
+int64_t dpml_wait_step(const dpml_fused *F, int round, int64_t prev_ns, int *clock);
 
 // dpml_ftree_new allocates a tree view with room for nkids children
 // (calloc: free it with free); NULL without memory.
