@@ -159,12 +159,17 @@ func (w *Waiter) Until(ready func() (bool, error)) error {
 			return err
 		}
 	}
-	for i := w.spins(); i > 0; i-- {
+	// A countdown, not i%AbortEvery: a division by a variable in every
+	// spin would slow the loop that sees a flag first.
+	for i, ab := w.spins(), DefaultSchedule.AbortEvery; i > 0; i-- {
 		if ok, err := ready(); ok || err != nil {
 			return err
 		}
-		if i%DefaultSchedule.AbortEvery == 0 && w.aborted() {
-			break
+		if ab--; ab <= 0 {
+			if w.aborted() {
+				break
+			}
+			ab = DefaultSchedule.AbortEvery
 		}
 	}
 	var b backoff

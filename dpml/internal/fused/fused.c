@@ -51,9 +51,14 @@ int64_t dpml_wait_step(const dpml_fused *F, int round, int64_t prev_ns, int *clo
 static int wait_at_least(dpml_fused *F, const uint64_t *f, uint64_t v) {
 	if (load_acquire(f) >= v) return DPML_FUSED_OK;
 	int spins = F->spin == 0 ? DEFAULT_SPIN : F->spin < 0 ? 0 : F->spin;
-	for (int i = spins; i > 0; i--) {
+	// A countdown, not i % abort_every: a division in every spin would
+	// slow the loop that sees a flag first.
+	for (int i = spins, ab = F->abort_every; i > 0; i--) {
 		if (load_acquire(f) >= v) return DPML_FUSED_OK;
-		if (i % F->abort_every == 0 && __atomic_load_n(F->abort, __ATOMIC_RELAXED) != 0) break;
+		if (--ab <= 0) {
+			if (__atomic_load_n(F->abort, __ATOMIC_RELAXED) != 0) break;
+			ab = F->abort_every;
+		}
 	}
 	int64_t t0 = dpml_mono_ns();
 	int64_t deadline = F->timeout_ns < 0 ? -1 : t0 + F->timeout_ns;
