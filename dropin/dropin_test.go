@@ -831,6 +831,35 @@ func TestRuntimeThreadsIdle(t *testing.T) {
 	}
 }
 
+// TestRuntimeGCPercent: libdpml.so's Go runtime collects at GOGC 400
+// unless the environment sets GOGC, whose value then stands. The oracle
+// is the runtime's own report of its target (runtime/metrics, printed at
+// DPML_VERBOSE=1), not the value the library asked for. Mutations: no
+// collectLess call in dpmlGoInit -> "GOGC 100"; collectLess ignoring the
+// environment -> "GOGC 400 (GOGC=50 in the environment)".
+func TestRuntimeGCPercent(t *testing.T) {
+	setup(t)
+	prog := work.progs["allreduce"]
+	for _, c := range []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"default", nil, "GOGC 400\n"},
+		{"environment", []string{"GOGC=50"}, "GOGC 50 (GOGC=50 in the environment)\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := dpmlrun(t, true, append([]string{"DPML_VERBOSE=1"}, c.env...), prog, "-pthread", "policies")
+			if r.code != 0 {
+				t.Fatalf("exit %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stderr, c.want) {
+				t.Errorf("stderr does not report %q:\n%s", c.want, r.stderr)
+			}
+		})
+	}
+}
+
 // TestUnevenLayout: 3 ranks on one fake node, so leaders fold 3 sources
 // at once (the 3-source kernels, SIMD included, which 2 ranks per node
 // never reach), on every type and op, plain and in place.
