@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	_ "unsafe" // go:linkname
 
 	"github.com/dpmlgo/dpml/mpi"
@@ -41,8 +42,8 @@ func bootHash(rank int) uint64 {
 	id := ""
 	if testHookBootID != nil {
 		id = testHookBootID(rank)
-	} else if b, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil {
-		id = strings.TrimSpace(string(b))
+	} else if b, err := bootID(); err == nil {
+		id = b
 	} else {
 		// Unknown: count every rank as its own host, so the offsets are
 		// estimated (a harmless, small error where they share one).
@@ -51,6 +52,13 @@ func bootHash(rank int) uint64 {
 	h := sha256.Sum256([]byte(id))
 	return binary.LittleEndian.Uint64(h[:8])
 }
+
+// bootID is this host's kernel boot id, read once per process (every
+// communicator's setup asks for it).
+var bootID = sync.OnceValues(func() (string, error) {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	return strings.TrimSpace(string(b)), err
+})
 
 // now is the tuner's clock: nanoseconds on rank 0's CLOCK_MONOTONIC
 // (this host's, corrected by the estimated offset).

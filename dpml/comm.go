@@ -354,7 +354,7 @@ func (c *Comm) readSettings(opts []Option) (options, []Setting, error) {
 	keep(err)
 	c.treeBytes = int(min(tb, int64(c.segBudget)))
 	c.llcBytes = 32 << 20
-	if llc, err := leaders.LLCBytes(); err == nil && llc > 0 {
+	if llc, err := llcBytes(); err == nil && llc > 0 {
 		c.llcBytes = llc
 	}
 	c.streamBytes, err = parseStream(c.llcBytes)
@@ -894,3 +894,8 @@ func (l *laps) String() string {
 
 // warnUnknownOnce: misspelt DPML_* names are named once per process.
 var warnUnknownOnce sync.Once
+
+// llcBytes is leaders.LLCBytes read once per process: the cache's size
+// does not change while it runs, and a program that sets up communicators
+// as it goes read sysfs in every setup.
+var llcBytes = sync.OnceValues(leaders.LLCBytes)
