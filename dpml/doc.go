@@ -42,7 +42,10 @@
 // Deferred builds it only once its calls have paid for the setup (run on
 // the MPI library until then, as libdpml.so does for a C program's
 // communicators: DPML_SETUP_AFTER), for communicators made for a few
-// calls. Each call
+// calls. A setup allocates some tens of KiB and a call nothing once set
+// up; a program that sets communicators up by the thousand may want a
+// larger GOGC (libdpml.so runs its own runtime at 400 for that reason).
+// Each call
 // is described by a Plan — data naming its phases, leaders, partitions and
 // segments — and executed by one engine (execute), whatever the variant:
 //
