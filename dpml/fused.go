@@ -269,7 +269,7 @@ func (c *Comm) setupTree(fusedOn bool) error {
 	case t < 0:
 		t = -1
 	}
-	f.SetWaits(t, c.wait.Spin, c.wait.NoSleep, shm.DefaultSchedule)
+	f.SetWaits(t, c.wait.Spin, c.wait.NoSleep, shm.DefaultSchedule())
 	c.ct = f
 	c.treeRes = [3]unsafe.Pointer{f.TreeResult(false, 0), f.TreeResult(false, 1), f.TreeResult(true, 0)}
 	if fusedOn {

@@ -93,7 +93,7 @@ typedef struct dpml_fused {
 
 	// The waits (shm.Waiter's settings and shm.Schedule's numbers).
 	int64_t timeout_ns; // < 0: forever
-	int spin;           // loads before yielding (< 0: none)
+	int spin;           // loads before yielding (< 0: none; never 0)
 	int nosleep;        // yield for the whole wait, never sleep
 	int yield_rounds, sleep_every, clock_every, abort_every;
 	int64_t min_sleep_ns, max_sleep_ns;

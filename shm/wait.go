@@ -38,14 +38,18 @@ type Schedule struct {
 	AbortEvery  int           // spins between Abort checks while spinning
 }
 
-// DefaultSchedule is the schedule of every Waiter.
-var DefaultSchedule = Schedule{
-	YieldRounds: 256,
-	MinSleep:    1 * time.Microsecond,
-	MaxSleep:    64 * time.Microsecond,
-	SleepEvery:  32,
-	ClockEvery:  64,
-	AbortEvery:  256,
+// DefaultSchedule is the schedule of every Waiter. A function, not a
+// variable: the schedule cannot change under the waits that follow it,
+// and its numbers are constants where the Go waits read them.
+func DefaultSchedule() Schedule {
+	return Schedule{
+		YieldRounds: 256,
+		MinSleep:    1 * time.Microsecond,
+		MaxSleep:    64 * time.Microsecond,
+		SleepEvery:  32,
+		ClockEvery:  64,
+		AbortEvery:  256,
+	}
 }
 
 // Step is back-off round round's action (rounds count from 1): sleep 0
@@ -82,10 +86,10 @@ func (s *Schedule) Step(round int, noSleep bool, prev time.Duration) (sleep time
 //     goroutines locked to OS threads, and other MPI processes share the
 //     cores, so on an oversubscribed node the process that will set the flag
 //     may be waiting for this very core.
-//  3. Sleep: after DefaultSchedule.YieldRounds rounds, each round sleeps
-//     instead (nanosleep, so the OS thread really blocks), starting at
-//     1 us and doubling every few rounds up to 64 us (Linux timer slack rounds short sleeps up to about
-//     50 us anyway). Long waits (a slow peer, a leader busy in a network
+//  3. Sleep: after DefaultSchedule's YieldRounds rounds, each round
+//     sleeps instead (nanosleep, so the OS thread really blocks),
+//     starting at 1 us and doubling every few rounds up to 64 us (Linux
+//     timer slack rounds short sleeps up to about 50 us anyway). Long waits (a slow peer, a leader busy in a network
 //     reduction) then cost almost no CPU, at the price of up to ~100 us of
 //     extra latency on a wait that was already long.
 //
@@ -161,7 +165,8 @@ func (w *Waiter) Until(ready func() (bool, error)) error {
 	}
 	// A countdown, not i%AbortEvery: a division by a variable in every
 	// spin would slow the loop that sees a flag first.
-	for i, ab := w.spins(), DefaultSchedule.AbortEvery; i > 0; i-- {
+	every := DefaultSchedule().AbortEvery
+	for i, ab := w.spins(), every; i > 0; i-- {
 		if ok, err := ready(); ok || err != nil {
 			return err
 		}
@@ -169,7 +174,7 @@ func (w *Waiter) Until(ready func() (bool, error)) error {
 			if w.aborted() {
 				break
 			}
-			ab = DefaultSchedule.AbortEvery
+			ab = every
 		}
 	}
 	var b backoff
@@ -271,7 +276,8 @@ func (b *backoff) round(w *Waiter) error {
 	}
 	b.rounds++
 	var clock bool
-	b.sleep, clock = DefaultSchedule.Step(b.rounds, w.NoSleep, b.sleep)
+	sc := DefaultSchedule()
+	b.sleep, clock = sc.Step(b.rounds, w.NoSleep, b.sleep)
 	if b.sleep == 0 {
 		yield()
 	} else {

@@ -120,7 +120,7 @@ func TestWaiterWakes(t *testing.T) {
 // counts paces while spinning.
 func TestWaiterPace(t *testing.T) {
 	var f atomic.Uint64
-	rounds := DefaultSchedule.YieldRounds + 2*DefaultSchedule.SleepEvery
+	rounds := DefaultSchedule().YieldRounds + 2*DefaultSchedule().SleepEvery
 	polls, paces := 0, 0
 	w := Waiter{Spin: -1, Timeout: time.Minute,
 		Poll: func() error {

@@ -20,9 +20,6 @@
 #include "dpml_kinds.h"
 #include "fused.h"
 
-// DEFAULT_SPIN is shm.DefaultSpin: the spins of a wait whose spin is 0.
-enum { DEFAULT_SPIN = 2000 };
-
 static inline uint64_t load_acquire(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 
 // store_release is shm.StoreRelease: release order is all a single-writer
@@ -31,7 +28,7 @@ static inline uint64_t load_acquire(const uint64_t *p) { return __atomic_load_n(
 static inline void store_release(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 
 // dpml_wait_step is shm.Schedule.Step over F's schedule (set from
-// shm.DefaultSchedule by dpml_fused's owner): back-off round `round`'s
+// shm.DefaultSchedule() by dpml_fused's owner): back-off round `round`'s
 // sleep in ns (0: yield), given the round before's (prev_ns), and in
 // *clock whether the round ends with a look at the deadline.
 int64_t dpml_wait_step(const dpml_fused *F, int round, int64_t prev_ns, int *clock) {
@@ -50,7 +47,7 @@ int64_t dpml_wait_step(const dpml_fused *F, int round, int64_t prev_ns, int *clo
 // checked every abort_every spins and every round.
 static int wait_at_least(dpml_fused *F, const uint64_t *f, uint64_t v) {
 	if (load_acquire(f) >= v) return DPML_FUSED_OK;
-	int spins = F->spin == 0 ? DEFAULT_SPIN : F->spin < 0 ? 0 : F->spin;
+	int spins = F->spin < 0 ? 0 : F->spin; // SetWaits resolved 0 to shm.DefaultSpin
 	// A countdown, not i % abort_every: a division in every spin would
 	// slow the loop that sees a flag first.
 	for (int i = spins, ab = F->abort_every; i > 0; i--) {

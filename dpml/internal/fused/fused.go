@@ -105,15 +105,19 @@ func New(l Layout) (*State, error) {
 	f.slot_stride, f.buf_stride = C.int64_t(l.SlotStride), C.int64_t(l.BufStride)
 	f.ppn, f.inline_bytes = C.int(l.PPN), C.int(l.Inline)
 	s := &State{f: f, x: C.uintptr_t(uintptr(unsafe.Pointer(f)))}
-	s.SetWaits(shm.DefaultTimeout, 0, false, shm.DefaultSchedule)
+	s.SetWaits(shm.DefaultTimeout, 0, false, shm.DefaultSchedule())
 	return s, nil
 }
 
 // SetWaits sets the waits: timeout, spin and noSleep as shm.Waiter's
-// fields mean them (timeout < 0: forever; it must not be 0 here), and the
-// back-off rounds of sched, whose Step the C waits follow round by round.
+// fields mean them (timeout < 0: forever; it must not be 0 here; spin 0:
+// shm.DefaultSpin), and the back-off rounds of sched, whose Step the C
+// waits follow round by round.
 func (s *State) SetWaits(timeout time.Duration, spin int, noSleep bool, sched shm.Schedule) {
 	f := s.f
+	if spin == 0 {
+		spin = shm.DefaultSpin
+	}
 	f.timeout_ns, f.spin, f.nosleep = C.int64_t(timeout), C.int(spin), 0
 	if noSleep {
 		f.nosleep = 1

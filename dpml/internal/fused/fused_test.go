@@ -344,7 +344,7 @@ func TestWaitStepFollowsSchedule(t *testing.T) {
 	}
 	defer st.Free()
 	schedules := []shm.Schedule{
-		shm.DefaultSchedule,
+		shm.DefaultSchedule(),
 		{YieldRounds: 3, MinSleep: 2 * time.Microsecond, MaxSleep: 16 * time.Microsecond, SleepEvery: 2, ClockEvery: 5, AbortEvery: 7},
 		{YieldRounds: 0, MinSleep: time.Microsecond, MaxSleep: time.Microsecond, SleepEvery: 1, ClockEvery: 1, AbortEvery: 1},
 		{YieldRounds: 10, MinSleep: 5 * time.Microsecond, MaxSleep: 45 * time.Microsecond, SleepEvery: 3, ClockEvery: 4, AbortEvery: 2},
