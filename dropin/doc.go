@@ -232,9 +232,9 @@
 // the library's calls allocate nothing once a communicator is set up,
 // each setup allocates some tens of KiB, and at Go's default a program
 // that sets communicators up as it goes collected every few dozen of
-// them, each collection slow on a core the rank keeps busy. The heap then
-// stays within 16 MiB per process. DPML_VERBOSE=1 prints the target in
-// effect.
+// them, each collection slow on a core the rank keeps busy. The heap's
+// goal is then 16 MiB per process while the live heap stays under about
+// 3 MiB. DPML_VERBOSE=1 prints the target in effect.
 //
 // # Signals
 //

@@ -300,14 +300,15 @@ const ownCoreSpin = 100_000
 // own Go runtime, unless the environment sets GOGC. The library's live
 // heap is small (well under 1 MiB on the development machine) and its
 // calls allocate nothing once set up; what it allocates is each
-// communicator's setup (about 60 KiB), so a program that sets up
+// communicator's setup (60-70 KiB), so a program that sets up
 // communicators as it goes starts a collection every 50 or so at Go's
 // default of 100. With the runtime's threads at SCHED_IDLE (quietRuntime)
 // the collector's workers get the rank's core only when the rank blocks,
 // so a cycle drags on while the rank's own goroutine assists and sweeps:
 // on 1x2 (400 reversed splits, each set up at its first call) a set-up
-// communicator cost 0.7-5.0 ms at GOGC 100 and 0.49-0.61 ms at 400, where
-// the heap stays within 16 MiB (Go's least goal is 4 MiB times GOGC/100).
+// communicator cost 0.7-5.0 ms at GOGC 100 and 0.49-0.61 ms at 400. The
+// heap's goal is then 16 MiB (Go's least goal, 4 MiB times GOGC/100) as
+// long as the live heap stays under about 3 MiB.
 const dropinGCPercent = 400
 
 // collectLess sets dropinGCPercent unless GOGC is in the environment (the
