@@ -127,6 +127,9 @@ func (s *State) SetWaits(timeout time.Duration, spin int, noSleep bool, sched sh
 	f.min_sleep_ns, f.max_sleep_ns = C.int64_t(max(sched.MinSleep, 1)), C.int64_t(sched.MaxSleep)
 }
 
+// Spin is the spin phase's length the C waits use (SetWaits).
+func (s *State) Spin() int { return int(s.f.spin) }
+
 // WaitStep is the C waits' decision for back-off round round, given the
 // round before's sleep (dpml_wait_step): the same values as
 // shm.Schedule.Step's for the schedule SetWaits set.

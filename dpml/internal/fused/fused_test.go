@@ -336,7 +336,8 @@ func TestTreeFold(t *testing.T) {
 // Mutation check: C's wait step doubling every round (dropping its
 // sleep_every test) fails at the first sleep round of the default
 // schedule; reading DEFAULT-like constants instead of the state's fields
-// fails the other schedules.
+// fails the other schedules; SetWaits passing spin 0 through unresolved
+// fails the spin check.
 func TestWaitStepFollowsSchedule(t *testing.T) {
 	st, err := New(Layout{})
 	if err != nil {
@@ -348,6 +349,13 @@ func TestWaitStepFollowsSchedule(t *testing.T) {
 		{YieldRounds: 3, MinSleep: 2 * time.Microsecond, MaxSleep: 16 * time.Microsecond, SleepEvery: 2, ClockEvery: 5, AbortEvery: 7},
 		{YieldRounds: 0, MinSleep: time.Microsecond, MaxSleep: time.Microsecond, SleepEvery: 1, ClockEvery: 1, AbortEvery: 1},
 		{YieldRounds: 10, MinSleep: 5 * time.Microsecond, MaxSleep: 45 * time.Microsecond, SleepEvery: 3, ClockEvery: 4, AbortEvery: 2},
+	}
+	// The spin phase: 0 is shm.DefaultSpin, which C does not know.
+	for _, c := range []struct{ set, want int }{{0, shm.DefaultSpin}, {-1, -1}, {5, 5}} {
+		st.SetWaits(time.Second, c.set, false, shm.DefaultSchedule())
+		if got := st.Spin(); got != c.want {
+			t.Errorf("SetWaits spin %d: C spins %d, want %d", c.set, got, c.want)
+		}
 	}
 	for i, sc := range schedules {
 		for _, noSleep := range []bool{false, true} {
